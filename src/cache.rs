@@ -1,0 +1,188 @@
+//! The cache directory: layout, locking and atomic publication.
+//! `cache/README.md` in the repository documents the layout.
+
+use anyhow::{bail, Context, Result};
+use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::kernel;
+
+pub struct Cache {
+    pub root: PathBuf,
+}
+
+/// An exclusive advisory lock held until dropped. Other perfbisect processes
+/// wanting the same lock wait, so two of them never build or publish the same
+/// entry at once.
+pub struct Lock {
+    _file: File,
+}
+
+impl Cache {
+    /// `--cache DIR`, else `$PERFBISECT_CACHE`, else `~/.cache/perfbisect`.
+    pub fn open(explicit: Option<&Path>) -> Result<Cache> {
+        let root = match explicit {
+            Some(p) => p.to_path_buf(),
+            None => match std::env::var_os("PERFBISECT_CACHE") {
+                Some(p) if !p.is_empty() => PathBuf::from(p),
+                _ => {
+                    let base = std::env::var_os("XDG_CACHE_HOME")
+                        .filter(|p| !p.is_empty())
+                        .map(PathBuf::from)
+                        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+                        .context("cannot find a cache directory: set --cache or PERFBISECT_CACHE")?;
+                    base.join("perfbisect")
+                }
+            },
+        };
+        if root.exists() && !root.is_dir() {
+            bail!("cache {} exists and is not a directory", root.display());
+        }
+        if !root.exists() {
+            // Private: the cache holds shared objects perfbisect later loads.
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&root)
+                .with_context(|| format!("cannot create cache directory {}", root.display()))?;
+            fs::set_permissions(&root, fs::Permissions::from_mode(0o700))
+                .with_context(|| format!("cannot set permissions of {}", root.display()))?;
+        }
+        let probe = root.join(format!(".write-test-{}", std::process::id()));
+        File::create(&probe)
+            .and_then(|_| fs::remove_file(&probe))
+            .map_err(|e| {
+                anyhow::anyhow!("cache directory {} is not writable: {e}", root.display())
+            })?;
+        let root = root.canonicalize().unwrap_or(root);
+        Ok(Cache { root })
+    }
+
+    /// A subdirectory of the cache, created on demand.
+    pub fn dir(&self, sub: &str) -> Result<PathBuf> {
+        let d = self.root.join(sub);
+        fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
+        Ok(d)
+    }
+
+    pub fn lock(&self, name: &str) -> Result<Lock> {
+        let path = self.dir("locks")?.join(format!("{name}.lock"));
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("cannot open lock {}", path.display()))?;
+        file.lock()
+            .with_context(|| format!("cannot lock {}", path.display()))?;
+        Ok(Lock { _file: file })
+    }
+
+    /// Like `lock`, but gives up at once when someone else holds it.
+    pub fn try_lock(&self, name: &str) -> Result<Option<Lock>> {
+        let path = self.dir("locks")?.join(format!("{name}.lock"));
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("cannot open lock {}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(Lock { _file: file })),
+            Err(fs::TryLockError::WouldBlock) => Ok(None),
+            Err(fs::TryLockError::Error(e)) => {
+                Err(e).with_context(|| format!("cannot lock {}", path.display()))
+            }
+        }
+    }
+
+    /// An empty OpenSSL config file: the child's OPENSSL_CONF, so the system's
+    /// openssl.cnf cannot change what is measured.
+    pub fn openssl_conf(&self) -> Result<PathBuf> {
+        let p = self.dir("run")?.join("openssl.cnf");
+        if !p.exists() {
+            write_atomic(&p, b"# perfbisect: intentionally empty\n")?;
+        }
+        Ok(p)
+    }
+
+    /// The shipped fixtures, written once per content hash.
+    pub fn fixtures(&self) -> Result<PathBuf> {
+        let hash = kernel::embedded_fixtures_hash();
+        let dir = self.dir("fixtures")?.join(&hash);
+        if dir.join(".complete").exists() {
+            return Ok(dir);
+        }
+        let _l = self.lock(&format!("fixtures-{hash}"))?;
+        if dir.join(".complete").exists() {
+            return Ok(dir);
+        }
+        let tmp = tempfile::Builder::new()
+            .prefix(".tmp-fixtures-")
+            .tempdir_in(self.dir("fixtures")?)?;
+        kernel::write_fixtures(tmp.path())?;
+        File::create(tmp.path().join(".complete"))?;
+        let tmp = tmp.keep();
+        if dir.exists() {
+            fs::remove_dir_all(&dir)
+                .with_context(|| format!("cannot replace incomplete {}", dir.display()))?;
+        }
+        fs::rename(&tmp, &dir).with_context(|| format!("cannot publish {}", dir.display()))?;
+        Ok(dir)
+    }
+}
+
+/// Write a file so that readers see either nothing or all of it.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let dir = path.parent().context("path has no parent")?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    tmp.write_all(contents)
+        .and_then(|_| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("cannot publish {}", path.display()))?;
+    Ok(())
+}
+
+/// Total size in bytes of a directory tree (for `cache ls`).
+pub fn dir_size(path: &Path) -> u64 {
+    let mut total = 0;
+    if let Ok(rd) = fs::read_dir(path) {
+        for e in rd.flatten() {
+            match e.metadata() {
+                Ok(m) if m.is_dir() => total += dir_size(&e.path()),
+                Ok(m) => total += m.len(),
+                Err(_) => {}
+            }
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_cache_is_private() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("c");
+        let c = Cache::open(Some(&root)).unwrap();
+        let mode = fs::metadata(&c.root).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+    }
+
+    #[test]
+    fn unwritable_cache_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("f");
+        fs::write(&file, "x").unwrap();
+        let e = Cache::open(Some(&file)).err().unwrap().to_string();
+        assert!(e.contains("not a directory"), "{e}");
+    }
+}

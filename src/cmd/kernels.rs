@@ -1,0 +1,53 @@
+use anyhow::Result;
+use clap::Args;
+use std::process::ExitCode;
+
+use crate::kernel::Registry;
+use crate::report::{Format, Table};
+use crate::Global;
+
+#[derive(Args)]
+pub struct KernelsArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+pub fn run(g: &Global, a: KernelsArgs) -> Result<ExitCode> {
+    let reg = Registry::load(g.kernels_dir.as_deref())?;
+    if a.format == Format::Json {
+        let all: Vec<_> = reg.all().collect();
+        println!("{}", serde_json::to_string_pretty(&all)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = Table::new(&["kernel", "since", "arguments (default first)", "one operation"]);
+    for k in reg.all() {
+        let args: Vec<String> = k
+            .args
+            .iter()
+            .map(|a| {
+                let mut s = format!("{}={}", a.name, a.default);
+                let others: Vec<&str> = a
+                    .choices
+                    .iter()
+                    .filter(|c| **c != a.default)
+                    .map(|c| c.as_str())
+                    .collect();
+                if !others.is_empty() {
+                    s.push_str(&format!(" ({})", others.join("|")));
+                } else if a.integer {
+                    s.push_str(" (int)");
+                }
+                s
+            })
+            .collect();
+        t.push(vec![
+            k.name.clone(),
+            k.min_version.clone(),
+            if args.is_empty() { "-".into() } else { args.join(", ") },
+            k.summary.clone(),
+        ]);
+    }
+    print!("{}", t.render(a.format)?);
+    Ok(ExitCode::SUCCESS)
+}

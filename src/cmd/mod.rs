@@ -1,0 +1,40 @@
+//! One module per command; each turns parsed arguments into calls on the
+//! pipeline stages and renders the result.
+
+pub mod kernels;
+pub mod run;
+
+use anyhow::{bail, Result};
+
+/// `--threads 1,2,4`: every entry a positive integer.
+pub fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("thread counts must be at least 1".into()),
+        Ok(n) if n > 4096 => Err(format!("{n} threads is more than perfbisect allows (4096)")),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{s}' is not a thread count")),
+    }
+}
+
+/// A positive, finite number of seconds.
+pub fn parse_duration(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(_) => Err("the duration must be more than 0 seconds".into()),
+        Err(_) => Err(format!("'{s}' is not a number of seconds")),
+    }
+}
+
+pub fn parse_samples(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("'{s}' is not a positive number of samples")),
+    }
+}
+
+pub fn nonempty<T>(v: &[T], what: &str) -> Result<()> {
+    if v.is_empty() {
+        bail!("no {what} given");
+    }
+    Ok(())
+}

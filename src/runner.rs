@@ -1,0 +1,559 @@
+//! One sample = one fresh child process. The parent side spawns perfbisect
+//! again with a hidden subcommand, in a scrubbed environment, under a
+//! timeout; the child side loads the kernel, runs the threads behind a
+//! barrier and prints one JSON line.
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+use wait_timeout::ChildExt;
+
+use crate::cache::Cache;
+use crate::compile::CompiledKernel;
+use crate::hashing;
+use crate::kernel::ToolSpec;
+use crate::prefix::Prefix;
+
+pub const HIDDEN_SUBCOMMAND: &str = "__sample";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Sample {
+    pub us_per_op: f64,
+    pub ops_per_thread: Vec<u64>,
+    pub wall_s: f64,
+    pub cpu_s: f64,
+    pub threads: usize,
+    pub libcrypto_path: String,
+    pub openssl_version: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, CounterResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mb_per_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CounterResult {
+    pub ops: u64,
+    /// Same definition as us_per_op, over the threads that counted it.
+    pub us_per_op: f64,
+}
+
+/// What one child process gave back.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Sample(Sample),
+    NotApplicable(String),
+    /// The kernel failed, crashed or hung: no number, and why.
+    Failed(String),
+}
+
+/// What the child prints.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+enum ChildReport {
+    Ok(Sample),
+    NotApplicable { message: String },
+    Error { message: String },
+}
+
+pub struct SampleRequest<'a> {
+    pub cache: &'a Cache,
+    pub kernel: &'a CompiledKernel,
+    pub spec: &'a ToolSpec,
+    pub prefix: &'a Prefix,
+    pub threads: usize,
+    pub duration: f64,
+    /// Kill the child after this long; None = derived from the duration.
+    pub timeout: Option<f64>,
+}
+
+impl SampleRequest<'_> {
+    pub fn timeout_secs(&self) -> f64 {
+        // Set-up (key generation, fixture parsing) gets a fixed allowance on
+        // top of the measuring window itself.
+        self.timeout.unwrap_or(30.0 + 4.0 * self.duration)
+    }
+}
+
+/// Take one sample in a fresh child process.
+pub fn take_sample(req: &SampleRequest) -> Result<Outcome> {
+    // The object must still be the one perfbisect compiled (see compile.rs).
+    let actual = hashing::file_sha256(&req.kernel.so)?;
+    if actual != req.kernel.sha256 {
+        bail!(
+            "kernel object {} does not match its recorded hash; refusing to load it",
+            req.kernel.so.display()
+        );
+    }
+    let exe = std::env::current_exe().context("cannot find the perfbisect executable")?;
+    let mut cmd = Command::new(exe);
+    cmd.arg(HIDDEN_SUBCOMMAND)
+        .arg("--so")
+        .arg(&req.kernel.so)
+        .arg("--threads")
+        .arg(req.threads.to_string())
+        .arg("--duration")
+        .arg(req.duration.to_string())
+        .arg("--fixtures")
+        .arg(req.cache.fixtures()?);
+    for (k, v) in &req.spec.args {
+        cmd.arg("--arg").arg(format!("{k}={v}"));
+    }
+    for c in &req.spec.kernel.counters {
+        cmd.arg("--counter").arg(c);
+    }
+    if let Some(b) = req.spec.bytes_per_op() {
+        cmd.arg("--bytes-per-op").arg(b.to_string());
+    }
+    scrub_env(&mut cmd, req.cache, req.prefix)?;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().context("cannot start the sampling child process")?;
+    // Drain both pipes on threads so a chatty kernel cannot block on a full pipe.
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let out_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let limit = req.timeout_secs();
+    let status = match child.wait_timeout(Duration::from_secs_f64(limit))? {
+        Some(s) => s,
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(Outcome::Failed(format!(
+                "kernel {} timed out after {:.0} s (killed)",
+                req.spec.kernel.name, limit
+            )));
+        }
+    };
+    let stdout = out_t.join().unwrap_or_default();
+    let stderr = err_t.join().unwrap_or_default();
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return Ok(Outcome::Failed(format!(
+                "kernel {} crashed (signal {sig}{})",
+                req.spec.kernel.name,
+                signal_name(sig).map(|n| format!(", {n}")).unwrap_or_default()
+            )));
+        }
+    }
+    let line = stdout.lines().rev().find(|l| l.starts_with('{'));
+    let report: ChildReport = match line.map(serde_json::from_str) {
+        Some(Ok(r)) => r,
+        _ => {
+            let last = stderr.lines().last().unwrap_or("no output");
+            return Ok(Outcome::Failed(format!(
+                "kernel {} child exited with {status} without a result: {last}",
+                req.spec.kernel.name
+            )));
+        }
+    };
+    match report {
+        ChildReport::Ok(s) => {
+            let loaded = Path::new(&s.libcrypto_path);
+            if !req.prefix.contains_library(loaded) {
+                bail!(
+                    "the kernel loaded {} but the OpenSSL under test is in {}: refusing this sample",
+                    loaded.display(),
+                    req.prefix.lib_dir.display()
+                );
+            }
+            Ok(Outcome::Sample(s))
+        }
+        ChildReport::NotApplicable { message } => Ok(Outcome::NotApplicable(message)),
+        ChildReport::Error { message } => Ok(Outcome::Failed(format!(
+            "kernel {} failed: {message}",
+            req.spec.kernel.name
+        ))),
+    }
+}
+
+/// The child sees no LD_LIBRARY_PATH/LD_PRELOAD and only our OpenSSL
+/// settings, so nothing outside the build under test is loaded or read.
+fn scrub_env(cmd: &mut Command, cache: &Cache, prefix: &Prefix) -> Result<()> {
+    for (k, _) in std::env::vars_os() {
+        let Some(k) = k.to_str() else { continue };
+        let keep_cpu_caps = k == "OPENSSL_ia32cap" || k == "OPENSSL_armcap";
+        if k.starts_with("LD_") || (k.starts_with("OPENSSL_") && !keep_cpu_caps) {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("OPENSSL_CONF", cache.openssl_conf()?);
+    if let Some(m) = &prefix.modules_dir {
+        cmd.env("OPENSSL_MODULES", m);
+    }
+    if let Some(e) = &prefix.engines_dir {
+        cmd.env("OPENSSL_ENGINES", e);
+    }
+    Ok(())
+}
+
+fn signal_name(sig: i32) -> Option<&'static str> {
+    Some(match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        libc::SIGKILL => "SIGKILL",
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------- child side
+
+pub struct ChildArgs {
+    pub so: PathBuf,
+    pub threads: usize,
+    pub duration: f64,
+    pub fixtures: PathBuf,
+    pub args: Vec<(String, String)>,
+    pub counters: Vec<String>,
+    pub bytes_per_op: Option<f64>,
+}
+
+/// Runs in the child; prints exactly one JSON line. Returns the exit code.
+pub fn child_main(a: ChildArgs) -> i32 {
+    let report = match child_measure(&a) {
+        Ok(r) => r,
+        Err(e) => ChildReport::Error {
+            message: format!("{e:#}"),
+        },
+    };
+    println!(
+        "{}",
+        serde_json::to_string(&report).unwrap_or_else(|_| "{}".into())
+    );
+    0
+}
+
+#[repr(C)]
+struct PbArgs {
+    n: c_int,
+    keys: *const *const c_char,
+    values: *const *const c_char,
+}
+
+#[repr(C)]
+struct PbEnv {
+    args: *const PbArgs,
+    threads: c_int,
+    fixtures_dir: *const c_char,
+}
+
+const PB_MAX_COUNTERS: usize = 4;
+
+#[repr(C)]
+struct PbThread {
+    index: c_int,
+    counters: [u64; PB_MAX_COUNTERS],
+    local: *mut c_void,
+}
+
+const PB_OK: c_int = 0;
+const PB_NOT_APPLICABLE: c_int = 2;
+const ERRLEN: usize = 512;
+
+type SetupFn = unsafe extern "C" fn(*const PbEnv, *mut *mut c_void, *mut c_char, usize) -> c_int;
+type ThreadFn = unsafe extern "C" fn(*mut c_void, *mut PbThread, *mut c_char, usize) -> c_int;
+type RunFn = unsafe extern "C" fn(*mut c_void, *mut PbThread, u64, *mut c_char, usize) -> c_int;
+type TeardownFn = unsafe extern "C" fn(*mut c_void);
+type StrFn = unsafe extern "C" fn() -> *const c_char;
+type PtrFn = unsafe extern "C" fn() -> *const c_void;
+type IntFn = unsafe extern "C" fn() -> c_int;
+
+/// The kernel's global state pointer, shared with worker threads as the ABI
+/// allows (the kernel is responsible for its thread safety).
+#[derive(Clone, Copy)]
+struct Global(*mut c_void);
+unsafe impl Send for Global {}
+unsafe impl Sync for Global {}
+
+struct Fns {
+    thread_init: ThreadFn,
+    run: RunFn,
+    thread_done: ThreadFn,
+}
+
+fn errstr(buf: &[c_char; ERRLEN]) -> String {
+    // SAFETY: the buffer is NUL-terminated (zeroed, kernel writes < ERRLEN).
+    let s = unsafe { CStr::from_ptr(buf.as_ptr()) };
+    let s = s.to_string_lossy().trim().to_string();
+    if s.is_empty() {
+        "(no message)".into()
+    } else {
+        s
+    }
+}
+
+struct ThreadResult {
+    ops: u64,
+    end: Instant,
+    counters: [u64; PB_MAX_COUNTERS],
+}
+
+fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
+    if std::env::var_os("LD_LIBRARY_PATH").is_some() {
+        bail!("LD_LIBRARY_PATH is set in the sampling child");
+    }
+    // SAFETY: loading a kernel runs its initialisers; it is our own object,
+    // whose hash the parent checked.
+    let lib = unsafe { libloading::Library::new(&a.so) }
+        .with_context(|| format!("cannot load kernel {}", a.so.display()))?;
+    // SAFETY: symbol types follow kernels/perfbisect.h.
+    unsafe {
+        let abi: libloading::Symbol<IntFn> = lib.get(b"pb_abi_version\0")?;
+        if abi() != 1 {
+            bail!("kernel ABI version {} is not 1", abi());
+        }
+        let setup: libloading::Symbol<SetupFn> = lib.get(b"pb_setup\0")?;
+        let fns = Fns {
+            thread_init: *lib.get::<ThreadFn>(b"pb_thread_init\0")?,
+            run: *lib.get::<RunFn>(b"pb_run\0")?,
+            thread_done: *lib.get::<ThreadFn>(b"pb_thread_done\0")?,
+        };
+        let teardown: libloading::Symbol<TeardownFn> = lib.get(b"pb_teardown\0")?;
+        let version: libloading::Symbol<StrFn> = lib.get(b"pb_openssl_version\0")?;
+        let sym: libloading::Symbol<PtrFn> = lib.get(b"pb_libcrypto_symbol\0")?;
+
+        let openssl_version = CStr::from_ptr(version()).to_string_lossy().into_owned();
+        let libcrypto_path = loaded_object_of(sym())?;
+        let loaded = loaded_libcryptos();
+        if loaded.len() > 1 {
+            bail!(
+                "more than one libcrypto is mapped in the sampling child: {}",
+                loaded.join(", ")
+            );
+        }
+
+        let keys: Vec<CString> = a
+            .args
+            .iter()
+            .map(|(k, _)| CString::new(k.as_str()))
+            .collect::<Result<_, _>>()?;
+        let values: Vec<CString> = a
+            .args
+            .iter()
+            .map(|(_, v)| CString::new(v.as_str()))
+            .collect::<Result<_, _>>()?;
+        let kp: Vec<*const c_char> = keys.iter().map(|c| c.as_ptr()).collect();
+        let vp: Vec<*const c_char> = values.iter().map(|c| c.as_ptr()).collect();
+        let pargs = PbArgs {
+            n: kp.len() as c_int,
+            keys: kp.as_ptr(),
+            values: vp.as_ptr(),
+        };
+        let fixtures = CString::new(a.fixtures.to_string_lossy().as_bytes())?;
+        let env = PbEnv {
+            args: &pargs,
+            threads: a.threads as c_int,
+            fixtures_dir: fixtures.as_ptr(),
+        };
+        let mut global: *mut c_void = std::ptr::null_mut();
+        let mut err = [0 as c_char; ERRLEN];
+        match setup(&env, &mut global, err.as_mut_ptr(), ERRLEN) {
+            PB_OK => {}
+            PB_NOT_APPLICABLE => {
+                return Ok(ChildReport::NotApplicable {
+                    message: errstr(&err),
+                })
+            }
+            _ => bail!("setup: {}", errstr(&err)),
+        }
+        let result = run_threads(a, Global(global), &fns);
+        teardown(global);
+        let (wall, cpu, per_thread) = result?;
+        let total: u64 = per_thread.iter().map(|t| t.ops).sum();
+        if total == 0 {
+            bail!("no operation completed");
+        }
+        let us_per_op = wall * 1e6 * a.threads as f64 / total as f64;
+        let mut counters = BTreeMap::new();
+        for (i, name) in a.counters.iter().enumerate().take(PB_MAX_COUNTERS) {
+            let ops: u64 = per_thread.iter().map(|t| t.counters[i]).sum();
+            let contributing = per_thread.iter().filter(|t| t.counters[i] > 0).count();
+            let us = if ops > 0 {
+                wall * 1e6 * contributing as f64 / ops as f64
+            } else {
+                f64::NAN
+            };
+            counters.insert(name.clone(), CounterResult { ops, us_per_op: us });
+        }
+        let mb_per_s = a
+            .bytes_per_op
+            .map(|bytes| bytes * total as f64 / wall / 1e6);
+        Ok(ChildReport::Ok(Sample {
+            us_per_op,
+            ops_per_thread: per_thread.iter().map(|t| t.ops).collect(),
+            wall_s: wall,
+            cpu_s: cpu,
+            threads: a.threads,
+            libcrypto_path,
+            openssl_version,
+            counters,
+            mb_per_s,
+        }))
+    }
+}
+
+/// Worker threads wait at a barrier, the clock starts when they are all
+/// released, and each runs batches sized so that timing and the stop check
+/// cost nothing measurable per operation.
+fn run_threads(
+    a: &ChildArgs,
+    global: Global,
+    fns: &Fns,
+) -> Result<(f64, f64, Vec<ThreadResult>)> {
+    let barrier = Arc::new(Barrier::new(a.threads + 1));
+    let stop = Arc::new(AtomicBool::new(false));
+    let failed = Arc::new(AtomicBool::new(false));
+    let target_batch = Duration::from_secs_f64((a.duration / 200.0).clamp(0.0005, 0.01));
+    let (ti, tr, td) = (fns.thread_init, fns.run, fns.thread_done);
+    let mut handles = Vec::new();
+    for index in 0..a.threads {
+        let barrier = barrier.clone();
+        let stop = stop.clone();
+        let failed = failed.clone();
+        handles.push(std::thread::spawn(move || -> Result<ThreadResult> {
+            let g = global;
+            let mut t = PbThread {
+                index: index as c_int,
+                counters: [0; PB_MAX_COUNTERS],
+                local: std::ptr::null_mut(),
+            };
+            let mut err = [0 as c_char; ERRLEN];
+            // SAFETY: ABI calls on this thread's own PbThread.
+            let init = unsafe { ti(g.0, &mut t, err.as_mut_ptr(), ERRLEN) };
+            if init != PB_OK {
+                failed.store(true, Ordering::SeqCst);
+            }
+            barrier.wait();
+            if init != PB_OK {
+                bail!("thread {index} init: {}", errstr(&err));
+            }
+            let mut ops = 0u64;
+            let mut batch = 1u64;
+            let mut run_err = None;
+            while !stop.load(Ordering::Relaxed) {
+                let t0 = Instant::now();
+                // SAFETY: as above.
+                if unsafe { tr(g.0, &mut t, batch, err.as_mut_ptr(), ERRLEN) } != PB_OK {
+                    run_err = Some(errstr(&err));
+                    failed.store(true, Ordering::SeqCst);
+                    break;
+                }
+                ops += batch;
+                if t0.elapsed() < target_batch && batch < (1 << 30) {
+                    batch *= 2;
+                }
+            }
+            let end = Instant::now();
+            let counters = t.counters;
+            // SAFETY: as above.
+            let done = unsafe { td(g.0, &mut t, err.as_mut_ptr(), ERRLEN) };
+            if let Some(e) = run_err {
+                bail!("thread {index} run: {e}");
+            }
+            if done != PB_OK {
+                bail!("thread {index} done: {}", errstr(&err));
+            }
+            Ok(ThreadResult { ops, end, counters })
+        }));
+    }
+    barrier.wait();
+    let start = Instant::now();
+    let cpu0 = cpu_seconds();
+    let deadline = start + Duration::from_secs_f64(a.duration);
+    while Instant::now() < deadline && !failed.load(Ordering::SeqCst) {
+        std::thread::sleep(
+            deadline
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(20)),
+        );
+    }
+    stop.store(true, Ordering::SeqCst);
+    let mut results = Vec::new();
+    let mut first_err = None;
+    for h in handles {
+        match h.join() {
+            Ok(Ok(r)) => results.push(r),
+            Ok(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            Err(_) => {
+                first_err.get_or_insert(anyhow::anyhow!("a worker thread panicked"));
+            }
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    let cpu = cpu_seconds() - cpu0;
+    let end = results.iter().map(|r| r.end).max().unwrap_or(start);
+    Ok((end.duration_since(start).as_secs_f64(), cpu, results))
+}
+
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the struct we own.
+    unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        tv(u.ru_utime) + tv(u.ru_stime)
+    }
+}
+
+/// The file the dynamic loader mapped the given address from.
+fn loaded_object_of(addr: *const c_void) -> Result<String> {
+    // SAFETY: dladdr only reads the loader's tables.
+    unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(addr, &mut info) == 0 || info.dli_fname.is_null() {
+            bail!("cannot tell which libcrypto the kernel is bound to (dladdr failed)");
+        }
+        Ok(CStr::from_ptr(info.dli_fname).to_string_lossy().into_owned())
+    }
+}
+
+/// Every libcrypto mapped into this process (by real path).
+fn loaded_libcryptos() -> Vec<String> {
+    unsafe extern "C" fn cb(info: *mut libc::dl_phdr_info, _size: usize, data: *mut c_void) -> c_int {
+        // SAFETY: called by dl_iterate_phdr with valid pointers; data is our Vec.
+        let out = &mut *(data as *mut Vec<String>);
+        let name = (*info).dlpi_name;
+        if !name.is_null() {
+            let s = CStr::from_ptr(name).to_string_lossy().into_owned();
+            let file = Path::new(&s).file_name().and_then(|f| f.to_str()).unwrap_or("");
+            if file.starts_with("libcrypto.so") {
+                let real = std::fs::canonicalize(&s).map(|p| p.display().to_string()).unwrap_or(s);
+                if !out.contains(&real) {
+                    out.push(real);
+                }
+            }
+        }
+        0
+    }
+    let mut out: Vec<String> = Vec::new();
+    // SAFETY: the callback only touches `out`.
+    unsafe {
+        libc::dl_iterate_phdr(Some(cb), &mut out as *mut Vec<String> as *mut c_void);
+    }
+    out
+}
