@@ -30,8 +30,12 @@ impl Cache {
                     let base = std::env::var_os("XDG_CACHE_HOME")
                         .filter(|p| !p.is_empty())
                         .map(PathBuf::from)
-                        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-                        .context("cannot find a cache directory: set --cache or PERFBISECT_CACHE")?;
+                        .or_else(|| {
+                            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"))
+                        })
+                        .context(
+                            "cannot find a cache directory: set --cache or PERFBISECT_CACHE",
+                        )?;
                     base.join("perfbisect")
                 }
             },

@@ -96,7 +96,10 @@ pub fn compile(cache: &Cache, kernel: &Kernel, prefix: &Prefix) -> Result<Compil
         .tempdir_in(&kdir)?;
     let src = tmp.path().join(format!("{}.c", kernel.name));
     fs::write(&src, &kernel.source)?;
-    fs::write(tmp.path().join(kernel::HEADER_NAME), kernel::header_source())?;
+    fs::write(
+        tmp.path().join(kernel::HEADER_NAME),
+        kernel::header_source(),
+    )?;
     let so = tmp.path().join("kernel.so");
     let log = tmp.path().join("compile.log");
     run_compiler(kernel, prefix, tmp.path(), &src, &so, &log).with_context(|| {

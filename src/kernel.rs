@@ -129,12 +129,9 @@ impl Registry {
     }
 
     pub fn get(&self, name: &str) -> Result<&Kernel> {
-        self.kernels.get(name).with_context(|| {
-            format!(
-                "unknown tool '{name}' (known: {})",
-                self.names().join(", ")
-            )
-        })
+        self.kernels
+            .get(name)
+            .with_context(|| format!("unknown tool '{name}' (known: {})", self.names().join(", ")))
     }
 
     /// Parse `NAME[:k=v,k=v]`, validate every argument and fill in defaults.
@@ -155,9 +152,9 @@ impl Registry {
             .collect();
         if let Some(rest) = rest {
             for kv in rest.split(',').filter(|s| !s.is_empty()) {
-                let (k, v) = kv.split_once('=').with_context(|| {
-                    format!("argument '{kv}' of tool {name} is not key=value")
-                })?;
+                let (k, v) = kv
+                    .split_once('=')
+                    .with_context(|| format!("argument '{kv}' of tool {name} is not key=value"))?;
                 let a = kernel.args.iter().find(|a| a.name == k).with_context(|| {
                     let valid: Vec<&str> = kernel.args.iter().map(|a| a.name.as_str()).collect();
                     if valid.is_empty() {
@@ -251,9 +248,7 @@ pub fn parse_kernel(text: &str, origin: &Path) -> Result<Kernel> {
 fn parse_arg(value: &str) -> Result<ArgSpec> {
     let mut words = value.split_whitespace();
     let first = words.next().context("@arg needs NAME=DEFAULT")?;
-    let (name, default) = first
-        .split_once('=')
-        .context("@arg needs NAME=DEFAULT")?;
+    let (name, default) = first.split_once('=').context("@arg needs NAME=DEFAULT")?;
     let mut choices = Vec::new();
     let mut integer = false;
     let mut desc = Vec::new();

@@ -1,16 +1,26 @@
 //! perfbisect: find the OpenSSL commit that made an operation slower (or
 //! faster). This file only wires the command line to the stages.
 
+mod bisect;
+mod builder;
+mod builds;
 mod cache;
 mod cmd;
 mod compile;
 mod hashing;
+mod host;
+mod interrupt;
 mod kernel;
 mod measure;
+mod oracle;
 mod prefix;
 mod progress;
+mod recipe;
+mod repo;
 mod report;
 mod runner;
+mod samples;
+mod simulate;
 mod stats;
 
 use clap::{Args, Parser, Subcommand};
@@ -50,6 +60,20 @@ pub struct Global {
 enum Command {
     /// Measure tools against an installed OpenSSL (default: the system's)
     Run(cmd::run::RunArgs),
+    /// Find the commit(s) in GOOD..BAD that changed a tool's speed
+    Bisect(cmd::bisect::BisectArgs),
+    /// Compare two revisions: means, ratio with CI, p-values, verdict
+    Compare(cmd::compare::CompareArgs),
+    /// Compare a commit with its parent: did it really change performance?
+    Verify(cmd::compare::VerifyArgs),
+    /// List past bisects in this cache
+    Log(cmd::log::LogArgs),
+    /// Check the search and its statistics on simulated commits
+    Simulate(cmd::simulate::SimulateArgs),
+    /// Build OpenSSL revisions into the cache
+    Build(cmd::build::BuildCmd),
+    /// Inspect and prune the cache
+    Cache(cmd::cache::CacheCmd),
     /// List the benchmark kernels, their arguments and defaults
     Kernels(cmd::kernels::KernelsArgs),
     /// One sample in a fresh process (used by perfbisect itself)
@@ -86,13 +110,29 @@ fn main() -> ExitCode {
     } else {
         1
     });
+    if let Command::Sample(a) = cli.command {
+        // The child keeps the default SIGINT action: Ctrl-C ends it at once.
+        return ExitCode::from(cmd::run::sample_child(a) as u8);
+    }
+    interrupt::install();
     let result = match cli.command {
         Command::Run(a) => cmd::run::run(&cli.global, a),
         Command::Kernels(a) => cmd::kernels::run(&cli.global, a),
-        Command::Sample(a) => return ExitCode::from(cmd::run::sample_child(a) as u8),
+        Command::Build(a) => cmd::build::run(&cli.global, a),
+        Command::Bisect(a) => cmd::bisect::run(&cli.global, a),
+        Command::Compare(a) => cmd::compare::run_compare(&cli.global, a),
+        Command::Verify(a) => cmd::compare::run_verify(&cli.global, a),
+        Command::Log(a) => cmd::log::run(&cli.global, a),
+        Command::Simulate(a) => cmd::simulate::run(a),
+        Command::Cache(a) => cmd::cache::run(&cli.global, a),
+        Command::Sample(_) => unreachable!("handled above"),
     };
     match result {
         Ok(code) => code,
+        Err(e) if e.downcast_ref::<interrupt::Interrupted>().is_some() => {
+            eprintln!("perfbisect: {e}");
+            ExitCode::from(130)
+        }
         Err(e) => {
             let msg = format!("{e:#}").replace('\n', " ");
             eprintln!("perfbisect: error: {msg}");

@@ -73,7 +73,10 @@ pub fn run(plan: &Plan) -> Result<Vec<CellResult>> {
                 continue;
             }
         }
-        let sp = progress::spinner(&format!("compiling {} for {}", spec.kernel.name, target.label));
+        let sp = progress::spinner(&format!(
+            "compiling {} for {}",
+            spec.kernel.name, target.label
+        ));
         let k = compile::compile(plan.cache, &spec.kernel, &target.prefix)?;
         sp.finish_and_clear();
         compiled[cell.target][cell.spec] = Some(k);
@@ -86,7 +89,9 @@ pub fn run(plan: &Plan) -> Result<Vec<CellResult>> {
                 .cells
                 .iter()
                 .zip(&results)
-                .find(|(o, r)| o.target == c.target && o.spec == c.spec && r.not_applicable.is_some())
+                .find(|(o, r)| {
+                    o.target == c.target && o.spec == c.spec && r.not_applicable.is_some()
+                })
                 .and_then(|(_, r)| r.not_applicable.clone());
             results[ci].not_applicable = reason;
         }

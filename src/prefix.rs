@@ -125,7 +125,9 @@ impl Prefix {
 
     /// Whether a library path reported by the loader lies inside this prefix.
     pub fn contains_library(&self, loaded: &Path) -> bool {
-        let real = loaded.canonicalize().unwrap_or_else(|_| loaded.to_path_buf());
+        let real = loaded
+            .canonicalize()
+            .unwrap_or_else(|_| loaded.to_path_buf());
         let lib = self
             .lib_dir
             .canonicalize()

@@ -81,7 +81,11 @@ impl Table {
         let esc = |s: &str| s.replace('|', "\\|");
         let mut out = format!(
             "| {} |\n",
-            self.headers.iter().map(|h| esc(h)).collect::<Vec<_>>().join(" | ")
+            self.headers
+                .iter()
+                .map(|h| esc(h))
+                .collect::<Vec<_>>()
+                .join(" | ")
         );
         let align: Vec<&str> = self
             .numeric
@@ -206,7 +210,15 @@ pub fn run_table(results: &[RunResult]) -> Table {
         .any(|r| r.target != results.first().map(|f| f.target.as_str()).unwrap_or(""));
     let with_mb = results.iter().any(|r| r.mb_per_s.is_some());
     let with_counters = results.iter().any(|r| !r.counters_us.is_empty());
-    let mut headers = vec!["openssl", "tool", "threads", "n", "mean us/op", "std dev", "95% CI"];
+    let mut headers = vec![
+        "openssl",
+        "tool",
+        "threads",
+        "n",
+        "mean us/op",
+        "std dev",
+        "95% CI",
+    ];
     if !multi_target {
         headers.remove(0);
     }
@@ -243,7 +255,11 @@ pub fn run_table(results: &[RunResult]) -> Table {
             }
         }
         if with_mb {
-            row.push(r.mb_per_s.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into()));
+            row.push(
+                r.mb_per_s
+                    .map(|v| format!("{v:.1}"))
+                    .unwrap_or_else(|| "-".into()),
+            );
         }
         if with_counters {
             let c: Vec<String> = r

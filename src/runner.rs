@@ -116,7 +116,9 @@ pub fn take_sample(req: &SampleRequest) -> Result<Outcome> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = cmd.spawn().context("cannot start the sampling child process")?;
+    let mut child = cmd
+        .spawn()
+        .context("cannot start the sampling child process")?;
     // Drain both pipes on threads so a chatty kernel cannot block on a full pipe.
     let mut out = child.stdout.take().expect("piped");
     let mut err = child.stderr.take().expect("piped");
@@ -142,6 +144,7 @@ pub fn take_sample(req: &SampleRequest) -> Result<Outcome> {
             )));
         }
     };
+    crate::interrupt::check()?;
     let stdout = out_t.join().unwrap_or_default();
     let stderr = err_t.join().unwrap_or_default();
     {
@@ -150,7 +153,9 @@ pub fn take_sample(req: &SampleRequest) -> Result<Outcome> {
             return Ok(Outcome::Failed(format!(
                 "kernel {} crashed (signal {sig}{})",
                 req.spec.kernel.name,
-                signal_name(sig).map(|n| format!(", {n}")).unwrap_or_default()
+                signal_name(sig)
+                    .map(|n| format!(", {n}"))
+                    .unwrap_or_default()
             )));
         }
     }
@@ -416,11 +421,7 @@ fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
 /// Worker threads wait at a barrier, the clock starts when they are all
 /// released, and each runs batches sized so that timing and the stop check
 /// cost nothing measurable per operation.
-fn run_threads(
-    a: &ChildArgs,
-    global: Global,
-    fns: &Fns,
-) -> Result<(f64, f64, Vec<ThreadResult>)> {
+fn run_threads(a: &ChildArgs, global: Global, fns: &Fns) -> Result<(f64, f64, Vec<ThreadResult>)> {
     let barrier = Arc::new(Barrier::new(a.threads + 1));
     let stop = Arc::new(AtomicBool::new(false));
     let failed = Arc::new(AtomicBool::new(false));
@@ -528,21 +529,32 @@ fn loaded_object_of(addr: *const c_void) -> Result<String> {
         if libc::dladdr(addr, &mut info) == 0 || info.dli_fname.is_null() {
             bail!("cannot tell which libcrypto the kernel is bound to (dladdr failed)");
         }
-        Ok(CStr::from_ptr(info.dli_fname).to_string_lossy().into_owned())
+        Ok(CStr::from_ptr(info.dli_fname)
+            .to_string_lossy()
+            .into_owned())
     }
 }
 
 /// Every libcrypto mapped into this process (by real path).
 fn loaded_libcryptos() -> Vec<String> {
-    unsafe extern "C" fn cb(info: *mut libc::dl_phdr_info, _size: usize, data: *mut c_void) -> c_int {
+    unsafe extern "C" fn cb(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        data: *mut c_void,
+    ) -> c_int {
         // SAFETY: called by dl_iterate_phdr with valid pointers; data is our Vec.
         let out = &mut *(data as *mut Vec<String>);
         let name = (*info).dlpi_name;
         if !name.is_null() {
             let s = CStr::from_ptr(name).to_string_lossy().into_owned();
-            let file = Path::new(&s).file_name().and_then(|f| f.to_str()).unwrap_or("");
+            let file = Path::new(&s)
+                .file_name()
+                .and_then(|f| f.to_str())
+                .unwrap_or("");
             if file.starts_with("libcrypto.so") {
-                let real = std::fs::canonicalize(&s).map(|p| p.display().to_string()).unwrap_or(s);
+                let real = std::fs::canonicalize(&s)
+                    .map(|p| p.display().to_string())
+                    .unwrap_or(s);
                 if !out.contains(&real) {
                     out.push(real);
                 }

@@ -20,7 +20,12 @@ pub fn run(g: &Global, a: KernelsArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let mut t = Table::new(&["kernel", "since", "arguments (default first)", "one operation"]);
+    let mut t = Table::new(&[
+        "kernel",
+        "since",
+        "arguments (default first)",
+        "one operation",
+    ]);
     for k in reg.all() {
         let args: Vec<String> = k
             .args
@@ -44,7 +49,11 @@ pub fn run(g: &Global, a: KernelsArgs) -> Result<ExitCode> {
         t.push(vec![
             k.name.clone(),
             k.min_version.clone(),
-            if args.is_empty() { "-".into() } else { args.join(", ") },
+            if args.is_empty() {
+                "-".into()
+            } else {
+                args.join(", ")
+            },
             k.summary.clone(),
         ]);
     }

@@ -1,10 +1,14 @@
 //! One module per command; each turns parsed arguments into calls on the
 //! pipeline stages and renders the result.
 
+pub mod bisect;
+pub mod build;
+pub mod cache;
+pub mod compare;
 pub mod kernels;
+pub mod log;
 pub mod run;
-
-use anyhow::{bail, Result};
+pub mod simulate;
 
 /// `--threads 1,2,4`: every entry a positive integer.
 pub fn parse_threads(s: &str) -> Result<usize, String> {
@@ -32,9 +36,11 @@ pub fn parse_samples(s: &str) -> Result<usize, String> {
     }
 }
 
-pub fn nonempty<T>(v: &[T], what: &str) -> Result<()> {
-    if v.is_empty() {
-        bail!("no {what} given");
+/// A probability strictly between 0 and 1 (alpha).
+pub fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        Ok(_) => Err("alpha must be between 0 and 1 (exclusive)".into()),
+        Err(_) => Err(format!("'{s}' is not a number")),
     }
-    Ok(())
 }

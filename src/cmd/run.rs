@@ -4,11 +4,14 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::build::BuildArgs;
 use super::{parse_duration, parse_samples, parse_threads};
+use crate::builds;
 use crate::cache::Cache;
 use crate::kernel::Registry;
 use crate::measure::{self, Cell, Target};
 use crate::prefix::Prefix;
+use crate::progress;
 use crate::report::{self, Format, RunResult};
 use crate::runner;
 use crate::Global;
@@ -33,6 +36,11 @@ pub struct RunArgs {
     /// Installed OpenSSL prefix(es) holding include/ and lib/ (default: the system's)
     #[arg(long = "openssl-dir", value_name = "PREFIX")]
     pub openssl_dirs: Vec<PathBuf>,
+    /// Build these revisions of --repo (cached) and measure them
+    #[arg(long = "rev", value_name = "REV", conflicts_with = "openssl_dirs")]
+    pub revs: Vec<String>,
+    #[command(flatten)]
+    pub build: BuildArgs,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
@@ -50,7 +58,11 @@ pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
         .iter()
         .map(|t| reg.parse_spec(t))
         .collect::<Result<Vec<_>>>()?;
-    let targets: Vec<Target> = if a.openssl_dirs.is_empty() {
+    let cache_dir = g.cache.as_deref();
+    let targets: Vec<Target> = if !a.revs.is_empty() {
+        let cache = Cache::open(cache_dir)?;
+        targets_for_revs(&cache, &a.build, &a.revs)?
+    } else if a.openssl_dirs.is_empty() {
         vec![Target {
             label: "system".into(),
             prefix: Prefix::system()?,
@@ -72,6 +84,35 @@ pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
     };
     let cache = Cache::open(g.cache.as_deref())?;
     measure_and_print(&cache, &targets, &specs, &a)
+}
+
+/// Build (or take from the cache) each revision and make it a target whose
+/// samples must come from that build.
+pub fn targets_for_revs(cache: &Cache, b: &BuildArgs, revs: &[String]) -> Result<Vec<Target>> {
+    let (repo, recipe) = b.open()?;
+    let commits = revs
+        .iter()
+        .map(|r| repo.resolve(r))
+        .collect::<Result<Vec<_>>>()?;
+    let opts = b.options(&recipe);
+    let mut out = Vec::new();
+    for (rev, c) in revs.iter().zip(&commits) {
+        let built = builds::ensure(cache, &repo, c, &opts)?;
+        progress::info(&super::build::describe(rev, c, &built));
+        let Some(prefix) = built.prefix else {
+            anyhow::bail!(
+                "cannot measure {rev}: its build failed (log: {})",
+                built.log_path().display()
+            );
+        };
+        out.push(Target {
+            label: rev.clone(),
+            prefix,
+            commit: Some(c.id.clone()),
+            expect_version: Some(built.meta.version.clone()),
+        });
+    }
+    Ok(out)
 }
 
 /// Shared by `run --openssl-dir` and `run --rev`: measure every (target,
@@ -105,7 +146,11 @@ pub fn measure_and_print(
     };
     let results = measure::run(&plan)?;
     // A kernel that fails is an error for `run`: there is no number to show.
-    if let Some((cell, r)) = cells.iter().zip(&results).find(|(_, r)| r.failure.is_some()) {
+    if let Some((cell, r)) = cells
+        .iter()
+        .zip(&results)
+        .find(|(_, r)| r.failure.is_some())
+    {
         anyhow::bail!(
             "{} on {} with {} threads: {}",
             specs[cell.spec].short(),

@@ -1,0 +1,112 @@
+// @kernel newrawkey
+// @summary EVP_PKEY_new_raw_public_key(_ex) from 32..57 raw bytes + EVP_PKEY_free
+// @arg alg=x25519 choices=x25519,ed25519,x448,ed448 key algorithm
+// @min_version 1.1.1
+/*
+ * On 3.x one operation is EVP_PKEY_new_raw_public_key_ex(NULL, NAME, NULL,
+ * ...), i.e. a provider key made in the default library context; on 1.1.1
+ * (no _ex variant) it is EVP_PKEY_new_raw_public_key(NID, NULL, ...). The raw
+ * public key is that of a key pair generated in pb_setup.
+ */
+#include "perfbisect.h"
+
+#include <openssl/evp.h>
+#include <openssl/objects.h>
+
+typedef struct {
+    const char *arg;
+    const char *name; /* 3.x key type name */
+    int id;           /* EVP_PKEY_* */
+} raw_alg;
+
+static const raw_alg algs[] = {
+    { "x25519", "X25519", EVP_PKEY_X25519 },
+    { "ed25519", "ED25519", EVP_PKEY_ED25519 },
+    { "x448", "X448", EVP_PKEY_X448 },
+    { "ed448", "ED448", EVP_PKEY_ED448 },
+};
+
+typedef struct {
+    const raw_alg *alg;
+    unsigned char pub[64];
+    size_t publen;
+} nr_global;
+
+static EVP_PKEY *new_raw(const nr_global *g)
+{
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+    return EVP_PKEY_new_raw_public_key_ex(NULL, g->alg->name, NULL, g->pub, g->publen);
+#else
+    return EVP_PKEY_new_raw_public_key(g->alg->id, NULL, g->pub, g->publen);
+#endif
+}
+
+int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
+{
+    const char *arg = pb_arg(env, "alg");
+    if (arg == NULL)
+        arg = "x25519";
+    nr_global *g = calloc(1, sizeof(*g));
+    if (g == NULL)
+        return pb_fail(err, errlen, "out of memory");
+    for (size_t i = 0; i < sizeof(algs) / sizeof(algs[0]); i++)
+        if (strcmp(algs[i].arg, arg) == 0)
+            g->alg = &algs[i];
+    if (g->alg == NULL) {
+        free(g);
+        return pb_fail(err, errlen, "unknown alg '%s'", arg);
+    }
+
+    EVP_PKEY *pkey = NULL;
+    EVP_PKEY_CTX *kctx = EVP_PKEY_CTX_new_id(g->alg->id, NULL);
+    if (kctx == NULL || EVP_PKEY_keygen_init(kctx) <= 0
+        || EVP_PKEY_keygen(kctx, &pkey) <= 0) {
+        EVP_PKEY_CTX_free(kctx);
+        free(g);
+        return pb_fail(err, errlen, "generating a %s key failed", arg);
+    }
+    EVP_PKEY_CTX_free(kctx);
+    g->publen = sizeof(g->pub);
+    if (EVP_PKEY_get_raw_public_key(pkey, g->pub, &g->publen) != 1) {
+        EVP_PKEY_free(pkey);
+        free(g);
+        return pb_fail(err, errlen, "EVP_PKEY_get_raw_public_key failed");
+    }
+    EVP_PKEY_free(pkey);
+
+    pkey = new_raw(g);
+    if (pkey == NULL) {
+        free(g);
+        return pb_fail(err, errlen, "EVP_PKEY_new_raw_public_key(%s) failed in setup", arg);
+    }
+    EVP_PKEY_free(pkey);
+    *global = g;
+    return PB_OK;
+}
+
+int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
+{
+    (void)global; (void)t; (void)err; (void)errlen;
+    return PB_OK;
+}
+
+int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
+{
+    const nr_global *g = global;
+    (void)t;
+    for (uint64_t i = 0; i < n; i++) {
+        EVP_PKEY *pkey = new_raw(g);
+        if (pkey == NULL)
+            return pb_fail(err, errlen, "EVP_PKEY_new_raw_public_key(%s) failed", g->alg->arg);
+        EVP_PKEY_free(pkey);
+    }
+    return PB_OK;
+}
+
+int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
+{
+    (void)global; (void)t; (void)err; (void)errlen;
+    return PB_OK;
+}
+
+void pb_teardown(void *global) { free(global); }

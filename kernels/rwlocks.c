@@ -1,0 +1,77 @@
+// @kernel rwlocks
+// @summary CRYPTO_THREAD_read_lock or CRYPTO_THREAD_write_lock + CRYPTO_THREAD_unlock on one shared lock
+// @arg writers=1 number of threads (those with index < writers) that take the write lock; the others read-lock; 0 = all readers
+// @min_version 1.1.1
+// @counters read,write
+#include "perfbisect.h"
+
+#include <openssl/crypto.h>
+
+typedef struct {
+    CRYPTO_RWLOCK *lock;
+    long writers;
+} rw_global;
+
+int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
+{
+    const char *v = pb_arg(env, "writers");
+    char *end = NULL;
+    long writers = v != NULL ? strtol(v, &end, 10) : 1;
+    if (v != NULL && (*v == '\0' || *end != '\0' || writers < 0))
+        return pb_fail(err, errlen, "writers must be a non-negative integer, got '%s'", v);
+    rw_global *g = calloc(1, sizeof(*g));
+    if (g == NULL)
+        return pb_fail(err, errlen, "out of memory");
+    g->lock = CRYPTO_THREAD_lock_new();
+    if (g->lock == NULL) {
+        free(g);
+        return pb_fail(err, errlen, "CRYPTO_THREAD_lock_new failed");
+    }
+    g->writers = writers;
+    *global = g;
+    return PB_OK;
+}
+
+int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
+{
+    (void)global; (void)t; (void)err; (void)errlen;
+    return PB_OK;
+}
+
+int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
+{
+    rw_global *g = global;
+    if (t->index < g->writers) {
+        for (uint64_t i = 0; i < n; i++) {
+            if (CRYPTO_THREAD_write_lock(g->lock) != 1)
+                return pb_fail(err, errlen, "CRYPTO_THREAD_write_lock failed");
+            if (CRYPTO_THREAD_unlock(g->lock) != 1)
+                return pb_fail(err, errlen, "CRYPTO_THREAD_unlock (write) failed");
+        }
+        t->counters[1] += n;
+    } else {
+        for (uint64_t i = 0; i < n; i++) {
+            if (CRYPTO_THREAD_read_lock(g->lock) != 1)
+                return pb_fail(err, errlen, "CRYPTO_THREAD_read_lock failed");
+            if (CRYPTO_THREAD_unlock(g->lock) != 1)
+                return pb_fail(err, errlen, "CRYPTO_THREAD_unlock (read) failed");
+        }
+        t->counters[0] += n;
+    }
+    return PB_OK;
+}
+
+int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
+{
+    (void)global; (void)t; (void)err; (void)errlen;
+    return PB_OK;
+}
+
+void pb_teardown(void *global)
+{
+    rw_global *g = global;
+    if (g == NULL)
+        return;
+    CRYPTO_THREAD_lock_free(g->lock);
+    free(g);
+}

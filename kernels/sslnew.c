@@ -1,0 +1,54 @@
+// @kernel sslnew
+// @summary SSL_new on a shared SSL_CTX + attach two memory BIOs (SSL_set_bio) + SSL_free
+// @min_version 1.1.1
+// @link ssl
+#include "perfbisect.h"
+
+#include <openssl/bio.h>
+#include <openssl/ssl.h>
+
+int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
+{
+    (void)env;
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (ctx == NULL)
+        return pb_fail(err, errlen, "SSL_CTX_new failed");
+    *global = ctx;
+    return PB_OK;
+}
+
+int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
+{
+    (void)global; (void)t; (void)err; (void)errlen;
+    return PB_OK;
+}
+
+int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
+{
+    SSL_CTX *ctx = global;
+    (void)t;
+    for (uint64_t i = 0; i < n; i++) {
+        SSL *ssl = SSL_new(ctx);
+        if (ssl == NULL)
+            return pb_fail(err, errlen, "SSL_new failed");
+        BIO *rbio = BIO_new(BIO_s_mem());
+        BIO *wbio = BIO_new(BIO_s_mem());
+        if (rbio == NULL || wbio == NULL) {
+            BIO_free(rbio);
+            BIO_free(wbio);
+            SSL_free(ssl);
+            return pb_fail(err, errlen, "BIO_new(BIO_s_mem()) failed");
+        }
+        SSL_set_bio(ssl, rbio, wbio); /* ssl takes ownership of both */
+        SSL_free(ssl);
+    }
+    return PB_OK;
+}
+
+int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
+{
+    (void)global; (void)t; (void)err; (void)errlen;
+    return PB_OK;
+}
+
+void pb_teardown(void *global) { SSL_CTX_free(global); }

@@ -1,0 +1,206 @@
+// @kernel writeread
+// @summary SSL_write_ex of `size` bytes on the client + SSL_read_ex of them on the server, connected in-memory pair per thread
+// @arg size=1024 int application bytes written and read per operation
+// @min_version 1.1.1
+// @link ssl
+// @unit bytes=size
+/*
+ * pb_setup creates one server SSL_CTX (fixtures/server.pem, server-key.pem)
+ * and one client SSL_CTX, shared by all threads. pb_thread_init connects a
+ * client and a server SSL over a BIO pair large enough to hold one
+ * operation's records, completes the handshake (default protocol version)
+ * and lets the client consume the server's session tickets. One operation:
+ * SSL_write_ex(client, size bytes), then SSL_read_ex(server) until all size
+ * bytes have arrived (one call per TLS record, i.e. per 16 KiB).
+ */
+#include "perfbisect.h"
+
+#include <openssl/bio.h>
+#include <openssl/ssl.h>
+
+typedef struct {
+    size_t size;
+    SSL_CTX *sctx;
+    SSL_CTX *cctx;
+} wr_global;
+
+typedef struct {
+    SSL *client;
+    SSL *server;
+    unsigned char *out;
+    unsigned char *in;
+} wr_local;
+
+static const char *drive(SSL *client, SSL *server)
+{
+    int cdone = 0, sdone = 0;
+    for (int round = 0; round < 64 && !(cdone && sdone); round++) {
+        if (!cdone) {
+            int r = SSL_do_handshake(client);
+            if (r == 1)
+                cdone = 1;
+            else if (SSL_get_error(client, r) != SSL_ERROR_WANT_READ
+                     && SSL_get_error(client, r) != SSL_ERROR_WANT_WRITE)
+                return "SSL_do_handshake (client)";
+        }
+        if (!sdone) {
+            int r = SSL_do_handshake(server);
+            if (r == 1)
+                sdone = 1;
+            else if (SSL_get_error(server, r) != SSL_ERROR_WANT_READ
+                     && SSL_get_error(server, r) != SSL_ERROR_WANT_WRITE)
+                return "SSL_do_handshake (server)";
+        }
+    }
+    return cdone && sdone ? NULL : "handshake did not finish in 64 rounds";
+}
+
+/* One operation; NULL or the name of the failed step. */
+static const char *write_read(const wr_global *g, wr_local *l)
+{
+    size_t written = 0;
+    if (SSL_write_ex(l->client, l->out, g->size, &written) != 1 || written != g->size)
+        return "SSL_write_ex (client)";
+    size_t got = 0;
+    while (got < g->size) {
+        size_t r = 0;
+        if (SSL_read_ex(l->server, l->in + got, g->size - got, &r) != 1)
+            return "SSL_read_ex (server)";
+        got += r;
+    }
+    return NULL;
+}
+
+static void free_local(wr_local *l)
+{
+    if (l == NULL)
+        return;
+    SSL_free(l->client);
+    SSL_free(l->server);
+    free(l->out);
+    free(l->in);
+    free(l);
+}
+
+int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
+{
+    long size = pb_arg_long(env, "size", 1024);
+    if (size < 1 || size > (1L << 26))
+        return pb_fail(err, errlen, "size must be between 1 and %ld, got %ld", 1L << 26, size);
+    wr_global *g = calloc(1, sizeof(*g));
+    if (g == NULL)
+        return pb_fail(err, errlen, "out of memory");
+    g->size = (size_t)size;
+    char cert[4096], key[4096];
+    snprintf(cert, sizeof(cert), "%s/server.pem", env->fixtures_dir);
+    snprintf(key, sizeof(key), "%s/server-key.pem", env->fixtures_dir);
+    const char *failed = NULL;
+    g->sctx = SSL_CTX_new(TLS_server_method());
+    g->cctx = SSL_CTX_new(TLS_client_method());
+    if (g->sctx == NULL || g->cctx == NULL)
+        failed = "SSL_CTX_new";
+    else if (SSL_CTX_use_certificate_chain_file(g->sctx, cert) != 1)
+        failed = "SSL_CTX_use_certificate_chain_file(server.pem)";
+    else if (SSL_CTX_use_PrivateKey_file(g->sctx, key, SSL_FILETYPE_PEM) != 1)
+        failed = "SSL_CTX_use_PrivateKey_file(server-key.pem)";
+    if (failed != NULL) {
+        pb_fail(err, errlen, "%s failed", failed);
+        SSL_CTX_free(g->sctx);
+        SSL_CTX_free(g->cctx);
+        free(g);
+        return PB_ERROR;
+    }
+    *global = g;
+    return PB_OK;
+}
+
+int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
+{
+    const wr_global *g = global;
+    wr_local *l = calloc(1, sizeof(*l));
+    const char *failed = NULL;
+    BIO *sbio = NULL, *cbio = NULL;
+    if (l == NULL)
+        return pb_fail(err, errlen, "out of memory");
+    l->out = malloc(g->size);
+    l->in = malloc(g->size);
+    if (l->out == NULL || l->in == NULL) {
+        failed = "malloc";
+        goto fail;
+    }
+    for (size_t i = 0; i < g->size; i++)
+        l->out[i] = (unsigned char)(i * 31 + 7);
+    l->server = SSL_new(g->sctx);
+    l->client = SSL_new(g->cctx);
+    if (l->server == NULL || l->client == NULL) {
+        failed = "SSL_new";
+        goto fail;
+    }
+    /* Room for one operation's records (at most 16 KiB of plaintext each,
+     * plus header, tag and padding) and then some. */
+    size_t bufsize = g->size + (g->size / 16384 + 1) * 512 + 32768;
+    if (BIO_new_bio_pair(&sbio, bufsize, &cbio, bufsize) != 1) {
+        failed = "BIO_new_bio_pair";
+        goto fail;
+    }
+    SSL_set_bio(l->server, sbio, sbio);
+    SSL_set_bio(l->client, cbio, cbio);
+    SSL_set_accept_state(l->server);
+    SSL_set_connect_state(l->client);
+    if ((failed = drive(l->client, l->server)) != NULL)
+        goto fail;
+    /* Let the client read what the server sent after the handshake (TLS 1.3
+     * session tickets), so that the first timed operation is not special. */
+    {
+        unsigned char b[1];
+        size_t r;
+        if (SSL_read_ex(l->client, b, sizeof(b), &r) == 1) {
+            failed = "unexpected application data on the client";
+            goto fail;
+        }
+        ERR_clear_error();
+    }
+    /* One untimed operation checks that everything works. */
+    if ((failed = write_read(g, l)) != NULL)
+        goto fail;
+    if (memcmp(l->out, l->in, g->size) != 0) {
+        failed = "data read differs from data written";
+        goto fail;
+    }
+    t->local = l;
+    return PB_OK;
+fail:
+    pb_fail(err, errlen, "%s failed in thread init", failed);
+    free_local(l);
+    return PB_ERROR;
+}
+
+int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
+{
+    const wr_global *g = global;
+    wr_local *l = t->local;
+    for (uint64_t i = 0; i < n; i++) {
+        const char *failed = write_read(g, l);
+        if (failed != NULL)
+            return pb_fail(err, errlen, "%s failed", failed);
+    }
+    return PB_OK;
+}
+
+int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
+{
+    (void)global; (void)err; (void)errlen;
+    free_local(t->local);
+    t->local = NULL;
+    return PB_OK;
+}
+
+void pb_teardown(void *global)
+{
+    wr_global *g = global;
+    if (g == NULL)
+        return;
+    SSL_CTX_free(g->sctx);
+    SSL_CTX_free(g->cctx);
+    free(g);
+}

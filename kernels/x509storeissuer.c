@@ -1,0 +1,133 @@
+// @kernel x509storeissuer
+// @summary X509_STORE_CTX_get1_issuer for a certificate whose issuer is in no store (hash-dir lookup in an empty directory fails)
+// @min_version 1.1.1
+/*
+ * pb_setup builds one X509_STORE, shared by all threads, with a single
+ * X509_LOOKUP_hash_dir() pointing at fixtures/empty-certdir (an existing
+ * directory with no hashed certificate files; a temporary empty directory is
+ * created if the fixture is missing). Each thread initialises its own
+ * X509_STORE_CTX on that store for fixtures/server.pem. One operation is
+ * X509_STORE_CTX_get1_issuer(), which searches the store and the directory
+ * and finds nothing.
+ */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, even with -std=c99 */
+#include "perfbisect.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+
+typedef struct {
+    X509_STORE *store;
+    X509 *cert;
+    char tmpdir[64]; /* non-empty if we created it */
+} xi_global;
+
+static void free_global(xi_global *g)
+{
+    if (g == NULL)
+        return;
+    X509_STORE_free(g->store);
+    X509_free(g->cert);
+    if (g->tmpdir[0] != '\0')
+        rmdir(g->tmpdir);
+    free(g);
+}
+
+int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
+{
+    xi_global *g = calloc(1, sizeof(*g));
+    if (g == NULL)
+        return pb_fail(err, errlen, "out of memory");
+
+    unsigned char *data;
+    size_t len;
+    if (pb_read_fixture(env, "server.pem", &data, &len, err, errlen) != PB_OK) {
+        free_global(g);
+        return PB_ERROR;
+    }
+    BIO *bio = BIO_new_mem_buf(data, (int)len);
+    g->cert = bio != NULL ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
+    BIO_free(bio);
+    free(data);
+    if (g->cert == NULL) {
+        free_global(g);
+        return pb_fail(err, errlen, "decoding fixture server.pem failed");
+    }
+
+    char dir[4096];
+    struct stat st;
+    snprintf(dir, sizeof(dir), "%s/empty-certdir", env->fixtures_dir);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(g->tmpdir, sizeof(g->tmpdir), "/tmp/perfbisect-certdir-XXXXXX");
+        if (mkdtemp(g->tmpdir) == NULL) {
+            g->tmpdir[0] = '\0';
+            free_global(g);
+            return pb_fail(err, errlen, "no %s and mkdtemp failed", dir);
+        }
+        snprintf(dir, sizeof(dir), "%s", g->tmpdir);
+    }
+
+    g->store = X509_STORE_new();
+    if (g->store == NULL) {
+        free_global(g);
+        return pb_fail(err, errlen, "X509_STORE_new failed");
+    }
+    X509_LOOKUP *lookup = X509_STORE_add_lookup(g->store, X509_LOOKUP_hash_dir());
+    if (lookup == NULL) {
+        free_global(g);
+        return pb_fail(err, errlen, "X509_STORE_add_lookup(hash_dir) failed");
+    }
+    if (X509_LOOKUP_add_dir(lookup, dir, X509_FILETYPE_PEM) != 1) {
+        free_global(g);
+        return pb_fail(err, errlen, "X509_LOOKUP_add_dir(%s) failed", dir);
+    }
+    *global = g;
+    return PB_OK;
+}
+
+int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
+{
+    xi_global *g = global;
+    X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+    if (ctx == NULL)
+        return pb_fail(err, errlen, "X509_STORE_CTX_new failed");
+    if (X509_STORE_CTX_init(ctx, g->store, g->cert, NULL) != 1) {
+        X509_STORE_CTX_free(ctx);
+        return pb_fail(err, errlen, "X509_STORE_CTX_init failed");
+    }
+    t->local = ctx;
+    return PB_OK;
+}
+
+int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
+{
+    xi_global *g = global;
+    X509_STORE_CTX *ctx = t->local;
+    for (uint64_t i = 0; i < n; i++) {
+        X509 *issuer = NULL;
+        int r = X509_STORE_CTX_get1_issuer(&issuer, ctx, g->cert);
+        if (r != 0) {
+            X509_free(issuer);
+            return pb_fail(err, errlen, "X509_STORE_CTX_get1_issuer returned %d, expected 0 (not found)", r);
+        }
+    }
+    /* A failed lookup may leave errors on this thread's queue; keep it
+     * from filling up across batches (it is a fixed-size ring anyway). */
+    ERR_clear_error();
+    return PB_OK;
+}
+
+int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
+{
+    (void)global; (void)err; (void)errlen;
+    X509_STORE_CTX_free(t->local);
+    t->local = NULL;
+    return PB_OK;
+}
+
+void pb_teardown(void *global) { free_global(global); }

@@ -1,0 +1,771 @@
+//! Building one OpenSSL source tree with a resolved recipe: out-of-tree
+//! `config`, `make -jN`, and an install of only what a benchmark needs
+//! (libraries, headers, engines and provider modules).
+//!
+//! The caller owns the directories: it provides an empty build directory and a
+//! staging install prefix, and publishes the prefix (atomic rename) when this
+//! returns `Ok`. Everything the steps print goes to the log file, and each line
+//! is also handed to the caller as a [`BuildEvent::Line`] for progress display.
+//!
+//! Paths compiled into the libraries: OpenSSL bakes its prefix into every
+//! object file (`-DOPENSSLDIR=…`, `-DENGINESDIR=…`, and `MODULESDIR` on 3.x).
+//! A per-build prefix would make every compilation differ and defeat ccache,
+//! and would point at a staging directory that no longer exists after the
+//! rename. So every build is configured with the same, non-existent
+//! [`CONFIGURED_PREFIX`] and installed with `make DESTDIR=…` into the staging
+//! directory. Consequences for whoever loads these libraries: there is no
+//! default config file, engines or modules directory; set `OPENSSL_CONF`,
+//! `OPENSSL_MODULES` (`<prefix>/lib/ossl-modules`) and `OPENSSL_ENGINES`
+//! (`<prefix>/lib/engines-*`) explicitly, which is what a measurement wants
+//! anyway. The installed `.pc` files name the configured prefix.
+//!
+//! Environment: the steps inherit the caller's environment except variables
+//! that would silently change the build: the compiler and flag variables
+//! OpenSSL's Configure reads (`CC`, `CFLAGS`, `LDFLAGS`, …, see
+//! [`SCRUBBED_ENV`]) and make's (`MAKEFLAGS`, `MFLAGS`, …). The compiler is
+//! given explicitly as `CC=<compiler>` on the config command line, where
+//! `<compiler>` is [`compiler_command`] (`$CC` or `cc`), the same compiler that
+//! [`compiler_id`](crate::recipe::compiler_id) fingerprints; with ccache it is
+//! `CC=ccache <compiler>`. The recipe's `env` is applied last.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use crate::recipe::{compiler_command, ResolvedRecipe};
+
+/// Environment variables removed before running config and make: those
+/// OpenSSL's Configure/config read (they would override the recipe and the
+/// compiler that is fingerprinted), and make's own.
+pub const SCRUBBED_ENV: &[&str] = &[
+    "CC",
+    "CXX",
+    "CPP",
+    "CFLAGS",
+    "CXXFLAGS",
+    "CPPFLAGS",
+    "LDFLAGS",
+    "LDLIBS",
+    "AR",
+    "ARFLAGS",
+    "AS",
+    "ASFLAGS",
+    "LD",
+    "RANLIB",
+    "RC",
+    "WINDRES",
+    "RCFLAGS",
+    "NM",
+    "OBJCOPY",
+    "PERL",
+    "HASHBANGPERL",
+    "CROSS_COMPILE",
+    "CONFIG_OPTIONS",
+    "KERNEL_BITS",
+    "OPENSSL_LOCAL_CONFIG_DIR",
+    "__CNF_CPPDEFINES",
+    "__CNF_CPPINCLUDES",
+    "__CNF_CPPFLAGS",
+    "__CNF_CFLAGS",
+    "__CNF_CXXFLAGS",
+    "__CNF_LDFLAGS",
+    "__CNF_LDLIBS",
+    "DESTDIR",
+    "MAKEFLAGS",
+    "MFLAGS",
+    "GNUMAKEFLAGS",
+    "MAKELEVEL",
+    "MAKEFILES",
+    "MAKEOVERRIDES",
+    "LD_LIBRARY_PATH",
+];
+
+/// The `--prefix` every build is configured with (see the module docs). It
+/// must not exist, so nothing from the machine is picked up by default.
+pub const CONFIGURED_PREFIX: &str = "/nonexistent/perfbisect-openssl";
+
+/// Lines of the log shown in an error message.
+const TAIL_LINES: usize = 20;
+
+pub struct BuildRequest<'a> {
+    /// The checked-out OpenSSL tree (not modified: the build is out of tree).
+    pub src: &'a Path,
+    /// An empty (or missing) directory for the build.
+    pub build_dir: &'a Path,
+    /// Staging install prefix (missing or empty); the caller renames it
+    /// atomically afterwards.
+    pub install_dir: &'a Path,
+    pub recipe: &'a ResolvedRecipe,
+    pub jobs: usize,
+    /// Output of every step is appended here.
+    pub log_path: &'a Path,
+    /// Use ccache if it is on PATH.
+    pub ccache: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BuildEvent {
+    /// A phase starts: "configure", "make" or "install".
+    Phase(&'static str),
+    /// The latest line of output.
+    Line(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CcacheStats {
+    pub hits: u64,
+    pub misses: u64,
+    /// hits / (hits + misses), 0 when there was nothing to cache.
+    pub hit_rate: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuildReport {
+    pub configure_secs: f64,
+    pub make_secs: f64,
+    pub install_secs: f64,
+    pub total_secs: f64,
+    /// The make targets built (the recipe's, plus build_modules/build_engines).
+    pub make_targets: Vec<String>,
+    /// The install targets used (install_dev, and install_engines /
+    /// install_modules where this version's Makefile has them).
+    pub install_targets: Vec<String>,
+    /// `None` when ccache was not used.
+    pub ccache: Option<CcacheStats>,
+}
+
+/// Builds `req.src` into `req.install_dir`. See the module documentation.
+pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result<BuildReport> {
+    let started = Instant::now();
+    let src = absolute(req.src)?;
+    let build_dir = absolute(req.build_dir)?;
+    let install_dir = absolute(req.install_dir)?;
+    let config = src.join("config");
+    if !config.is_file() {
+        bail!(
+            "{} does not look like an OpenSSL source tree (no config)",
+            src.display()
+        );
+    }
+    prepare_empty_dir(&build_dir, "build directory")?;
+    prepare_empty_dir(&install_dir, "install directory")?;
+    if let Some(parent) = req.log_path.parent() {
+        fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    }
+    let mut log = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(req.log_path)
+        .with_context(|| format!("opening build log {}", req.log_path.display()))?;
+
+    let jobs = req.jobs.max(1);
+    let mut cc = compiler_command();
+    let ccache_bin = if req.ccache {
+        find_on_path("ccache")
+    } else {
+        None
+    };
+    let stats_log = build_dir.join(".perfbisect-ccache-stats.log");
+    let mut env: Vec<(String, OsString)> = vec![("LC_ALL".into(), "C".into())];
+    if let Some(bin) = &ccache_bin {
+        let already = Path::new(&cc[0]).file_name().is_some_and(|n| n == "ccache");
+        if !already {
+            cc.insert(0, bin.display().to_string());
+        }
+        env.push((
+            "CCACHE_BASEDIR".into(),
+            common_ancestor(&src, &build_dir).into_os_string(),
+        ));
+        env.push(("CCACHE_NOHASHDIR".into(), "1".into()));
+        env.push(("CCACHE_STATSLOG".into(), stats_log.clone().into_os_string()));
+    }
+    for (k, v) in &req.recipe.env {
+        env.push((k.clone(), v.into()));
+    }
+
+    let _ = writeln!(
+        log,
+        "### perfbisect build of {} with recipe {} (fingerprint {}), ccache {}",
+        src.display(),
+        req.recipe.name,
+        req.recipe.fingerprint,
+        match &ccache_bin {
+            Some(b) => format!("on ({})", b.display()),
+            None if req.ccache => "requested but not found on PATH".into(),
+            None => "off".into(),
+        }
+    );
+
+    let mut step = |phase: &'static str, program: &Path, args: &[String]| -> Result<f64> {
+        let t = Instant::now();
+        let mut cmd = Command::new(program);
+        cmd.args(args).current_dir(&build_dir);
+        for k in SCRUBBED_ENV {
+            cmd.env_remove(k);
+        }
+        for (k, v) in &env {
+            cmd.env(k, v);
+        }
+        run_step(phase, &mut cmd, &mut log, req.log_path, on_event)?;
+        Ok(t.elapsed().as_secs_f64())
+    };
+
+    // configure
+    let mut args = vec![
+        format!("--prefix={CONFIGURED_PREFIX}"),
+        format!("--openssldir={CONFIGURED_PREFIX}/ssl"),
+        "--libdir=lib".to_string(),
+    ];
+    args.extend(req.recipe.configure_args.iter().cloned());
+    args.push(format!("CC={}", cc.join(" ")));
+    let configure_secs = step("configure", &config, &args)?;
+
+    // make
+    let makefile = build_dir.join("Makefile");
+    let targets = makefile_targets(&makefile)?;
+    let mut make_targets = req.recipe.make_targets.clone();
+    // The run-time modules: providers (legacy) and engines on 3.x are built
+    // by build_modules, engines on 1.1.1 by build_engines.
+    let extra = if targets.contains("build_modules") {
+        Some("build_modules")
+    } else if targets.contains("build_engines") {
+        Some("build_engines")
+    } else {
+        None
+    };
+    if let Some(x) = extra {
+        if !make_targets.iter().any(|t| t == x) {
+            make_targets.push(x.to_string());
+        }
+    }
+    if let Some(missing) = req
+        .recipe
+        .make_targets
+        .iter()
+        .find(|t| !targets.contains(t.as_str()))
+    {
+        let _ = writeln!(
+            log,
+            "### perfbisect: make target {missing} does not exist in {}",
+            makefile.display()
+        );
+        bail!(
+            "make failed: the recipe's make target '{missing}' does not exist in this tree's Makefile; log: {}",
+            req.log_path.display()
+        );
+    }
+    // One make invocation per target: OpenSSL's top-level targets
+    // (build_libs, build_modules, …) each run `$(MAKE) depend && $(MAKE)
+    // _target`, so two of them in one parallel make would compile the same
+    // objects at the same time and clobber each other's files.
+    let mut make_secs = 0.0;
+    for (i, t) in make_targets.iter().enumerate() {
+        let args = [format!("-j{jobs}"), t.clone()];
+        make_secs += step(if i == 0 { "make" } else { "" }, Path::new("make"), &args)?;
+    }
+
+    // install: libraries and headers (install_dev), engines and modules
+    // where this version has them. Never install_sw (programs) or docs.
+    let install_targets: Vec<String> = ["install_dev", "install_engines", "install_modules"]
+        .iter()
+        .filter(|t| targets.contains(**t))
+        .map(|t| t.to_string())
+        .collect();
+    if !install_targets.iter().any(|t| t == "install_dev") {
+        bail!(
+            "install failed: {} has no install_dev target; log: {}",
+            makefile.display(),
+            req.log_path.display()
+        );
+    }
+    // Serial: everything is built already; this only copies files. DESTDIR
+    // stages under install_dir (same file system), then moves into place.
+    let destdir = install_dir.join(".perfbisect-destdir");
+    let mut args = vec![format!("DESTDIR={}", destdir.display())];
+    args.extend(install_targets.iter().cloned());
+    let install_secs = step("install", Path::new("make"), &args)?;
+    let staged = destdir.join(CONFIGURED_PREFIX.trim_start_matches('/'));
+    for e in fs::read_dir(&staged).with_context(|| format!("reading {}", staged.display()))? {
+        let e = e?;
+        let to = install_dir.join(e.file_name());
+        fs::rename(e.path(), &to)
+            .with_context(|| format!("moving {} to {}", e.path().display(), to.display()))?;
+    }
+    fs::remove_dir_all(&destdir).with_context(|| format!("removing {}", destdir.display()))?;
+    remove_static_libs(&install_dir.join("lib"))?;
+    check_installed(&install_dir).map_err(|e| {
+        let _ = writeln!(log, "### perfbisect: {e}");
+        anyhow!(
+            "install failed: {e}; log: {}\n{}",
+            req.log_path.display(),
+            tail(req.log_path, TAIL_LINES)
+        )
+    })?;
+
+    let ccache = ccache_bin.as_ref().map(|_| read_stats_log(&stats_log));
+    let total_secs = started.elapsed().as_secs_f64();
+    let _ = writeln!(
+        log,
+        "### perfbisect: built in {total_secs:.1}s (configure {configure_secs:.1}s, make {make_secs:.1}s, install {install_secs:.1}s){}",
+        match &ccache {
+            Some(c) => format!(
+                ", ccache {} hits / {} misses ({:.0}%)",
+                c.hits,
+                c.misses,
+                c.hit_rate * 100.0
+            ),
+            None => String::new(),
+        }
+    );
+    Ok(BuildReport {
+        configure_secs,
+        make_secs,
+        install_secs,
+        total_secs,
+        make_targets,
+        install_targets,
+        ccache,
+    })
+}
+
+fn absolute(p: &Path) -> Result<PathBuf> {
+    std::path::absolute(p).with_context(|| format!("resolving {}", p.display()))
+}
+
+fn prepare_empty_dir(dir: &Path, what: &str) -> Result<()> {
+    if dir.exists() {
+        let mut entries =
+            fs::read_dir(dir).with_context(|| format!("reading {what} {}", dir.display()))?;
+        if entries.next().is_some() {
+            bail!("{what} {} is not empty", dir.display());
+        }
+    } else {
+        fs::create_dir_all(dir).with_context(|| format!("creating {what} {}", dir.display()))?;
+    }
+    Ok(())
+}
+
+fn find_on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+/// The deepest directory containing both `a` and `b` (both absolute).
+fn common_ancestor(a: &Path, b: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for (x, y) in a.components().zip(b.components()) {
+        if x != y {
+            break;
+        }
+        out.push(x);
+    }
+    out
+}
+
+/// Runs one phase, streaming stdout and stderr to the log and to `on_event`.
+/// On failure, the error names the phase, the exit status, the log and its
+/// last lines.
+fn run_step(
+    phase: &'static str,
+    cmd: &mut Command,
+    log: &mut File,
+    log_path: &Path,
+    on_event: &mut dyn FnMut(BuildEvent),
+) -> Result<()> {
+    // An empty phase continues the previous one (several makes in "make").
+    let phase = if phase.is_empty() {
+        "make"
+    } else {
+        on_event(BuildEvent::Phase(phase));
+        phase
+    };
+    let shown: Vec<String> = std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let _ = writeln!(log, "### perfbisect: {phase}: {}", shown.join(" "));
+    let _ = log.flush();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            let _ = writeln!(
+                log,
+                "### perfbisect: {phase}: cannot start {}: {e}",
+                shown[0]
+            );
+            anyhow!(
+                "{phase} failed: cannot start {}: {e}; log: {}",
+                shown[0],
+                log_path.display()
+            )
+        })?;
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    let readers: Vec<_> = [
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|stream| {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stream);
+            loop {
+                let mut line = Vec::new();
+                match r.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        })
+    })
+    .collect();
+    drop(tx);
+    for line in rx {
+        let _ = log.write_all(&line);
+        if !line.ends_with(b"\n") {
+            let _ = log.write_all(b"\n");
+        }
+        let text = String::from_utf8_lossy(&line).trim_end().to_string();
+        if !text.is_empty() {
+            on_event(BuildEvent::Line(text));
+        }
+    }
+    for r in readers {
+        let _ = r.join();
+    }
+    let status = child
+        .wait()
+        .with_context(|| format!("waiting for {phase}"))?;
+    let _ = log.flush();
+    if !status.success() {
+        let _ = writeln!(log, "### perfbisect: {phase} failed ({status})");
+        let _ = log.flush();
+        bail!(
+            "{phase} failed ({status}); log: {}\n{}",
+            log_path.display(),
+            tail(log_path, TAIL_LINES)
+        );
+    }
+    Ok(())
+}
+
+/// The last `n` lines of a file, indented, for error messages.
+fn tail(path: &Path, n: usize) -> String {
+    let text = match fs::read(path) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(_) => return String::new(),
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| format!("  | {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Names of the explicit targets of a generated Makefile (`name:` at the
+/// start of a line, not `name:=`).
+fn makefile_targets(makefile: &Path) -> Result<BTreeSet<String>> {
+    let text = fs::read_to_string(makefile)
+        .with_context(|| format!("configure produced no readable {}", makefile.display()))?;
+    Ok(text
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(':')?;
+            let ok = !name.is_empty()
+                && !rest.starts_with('=')
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+            ok.then(|| name.to_string())
+        })
+        .collect())
+}
+
+/// Removes static libraries (`*.a`) under `dir`: only the shared ones are
+/// used, and OpenSSL 3 installs both.
+fn remove_static_libs(dir: &Path) -> Result<()> {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in rd {
+        let e = e?;
+        let p = e.path();
+        let ft = e.file_type()?;
+        if ft.is_dir() {
+            remove_static_libs(&p)?;
+        } else if p.extension().is_some_and(|x| x == "a") {
+            fs::remove_file(&p).with_context(|| format!("removing {}", p.display()))?;
+        }
+    }
+    Ok(())
+}
+
+fn check_installed(prefix: &Path) -> Result<()> {
+    if !prefix.join("include/openssl/opensslv.h").is_file() {
+        bail!("no include/openssl/opensslv.h in {}", prefix.display());
+    }
+    let lib = prefix.join("lib");
+    let names: Vec<String> = fs::read_dir(&lib)
+        .with_context(|| format!("no lib directory in {}", prefix.display()))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    for want in ["libcrypto.so", "libssl.so"] {
+        if !names.iter().any(|n| n.starts_with(want)) {
+            bail!("no {want}* in {}", lib.display());
+        }
+    }
+    Ok(())
+}
+
+/// Counts hits and misses in a ccache stats log (`CCACHE_STATSLOG`): one
+/// `# file` line per compilation followed by its counter names.
+fn read_stats_log(path: &Path) -> CcacheStats {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    parse_stats_log(&text)
+}
+
+fn parse_stats_log(text: &str) -> CcacheStats {
+    let mut hits = 0;
+    let mut misses = 0;
+    for l in text.lines().map(str::trim) {
+        match l {
+            "direct_cache_hit" | "preprocessed_cache_hit" => hits += 1,
+            "cache_miss" => misses += 1,
+            _ => {}
+        }
+    }
+    let total = hits + misses;
+    CcacheStats {
+        hits,
+        misses,
+        hit_rate: if total == 0 {
+            0.0
+        } else {
+            hits as f64 / total as f64
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recipe::{self, detect_version};
+    use std::collections::BTreeMap;
+
+    fn resolved(name: &str) -> ResolvedRecipe {
+        ResolvedRecipe {
+            name: name.into(),
+            configure_args: vec![],
+            make_targets: vec!["build_libs".into()],
+            env: BTreeMap::new(),
+            fingerprint: "0".repeat(16),
+        }
+    }
+
+    #[test]
+    fn stats_log_counts() {
+        let s = parse_stats_log(
+            "# a.c\ncache_miss\ndirect_cache_miss\nlocal_storage_miss\n# b.c\ndirect_cache_hit\nlocal_storage_hit\n# c.c\npreprocessed_cache_hit\n# x.o\ncalled_for_link\n",
+        );
+        assert_eq!((s.hits, s.misses), (2, 1));
+        assert!((s.hit_rate - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(parse_stats_log("").hit_rate, 0.0);
+    }
+
+    #[test]
+    fn makefile_target_names() {
+        let d = tempfile::tempdir().unwrap();
+        let m = d.path().join("Makefile");
+        fs::write(
+            &m,
+            "CC=gcc\nX:=1\nbuild_libs: build_libs_nodep\n\t@echo hi: there\ninstall_dev: install_runtime_libs\n.PHONY: all\ncrypto/aes.o: crypto/aes.c\n",
+        )
+        .unwrap();
+        let t = makefile_targets(&m).unwrap();
+        assert!(t.contains("build_libs") && t.contains("install_dev") && t.contains(".PHONY"));
+        assert!(!t.contains("X") && !t.contains("CC") && !t.contains("\t@echo hi"));
+    }
+
+    #[test]
+    fn common_ancestor_of_paths() {
+        assert_eq!(
+            common_ancestor(Path::new("/tmp/pb/src"), Path::new("/tmp/pb/build")),
+            PathBuf::from("/tmp/pb")
+        );
+        assert_eq!(
+            common_ancestor(Path::new("/a/b"), Path::new("/c")),
+            PathBuf::from("/")
+        );
+    }
+
+    #[test]
+    fn failed_configure_reports_phase_status_log_and_tail() {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("src");
+        fs::create_dir_all(&src).unwrap();
+        let config = src.join("config");
+        fs::write(
+            &config,
+            "#!/bin/sh\nfor i in $(seq 1 30); do echo line $i; done\necho \"args: $*\" >&2\necho \"CFLAGS=${CFLAGS-unset} MAKEFLAGS=${MAKEFLAGS-unset} R=${RECIPE_VAR}\"\nexit 3\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&config, fs::Permissions::from_mode(0o755)).unwrap();
+        let mut r = resolved("t");
+        r.configure_args = vec!["no-asm".into(), "with space".into()];
+        r.env.insert("RECIPE_VAR".into(), "yes".into());
+        let log = d.path().join("logs/build.log");
+        let req = BuildRequest {
+            src: &src,
+            build_dir: &d.path().join("b"),
+            install_dir: &d.path().join("i"),
+            recipe: &r,
+            jobs: 2,
+            log_path: &log,
+            ccache: false,
+        };
+        let mut events = Vec::new();
+        let e = build(&req, &mut |ev| events.push(ev))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("configure failed (exit status: 3); log: "),
+            "{e}"
+        );
+        assert!(e.contains(&log.display().to_string()), "{e}");
+        assert!(e.contains("line 30") && !e.contains("line 10\n"), "{e}");
+        assert_eq!(events[0], BuildEvent::Phase("configure"));
+        assert!(events.contains(&BuildEvent::Line("line 1".into())));
+        let text = fs::read_to_string(&log).unwrap();
+        assert!(
+            text.contains("--libdir=lib no-asm with space CC="),
+            "{text}"
+        );
+        // User's flags do not leak in; the recipe's environment does.
+        assert!(
+            text.contains("CFLAGS=unset MAKEFLAGS=unset R=yes"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn refuses_non_empty_dirs() {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("src");
+        fs::create_dir_all(&src).unwrap();
+        fs::write(src.join("config"), "").unwrap();
+        let b = d.path().join("b");
+        fs::create_dir_all(&b).unwrap();
+        fs::write(b.join("junk"), "").unwrap();
+        let r = resolved("t");
+        let req = BuildRequest {
+            src: &src,
+            build_dir: &b,
+            install_dir: &d.path().join("i"),
+            recipe: &r,
+            jobs: 1,
+            log_path: &d.path().join("log"),
+            ccache: false,
+        };
+        let e = build(&req, &mut |_| {}).unwrap_err().to_string();
+        assert!(e.contains("is not empty"), "{e}");
+    }
+
+    /// A real build. Slow (30 s to 2 min on 2 cores), so ignored by default:
+    /// `PB_CRATE=300.2.3+3.2.1 cargo test -- --ignored real_build --nocapture`.
+    /// Copies the openssl-src tree to $PB_WORK/src (default /tmp/pbwork),
+    /// builds in $PB_WORK/build, installs to $PB_WORK/inst-<version>.
+    #[test]
+    #[ignore]
+    fn real_build() {
+        let krate = std::env::var("PB_CRATE").unwrap_or_else(|_| "111.28.2+1.1.1w".into());
+        let work = PathBuf::from(std::env::var("PB_WORK").unwrap_or_else(|_| "/tmp/pbwork".into()));
+        let recipe_name = std::env::var("PB_RECIPE").unwrap_or_else(|_| "default".into());
+        let ccache = std::env::var("PB_CCACHE").map(|v| v != "0").unwrap_or(true);
+        let registry = "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f";
+        let from = format!("{registry}/openssl-src-{krate}/openssl");
+        let src = work.join("src");
+        let build_dir = work.join("build");
+        let _ = fs::remove_dir_all(&src);
+        let _ = fs::remove_dir_all(&build_dir);
+        fs::create_dir_all(&work).unwrap();
+        let st = Command::new("cp")
+            .arg("-a")
+            .arg(&from)
+            .arg(&src)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let v = detect_version(&src).unwrap();
+        let inst = work.join(format!("inst-{v}"));
+        let _ = fs::remove_dir_all(&inst);
+        let r = recipe::load(&recipe_name, None)
+            .unwrap()
+            .resolve(&v, &recipe::compiler_id());
+        let log = work.join(format!("build-{v}.log"));
+        let _ = fs::remove_file(&log);
+        let req = BuildRequest {
+            src: &src,
+            build_dir: &build_dir,
+            install_dir: &inst,
+            recipe: &r,
+            jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            log_path: &log,
+            ccache,
+        };
+        let mut lines = 0usize;
+        let report = build(&req, &mut |ev| match ev {
+            BuildEvent::Phase(p) => eprintln!("phase {p}"),
+            BuildEvent::Line(_) => lines += 1,
+        })
+        .unwrap();
+        eprintln!(
+            "{v}: {report:?}, {lines} lines, args {:?}",
+            r.configure_args
+        );
+        assert!(inst.join("include/openssl/ssl.h").is_file());
+        let libs: Vec<String> = fs::read_dir(inst.join("lib"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            libs.iter().any(|n| n.starts_with("libcrypto.so")),
+            "{libs:?}"
+        );
+        assert!(libs.iter().any(|n| n.starts_with("libssl.so")), "{libs:?}");
+        assert!(!libs.iter().any(|n| n.ends_with(".a")), "{libs:?}");
+        assert!(!inst.join("bin").exists());
+        if v.major >= 3 {
+            assert!(inst.join("lib/ossl-modules").is_dir());
+        }
+        if v.major < 4 {
+            assert!(libs.iter().any(|n| n.starts_with("engines-")), "{libs:?}");
+        }
+    }
+}

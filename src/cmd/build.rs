@@ -1,0 +1,113 @@
+use anyhow::{bail, Result};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::builds::{self, BuildOptions, Built};
+use crate::cache::Cache;
+use crate::progress;
+use crate::recipe::{self, Recipe};
+use crate::repo::{CommitInfo, Repo};
+use crate::Global;
+
+/// Options shared by every command that builds OpenSSL.
+#[derive(Args, Clone)]
+pub struct BuildArgs {
+    /// The OpenSSL git repository (read only)
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    pub repo: PathBuf,
+    /// Configure recipe: a name from build-recipes/ or a .toml file
+    #[arg(long, default_value = "default", value_name = "NAME")]
+    pub recipe: String,
+    /// Build again even when the cache has this build (or its failure)
+    #[arg(long)]
+    pub rebuild: bool,
+    /// Parallel make jobs (default: the number of cores)
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+impl BuildArgs {
+    pub fn open(&self) -> Result<(Repo, Recipe)> {
+        let recipe = recipe::load(&self.recipe, None)?;
+        let repo = Repo::open(&self.repo)?;
+        Ok((repo, recipe))
+    }
+
+    pub fn options<'a>(&self, recipe: &'a Recipe) -> BuildOptions<'a> {
+        BuildOptions {
+            recipe,
+            rebuild: self.rebuild,
+            jobs: self.jobs.unwrap_or_else(builds::default_jobs).max(1),
+        }
+    }
+}
+
+#[derive(Args)]
+pub struct BuildCmd {
+    /// Revisions to build (tags, branches, shas, REV^, REV~N)
+    #[arg(required = true, value_name = "REV")]
+    revs: Vec<String>,
+    #[command(flatten)]
+    build: BuildArgs,
+}
+
+pub fn run(g: &Global, a: BuildCmd) -> Result<ExitCode> {
+    let (repo, recipe) = a.build.open()?;
+    let commits = a
+        .revs
+        .iter()
+        .map(|r| repo.resolve(r))
+        .collect::<Result<Vec<_>>>()?;
+    let cache = Cache::open(g.cache.as_deref())?;
+    let opts = a.build.options(&recipe);
+    let mut failed = Vec::new();
+    for (rev, c) in a.revs.iter().zip(&commits) {
+        let b = builds::ensure(&cache, &repo, c, &opts)?;
+        println!("{}", describe(rev, c, &b));
+        if !b.meta.ok {
+            failed.push(rev.clone());
+        }
+    }
+    if !failed.is_empty() {
+        bail!(
+            "build failed for {} (cached as failed; --rebuild to try again)",
+            failed.join(", ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line per build (plus the log tail for a failure).
+pub fn describe(rev: &str, c: &CommitInfo, b: &Built) -> String {
+    let head = format!(
+        "{rev} ({}, OpenSSL {}) recipe {}",
+        c.short, b.meta.version, b.meta.recipe
+    );
+    if b.meta.ok {
+        let how = if b.fresh {
+            let cc = b
+                .meta
+                .ccache_hit_rate
+                .map(|r| format!(", ccache hit rate {:.0}%", r * 100.0))
+                .unwrap_or_default();
+            format!("built in {:.1} s{cc}", b.meta.duration_s)
+        } else {
+            "cached".to_string()
+        };
+        let prefix = b
+            .prefix
+            .as_ref()
+            .map(|p| p.root.display().to_string())
+            .unwrap_or_default();
+        format!("{head}: {how} -> {prefix}")
+    } else {
+        let cached = if b.fresh { "" } else { " (cached failure)" };
+        let err = b.meta.error.clone().unwrap_or_default();
+        let mut s = format!("{head}: FAILED{cached}: {err}");
+        if !progress::quiet() {
+            s.push_str(&format!("\n  log: {}", b.log_path().display()));
+        }
+        s
+    }
+}

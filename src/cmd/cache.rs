@@ -1,0 +1,183 @@
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::builds;
+use crate::cache::{self, Cache};
+use crate::repo::Repo;
+use crate::report::{Format, Table};
+use crate::Global;
+
+#[derive(Args)]
+pub struct CacheCmd {
+    #[command(subcommand)]
+    action: CacheAction,
+}
+
+#[derive(Subcommand)]
+enum CacheAction {
+    /// List cached builds: commit, recipe, size, age, status
+    Ls {
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Remove old builds
+    Gc {
+        /// Keep the N most recent builds
+        #[arg(long, value_name = "N")]
+        keep: Option<usize>,
+        /// Remove builds older than this (e.g. 12h, 7d, 30m)
+        #[arg(long, value_name = "AGE", value_parser = parse_age)]
+        older_than: Option<u64>,
+    },
+    /// Remove the builds of these revisions (any recipe)
+    Rm {
+        #[arg(required = true, value_name = "REV")]
+        revs: Vec<String>,
+        /// Repository to resolve the revisions in (shas work without it)
+        #[arg(long, default_value = ".", value_name = "DIR")]
+        repo: PathBuf,
+    },
+}
+
+fn parse_age(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not an age such as 7d or 12h"))?;
+    let mult = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" | "" => 3600,
+        "d" => 86400,
+        "w" => 7 * 86400,
+        _ => return Err(format!("'{s}' is not an age such as 7d or 12h")),
+    };
+    Ok(n * mult)
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn age(secs: u64) -> String {
+    match secs {
+        s if s < 120 => format!("{s}s"),
+        s if s < 7200 => format!("{}m", s / 60),
+        s if s < 172800 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86400),
+    }
+}
+
+fn size(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / 1048576.0)
+}
+
+pub fn run(g: &Global, a: CacheCmd) -> Result<ExitCode> {
+    let cache = Cache::open(g.cache.as_deref())?;
+    match a.action {
+        CacheAction::Ls { format } => {
+            let list = builds::list(&cache)?;
+            if format == Format::Json {
+                let metas: Vec<_> = list.iter().map(|b| &b.meta).collect();
+                println!("{}", serde_json::to_string_pretty(&metas)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let mut t = Table::new(&[
+                "commit", "version", "recipe", "size", "age", "status", "subject",
+            ]);
+            for b in &list {
+                t.push(vec![
+                    b.meta.commit[..10].to_string(),
+                    b.meta.version.clone(),
+                    b.meta.recipe.clone(),
+                    size(cache::dir_size(&b.dir)),
+                    age(now().saturating_sub(b.meta.created)),
+                    if b.meta.ok {
+                        "ok".into()
+                    } else {
+                        "failed".into()
+                    },
+                    b.meta.summary.clone(),
+                ]);
+            }
+            print!("{}", t.render(format)?);
+        }
+        CacheAction::Gc { keep, older_than } => {
+            if keep.is_none() && older_than.is_none() {
+                bail!("cache gc needs --keep N or --older-than AGE");
+            }
+            let list = builds::list(&cache)?;
+            let mut removed = 0;
+            for (i, b) in list.iter().enumerate() {
+                let too_many = keep.is_some_and(|k| i >= k);
+                let too_old = older_than.is_some_and(|o| now().saturating_sub(b.meta.created) > o);
+                if too_many || too_old {
+                    remove(&cache, &b.dir)?;
+                    removed += 1;
+                }
+            }
+            // Staging directories left by a killed process, when no build runs.
+            if let Some(_l) = cache.try_lock("workdir")? {
+                for e in std::fs::read_dir(cache.dir("builds")?)?.flatten() {
+                    if e.file_name().to_string_lossy().starts_with(".tmp-") {
+                        std::fs::remove_dir_all(e.path()).ok();
+                    }
+                }
+            }
+            println!("removed {removed} build(s), {} kept", list.len() - removed);
+        }
+        CacheAction::Rm { revs, repo } => {
+            let repo = Repo::open(&repo).ok();
+            let list = builds::list(&cache)?;
+            let mut removed = 0;
+            for rev in &revs {
+                let id = match repo.as_ref().map(|r| r.resolve(rev)) {
+                    Some(Ok(c)) => c.id,
+                    _ if rev.len() >= 4 && rev.chars().all(|c| c.is_ascii_hexdigit()) => {
+                        rev.to_lowercase()
+                    }
+                    Some(Err(e)) => return Err(e),
+                    None => {
+                        bail!("cannot resolve '{rev}' without a repository (pass --repo, or a sha)")
+                    }
+                };
+                let hits: Vec<_> = list
+                    .iter()
+                    .filter(|b| b.meta.commit.starts_with(&id))
+                    .collect();
+                if hits.is_empty() {
+                    eprintln!("perfbisect: no cached build of {rev}");
+                }
+                for b in hits {
+                    remove(&cache, &b.dir)?;
+                    removed += 1;
+                }
+            }
+            println!("removed {removed} build(s)");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Remove an entry by renaming it out of sight first, so no reader sees it
+/// half-deleted.
+fn remove(cache: &Cache, dir: &std::path::Path) -> Result<()> {
+    let name = dir
+        .file_name()
+        .context("entry has no name")?
+        .to_string_lossy()
+        .into_owned();
+    let _l = cache.lock(&format!("build-{name}"))?;
+    let trash = dir.with_file_name(format!(".tmp-rm-{name}-{}", std::process::id()));
+    std::fs::rename(dir, &trash).with_context(|| format!("cannot remove {}", dir.display()))?;
+    std::fs::remove_dir_all(&trash)
+        .with_context(|| format!("cannot remove {}", trash.display()))?;
+    Ok(())
+}

@@ -1,0 +1,82 @@
+use anyhow::Result;
+use clap::Args;
+use std::process::ExitCode;
+
+use super::bisect::SavedBisect;
+use crate::cache::Cache;
+use crate::report::{Format, Table};
+use crate::Global;
+
+#[derive(Args)]
+pub struct LogArgs {
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+/// Past bisects in this cache, newest first, with their results.
+pub fn run(g: &Global, a: LogArgs) -> Result<ExitCode> {
+    let cache = Cache::open(g.cache.as_deref())?;
+    let dir = cache.dir("bisects")?;
+    let mut all: Vec<SavedBisect> = Vec::new();
+    for e in std::fs::read_dir(&dir)?.flatten() {
+        let p = e.path();
+        if p.extension().and_then(|x| x.to_str()) != Some("json") {
+            continue;
+        }
+        match std::fs::read_to_string(&p)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+        {
+            Some(s) => all.push(s),
+            None => eprintln!(
+                "perfbisect: warning: ignoring damaged bisect record {}",
+                p.display()
+            ),
+        }
+    }
+    all.sort_by(|x, y| y.updated.cmp(&x.updated));
+    if a.format == Format::Json {
+        println!("{}", serde_json::to_string_pretty(&all)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = Table::new(&["id", "when", "state", "result", "command"]);
+    for s in &all {
+        let result = s
+            .result
+            .as_ref()
+            .map(|r| {
+                let culprits: Vec<String> = r["culprits"]
+                    .as_array()
+                    .map(|cs| {
+                        cs.iter()
+                            .map(|c| {
+                                format!(
+                                    "{} {:+.1}%",
+                                    c["commit"].as_str().unwrap_or("?").get(..10).unwrap_or("?"),
+                                    (c["ratio"].as_f64().unwrap_or(f64::NAN) - 1.0) * 100.0
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if culprits.is_empty() {
+                    "no change".to_string()
+                } else {
+                    culprits.join(", ")
+                }
+            })
+            .unwrap_or_else(|| "-".into());
+        let when = chrono::DateTime::from_timestamp(s.updated as i64, 0)
+            .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+            .unwrap_or_default();
+        t.push(vec![
+            s.id.clone(),
+            when,
+            s.state.clone(),
+            result,
+            s.command.clone(),
+        ]);
+    }
+    print!("{}", t.render(a.format)?);
+    Ok(ExitCode::SUCCESS)
+}

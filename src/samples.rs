@@ -1,0 +1,95 @@
+//! Samples kept in the cache, one JSON line each, keyed by everything that
+//! determines them (build, kernel source and arguments, threads, duration,
+//! host). An interrupted run loses at most the sample being taken; a damaged
+//! line is reported and ignored, never read as a number.
+
+use anyhow::{Context, Result};
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::cache::Cache;
+use crate::hashing::Hasher;
+use crate::host::Host;
+use crate::kernel::ToolSpec;
+use crate::runner::Sample;
+
+pub struct SampleSet {
+    path: PathBuf,
+}
+
+impl SampleSet {
+    /// `build` identifies the library (a build entry, or a prefix identity);
+    /// `side` separates the two halves of an A/A comparison of one build.
+    pub fn open(
+        cache: &Cache,
+        build: &str,
+        spec: &ToolSpec,
+        threads: usize,
+        duration: f64,
+        side: &str,
+    ) -> Result<SampleSet> {
+        let mut h = Hasher::new();
+        h.field("samples-v1")
+            .field(build)
+            .field(&spec.canonical())
+            .field(&spec.kernel.source)
+            .field(crate::kernel::header_source())
+            .field(&threads.to_string())
+            .field(&format!("{duration}"))
+            .field(&Host::current().id())
+            .field(side);
+        let dir = cache.dir("samples")?;
+        Ok(SampleSet {
+            path: dir.join(format!("{}.jsonl", h.finish_short())),
+        })
+    }
+
+    pub fn load(&self) -> Result<Vec<Sample>> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot read {}", self.path.display()))
+            }
+        };
+        let mut out = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Sample>(line) {
+                Ok(s) if s.us_per_op.is_finite() && s.us_per_op > 0.0 => out.push(s),
+                _ => eprintln!(
+                    "perfbisect: warning: ignoring damaged sample at {}:{}",
+                    self.path.display(),
+                    i + 1
+                ),
+            }
+        }
+        Ok(out)
+    }
+
+    /// One write of one whole line, O_APPEND: concurrent writers and crashes
+    /// leave at worst one truncated final line, which `load` skips.
+    pub fn append(&self, s: &Sample) -> Result<()> {
+        let mut line = serde_json::to_string(s)?;
+        line.push('\n');
+        // After a crash mid-line, start on a fresh line so only the damaged
+        // one is lost.
+        if let Ok(bytes) = std::fs::read(&self.path) {
+            if bytes.last().is_some_and(|b| *b != b'\n') {
+                line.insert(0, '\n');
+            }
+        }
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .with_context(|| format!("cannot open {}", self.path.display()))?;
+        f.write_all(line.as_bytes())
+            .and_then(|_| f.sync_data())
+            .with_context(|| format!("cannot write sample to {}", self.path.display()))?;
+        Ok(())
+    }
+}
