@@ -97,9 +97,14 @@ fn main() -> ExitCode {
             // One line, like every other error: clap's own text adds a usage
             // block and a hint on further lines.
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("perfbisect: error: {first} (see --help)");
+            let msg: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.trim().is_empty())
+                .map(|l| l.trim())
+                .collect();
+            let msg = msg.join(" ");
+            let msg = msg.strip_prefix("error: ").unwrap_or(&msg);
+            eprintln!("perfbisect: error: {msg} (see --help)");
             return ExitCode::from(2);
         }
     };

@@ -179,8 +179,7 @@ impl RunResult {
         for name in &spec.kernel.counters {
             let v: Vec<f64> = samples
                 .iter()
-                .filter_map(|s| s.counters.get(name).map(|c| c.us_per_op))
-                .filter(|v| v.is_finite())
+                .filter_map(|s| s.counters.get(name).and_then(|c| c.us_per_op))
                 .collect();
             if !v.is_empty() {
                 counters_us.insert(name.clone(), v.iter().sum::<f64>() / v.len() as f64);

@@ -41,8 +41,10 @@ pub struct Sample {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CounterResult {
     pub ops: u64,
-    /// Same definition as us_per_op, over the threads that counted it.
-    pub us_per_op: f64,
+    /// Same definition as us_per_op, over the threads that counted it;
+    /// absent when no thread counted this kind of operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub us_per_op: Option<f64>,
 }
 
 /// What one child process gave back.
@@ -242,10 +244,11 @@ pub fn child_main(a: ChildArgs) -> i32 {
             message: format!("{e:#}"),
         },
     };
-    println!(
-        "{}",
-        serde_json::to_string(&report).unwrap_or_else(|_| "{}".into())
-    );
+    let line = serde_json::to_string(&report).unwrap_or_else(|e| {
+        serde_json::json!({"status": "error", "message": format!("cannot encode the sample: {e}")})
+            .to_string()
+    });
+    println!("{line}");
     0
 }
 
@@ -394,11 +397,7 @@ fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
         for (i, name) in a.counters.iter().enumerate().take(PB_MAX_COUNTERS) {
             let ops: u64 = per_thread.iter().map(|t| t.counters[i]).sum();
             let contributing = per_thread.iter().filter(|t| t.counters[i] > 0).count();
-            let us = if ops > 0 {
-                wall * 1e6 * contributing as f64 / ops as f64
-            } else {
-                f64::NAN
-            };
+            let us = (ops > 0).then(|| wall * 1e6 * contributing as f64 / ops as f64);
             counters.insert(name.clone(), CounterResult { ops, us_per_op: us });
         }
         let mb_per_s = a

@@ -24,16 +24,16 @@ pub struct StatArgs {
     #[arg(long, default_value = "40", value_parser = parse_samples)]
     pub max_samples: usize,
     /// Seconds each sample measures for
-    #[arg(long, default_value = "1", value_parser = parse_duration, value_name = "SECONDS")]
+    #[arg(long, default_value = "1", value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
     pub duration: f64,
     /// Kill a sample after this many seconds (default: 30 + 4 x duration)
-    #[arg(long, value_parser = parse_duration, value_name = "SECONDS")]
+    #[arg(long, value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
     pub timeout: Option<f64>,
     /// Error rate of the whole search (split across its tests)
-    #[arg(long, default_value = "0.01", value_parser = parse_fraction)]
+    #[arg(long, default_value = "0.01", value_parser = parse_fraction, allow_negative_numbers = true)]
     pub alpha: f64,
     /// Smallest change worth finding, e.g. 3% or 0.03
-    #[arg(long, default_value = "3%", value_parser = parse_effect)]
+    #[arg(long, default_value = "3%", value_parser = parse_effect, allow_negative_numbers = true)]
     pub min_effect: f64,
 }
 

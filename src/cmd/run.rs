@@ -28,10 +28,10 @@ pub struct RunArgs {
     #[arg(long, default_value = "10", value_parser = parse_samples)]
     pub samples: usize,
     /// Seconds each sample measures for
-    #[arg(long, default_value = "1", value_parser = parse_duration, value_name = "SECONDS")]
+    #[arg(long, default_value = "1", value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
     pub duration: f64,
     /// Kill a sample after this many seconds (default: 30 + 4 x duration)
-    #[arg(long, value_parser = parse_duration, value_name = "SECONDS")]
+    #[arg(long, value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
     pub timeout: Option<f64>,
     /// Installed OpenSSL prefix(es) holding include/ and lib/ (default: the system's)
     #[arg(long = "openssl-dir", value_name = "PREFIX")]

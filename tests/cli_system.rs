@@ -1,0 +1,460 @@
+//! `perfbisect run` and `kernels` against the system OpenSSL (libssl-dev),
+//! with the real kernels, runner and identity checks; and the bad inputs
+//! of those commands.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+fn run_json(cache: &Path, args: &[&str]) -> Value {
+    let o = perfbisect(cache)
+        .arg("run")
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "run {args:?} failed: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("run --format json prints JSON")
+}
+
+#[test]
+fn binary_links_neither_libssl_nor_libcrypto() {
+    let bin = assert_cmd::cargo::cargo_bin("perfbisect");
+    let o = std::process::Command::new("ldd")
+        .arg(&bin)
+        .output()
+        .unwrap();
+    let text = stdout(&o);
+    assert!(o.status.success(), "ldd failed: {}", stderr(&o));
+    assert!(text.contains("libc.so"), "unexpected ldd output: {text}");
+    assert!(!text.contains("libssl"), "perfbisect links libssl: {text}");
+    assert!(
+        !text.contains("libcrypto"),
+        "perfbisect links libcrypto: {text}"
+    );
+}
+
+#[test]
+fn kernels_json_lists_every_kernel_with_arguments() {
+    let d = tempfile::tempdir().unwrap();
+    let o = perfbisect(d.path())
+        .args(["kernels", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    for k in [
+        "noop",
+        "randbytes",
+        "pkeyread",
+        "evp_setpeer",
+        "sslnew",
+        "newrawkey",
+        "rsasign",
+        "handshake",
+        "writeread",
+        "x509storeissuer",
+        "providerdoall",
+        "rwlocks",
+        "evp_fetch",
+        "evp_cipher",
+        "evp_hash",
+        "ecdsa",
+        "ctxload",
+    ] {
+        assert!(names.contains(&k), "kernel {k} missing from {names:?}");
+    }
+    let pkeyread = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "pkeyread")
+        .unwrap();
+    let args = pkeyread["args"].as_array().unwrap();
+    let key = args.iter().find(|a| a["name"] == "key").unwrap();
+    assert_eq!(key["default"], "ec");
+    assert!(pkeyread["min_version"].is_string());
+}
+
+#[test]
+fn every_kernel_gives_a_sample_from_the_system_openssl() {
+    let d = tempfile::tempdir().unwrap();
+    let o = perfbisect(d.path())
+        .args(["kernels", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut args: Vec<String> = Vec::new();
+    for k in v.as_array().unwrap() {
+        args.push("--tool".into());
+        args.push(k["name"].as_str().unwrap().into());
+    }
+    args.extend(["--threads", "1,2", "--samples", "1", "--duration", "0.05"].map(String::from));
+    let argv: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    let j = run_json(d.path(), &argv);
+    let results = j["results"].as_array().unwrap();
+    assert_eq!(results.len(), v.as_array().unwrap().len() * 2);
+    for r in results {
+        let tool = r["tool"].as_str().unwrap();
+        assert_eq!(r["n"], 1, "{tool}: {r}");
+        assert!(r["mean_us"].as_f64().unwrap() > 0.0, "{tool}");
+        assert!(r["stddev_us"].is_number(), "{tool}");
+        assert!(r["args"].is_object(), "{tool}");
+        let s = &r["samples"][0];
+        assert!(s["us_per_op"].as_f64().unwrap() > 0.0);
+        let lib = s["libcrypto_path"].as_str().unwrap();
+        assert!(lib.contains("libcrypto.so"), "{tool}: {lib}");
+        assert!(
+            s["openssl_version"]
+                .as_str()
+                .unwrap()
+                .starts_with("OpenSSL 3."),
+            "{tool}: {s}"
+        );
+        assert_eq!(
+            s["ops_per_thread"].as_array().unwrap().len() as u64,
+            r["threads"].as_u64().unwrap()
+        );
+    }
+    // rwlocks reports reads and writes separately.
+    let rw = results
+        .iter()
+        .find(|r| r["tool"] == "rwlocks" && r["threads"] == 2)
+        .unwrap();
+    assert!(
+        rw["samples"][0]["counters"]["read"]["ops"]
+            .as_u64()
+            .unwrap()
+            > 0,
+        "{rw}"
+    );
+    assert!(
+        rw["samples"][0]["counters"]["write"]["ops"]
+            .as_u64()
+            .unwrap()
+            > 0,
+        "{rw}"
+    );
+    // Throughput kernels also report MB/s.
+    let h = results.iter().find(|r| r["tool"] == "evp_hash").unwrap();
+    assert!(h["mb_per_s"].as_f64().unwrap() > 0.0, "{h}");
+}
+
+#[test]
+fn samples_are_interleaved_and_counted_per_cell() {
+    let d = tempfile::tempdir().unwrap();
+    let j = run_json(
+        d.path(),
+        &[
+            "--tool",
+            "pkeyread:key=ec,format=der",
+            "--tool",
+            "randbytes:size=64",
+            "--threads",
+            "1,2",
+            "--samples",
+            "3",
+            "--duration",
+            "0.05",
+        ],
+    );
+    let r = j["results"].as_array().unwrap();
+    assert_eq!(r.len(), 4);
+    assert_eq!(r[0]["args"]["format"], "der");
+    assert_eq!(r[2]["args"]["size"], "64");
+    for x in r {
+        assert_eq!(x["n"], 3);
+        assert_eq!(x["samples"].as_array().unwrap().len(), 3);
+    }
+}
+
+#[test]
+fn table_markdown_and_csv_outputs() {
+    let d = tempfile::tempdir().unwrap();
+    for (fmt, needle) in [
+        ("table", "mean us/op"),
+        ("markdown", "| ---"),
+        ("csv", "tool,threads,n,mean us/op"),
+    ] {
+        let o = perfbisect(d.path())
+            .args([
+                "run",
+                "--tool",
+                "noop",
+                "--samples",
+                "2",
+                "--duration",
+                "0.02",
+                "--format",
+                fmt,
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).contains(needle), "{fmt}: {}", stdout(&o));
+    }
+}
+
+/// A prefix whose libcrypto is only a link to the system's: the loaded
+/// library is not under the prefix, so the sample must be refused.
+#[test]
+fn identity_check_refuses_a_library_outside_the_prefix() {
+    let d = tempfile::tempdir().unwrap();
+    let prefix = d.path().join("fake");
+    std::fs::create_dir_all(prefix.join("include")).unwrap();
+    std::fs::create_dir_all(prefix.join("lib")).unwrap();
+    let o = std::process::Command::new("cp")
+        .args(["-r", "/usr/include/openssl"])
+        .arg(prefix.join("include"))
+        .status()
+        .unwrap();
+    assert!(o.success());
+    let syslib = String::from_utf8(
+        std::process::Command::new("pkg-config")
+            .args(["--variable=libdir", "libcrypto"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let syslib = Path::new(syslib.trim());
+    for l in ["libcrypto.so", "libssl.so"] {
+        std::os::unix::fs::symlink(syslib.join(l), prefix.join("lib").join(l)).unwrap();
+    }
+    let o = perfbisect(&d.path().join("cache"))
+        .args([
+            "run",
+            "--tool",
+            "randbytes",
+            "--samples",
+            "1",
+            "--duration",
+            "0.02",
+            "--openssl-dir",
+        ])
+        .arg(&prefix)
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "refusing this sample");
+    let err = stderr(&o);
+    assert!(
+        err.contains(&prefix.join("lib").display().to_string()),
+        "{err}"
+    );
+    assert!(err.contains("libcrypto.so.3"), "{err}");
+}
+
+#[test]
+fn prefix_without_libcrypto_is_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    let prefix = d.path().join("p");
+    std::fs::create_dir_all(prefix.join("include/openssl")).unwrap();
+    std::fs::copy(
+        "/usr/include/openssl/opensslv.h",
+        prefix.join("include/openssl/opensslv.h"),
+    )
+    .unwrap();
+    let o = perfbisect(d.path())
+        .args(["run", "--tool", "noop", "--openssl-dir"])
+        .arg(&prefix)
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "no shared libcrypto");
+    let o = perfbisect(d.path())
+        .args(["run", "--tool", "noop", "--openssl-dir", "/nonexistent/x"])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "not a directory");
+}
+
+#[test]
+fn crashing_kernel_is_reported_with_its_signal() {
+    let d = tempfile::tempdir().unwrap();
+    for when in ["run", "setup"] {
+        let o = perfbisect(d.path())
+            .arg("--kernels-dir")
+            .arg(test_kernels())
+            .args([
+                "run",
+                "--tool",
+                &format!("crash:when={when}"),
+                "--samples",
+                "2",
+                "--duration",
+                "0.1",
+            ])
+            .output()
+            .unwrap();
+        assert_usage_error(&o, "crashed (signal 11");
+    }
+}
+
+#[test]
+fn hanging_kernel_is_killed_after_the_timeout() {
+    let d = tempfile::tempdir().unwrap();
+    let t0 = std::time::Instant::now();
+    let o = perfbisect(d.path())
+        .arg("--kernels-dir")
+        .arg(test_kernels())
+        .args([
+            "run",
+            "--tool",
+            "hang",
+            "--samples",
+            "1",
+            "--duration",
+            "0.1",
+            "--timeout",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "timed out after 2 s");
+    assert!(t0.elapsed().as_secs() < 30);
+}
+
+#[test]
+fn kernel_error_mid_run_is_reported() {
+    let d = tempfile::tempdir().unwrap();
+    let o = perfbisect(d.path())
+        .arg("--kernels-dir")
+        .arg(test_kernels())
+        .args([
+            "run",
+            "--tool",
+            "fails:after=50",
+            "--samples",
+            "1",
+            "--duration",
+            "0.5",
+        ])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "deliberate failure after");
+}
+
+#[test]
+fn not_applicable_is_a_result_not_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    let o = perfbisect(d.path())
+        .arg("--kernels-dir")
+        .arg(test_kernels())
+        .args([
+            "run",
+            "--tool",
+            "notapplicable",
+            "--samples",
+            "1",
+            "--duration",
+            "0.05",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["results"][0]["not_applicable"],
+        "this kernel never applies"
+    );
+    assert_eq!(v["results"][0]["n"], 0);
+}
+
+#[test]
+fn kernel_arguments_are_passed_as_data_not_shell() {
+    let d = tempfile::tempdir().unwrap();
+    let marker = d.path().join("pwned");
+    let hostile = format!("$(touch {m});`touch {m}`;touch {m}", m = marker.display());
+    let o = perfbisect(d.path())
+        .arg("--kernels-dir")
+        .arg(test_kernels())
+        .args(["run", "--samples", "1", "--duration", "0.2", "--tool"])
+        .arg(format!("fails:after=10,shell={hostile}"))
+        .output()
+        .unwrap();
+    assert_usage_error(&o, &format!("shell={hostile}"));
+    assert!(
+        !marker.exists(),
+        "a kernel argument was executed by a shell"
+    );
+}
+
+#[test]
+fn bad_run_inputs_exit_2_with_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["run", "--tool", "nosuch"],
+            "unknown tool 'nosuch' (known: ",
+        ),
+        (
+            &["run", "--tool", "pkeyread:colour=red"],
+            "valid: key, format",
+        ),
+        (
+            &["run", "--tool", "pkeyread:key=dsa512"],
+            "valid: dh, dhx, dsa, ec, rsa, x25519",
+        ),
+        (
+            &["run", "--tool", "randbytes:size=lots"],
+            "positive integer",
+        ),
+        (&["run", "--tool", "pkeyread:key"], "not key=value"),
+        (&["run", "--tool", "noop", "--threads", "0"], "at least 1"),
+        (
+            &["run", "--tool", "noop", "--threads", "two"],
+            "not a thread count",
+        ),
+        (
+            &["run", "--tool", "noop", "--threads", "1,,2"],
+            "not a thread count",
+        ),
+        (&["run", "--tool", "noop", "--duration", "0"], "more than 0"),
+        (
+            &["run", "--tool", "noop", "--duration", "-1"],
+            "more than 0",
+        ),
+        (
+            &["run", "--tool", "noop", "--samples", "0"],
+            "positive number of samples",
+        ),
+        (&["run"], "--tool"),
+        (&["frobnicate"], "unrecognized subcommand"),
+    ];
+    for (args, needle) in cases {
+        let o = perfbisect(d.path()).args(*args).output().unwrap();
+        assert_usage_error(&o, needle);
+    }
+}
+
+#[test]
+fn unwritable_cache_is_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("file");
+    std::fs::write(&file, "x").unwrap();
+    let o = perfbisect(&file)
+        .args(["run", "--tool", "noop"])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "not a directory");
+    let ro = d.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o500)).unwrap();
+    // root ignores directory permissions; only check where they apply.
+    if std::fs::write(ro.join("probe"), "x").is_err() {
+        let o = perfbisect(&ro)
+            .args(["run", "--tool", "noop"])
+            .output()
+            .unwrap();
+        assert_usage_error(&o, "not writable");
+    }
+}

@@ -1,0 +1,79 @@
+//! Shared by the integration tests: the binary, scratch caches, and small
+//! synthetic git repositories.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+pub fn perfbisect(cache: &Path) -> Command {
+    let mut c = Command::cargo_bin("perfbisect").expect("binary built");
+    c.arg("--cache").arg(cache).env_remove("PERFBISECT_CACHE");
+    c
+}
+
+pub fn test_kernels() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Exit code 2 with a single error line naming the problem, no panic.
+pub fn assert_usage_error(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "exit code, stderr: {err}");
+    assert!(!err.contains("panicked"), "panic: {err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected one line, got: {err}");
+    assert!(lines[0].starts_with("perfbisect: error: "), "{err}");
+    assert!(
+        err.to_lowercase().contains(&needle.to_lowercase()),
+        "expected '{needle}' in: {err}"
+    );
+}
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let o = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()
+        .expect("git runs");
+    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+    stdout(&o)
+}
+
+/// A git repository with one commit per (message, files) entry; returns
+/// the commit ids.
+pub fn synthetic_repo(dir: &Path, commits: &[(&str, &[(&str, &str)])]) -> Vec<String> {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    let mut ids = Vec::new();
+    for (msg, files) in commits {
+        for (path, content) in *files {
+            let p = dir.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, content).unwrap();
+            if path.ends_with("config") || path.ends_with("Configure") {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+        }
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", msg]);
+        ids.push(git(dir, &["rev-parse", "HEAD"]).trim().to_string());
+    }
+    ids
+}
+
+pub const VERSION_300: &str = "MAJOR=3\nMINOR=0\nPATCH=0\nPRE_RELEASE_TAG=\nBUILD_METADATA=\nRELEASE_DATE=\"7 Sep 2021\"\nSHLIB_VERSION=3\n";
