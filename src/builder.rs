@@ -203,19 +203,22 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         }
     );
 
-    let mut step = |phase: &'static str, program: &Path, args: &[String]| -> Result<f64> {
-        let t = Instant::now();
-        let mut cmd = Command::new(program);
-        cmd.args(args).current_dir(&build_dir);
-        for k in SCRUBBED_ENV {
-            cmd.env_remove(k);
-        }
-        for (k, v) in &env {
-            cmd.env(k, v);
-        }
-        run_step(phase, &mut cmd, &mut log, req.log_path, on_event)?;
-        Ok(t.elapsed().as_secs_f64())
-    };
+    // `announce`: emit BuildEvent::Phase (false for a further make of the
+    // same phase).
+    let mut step =
+        |phase: &'static str, announce: bool, program: &Path, args: &[String]| -> Result<f64> {
+            let t = Instant::now();
+            let mut cmd = Command::new(program);
+            cmd.args(args).current_dir(&build_dir);
+            for k in SCRUBBED_ENV {
+                cmd.env_remove(k);
+            }
+            for (k, v) in &env {
+                cmd.env(k, v);
+            }
+            run_step(phase, announce, &mut cmd, &mut log, req.log_path, on_event)?;
+            Ok(t.elapsed().as_secs_f64())
+        };
 
     // configure
     let mut args = vec![
@@ -225,7 +228,7 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
     ];
     args.extend(req.recipe.configure_args.iter().cloned());
     args.push(format!("CC={}", cc.join(" ")));
-    let configure_secs = step("configure", &config, &args)?;
+    let configure_secs = step("configure", true, &config, &args)?;
 
     // make
     let makefile = build_dir.join("Makefile");
@@ -268,7 +271,7 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
     let mut make_secs = 0.0;
     for (i, t) in make_targets.iter().enumerate() {
         let args = [format!("-j{jobs}"), t.clone()];
-        make_secs += step(if i == 0 { "make" } else { "" }, Path::new("make"), &args)?;
+        make_secs += step("make", i == 0, Path::new("make"), &args)?;
     }
 
     // install: libraries and headers (install_dev), engines and modules
@@ -290,7 +293,7 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
     let destdir = install_dir.join(".perfbisect-destdir");
     let mut args = vec![format!("DESTDIR={}", destdir.display())];
     args.extend(install_targets.iter().cloned());
-    let install_secs = step("install", Path::new("make"), &args)?;
+    let install_secs = step("install", true, Path::new("make"), &args)?;
     let staged = destdir.join(CONFIGURED_PREFIX.trim_start_matches('/'));
     for e in fs::read_dir(&staged).with_context(|| format!("reading {}", staged.display()))? {
         let e = e?;
@@ -376,18 +379,15 @@ fn common_ancestor(a: &Path, b: &Path) -> PathBuf {
 /// last lines.
 fn run_step(
     phase: &'static str,
+    announce: bool,
     cmd: &mut Command,
     log: &mut File,
     log_path: &Path,
     on_event: &mut dyn FnMut(BuildEvent),
 ) -> Result<()> {
-    // An empty phase continues the previous one (several makes in "make").
-    let phase = if phase.is_empty() {
-        "make"
-    } else {
+    if announce {
         on_event(BuildEvent::Phase(phase));
-        phase
-    };
+    }
     let shown: Vec<String> = std::iter::once(cmd.get_program())
         .chain(cmd.get_args())
         .map(|a| a.to_string_lossy().into_owned())

@@ -258,7 +258,7 @@ pub fn list(cache: &Cache) -> Result<Vec<Built>> {
             out.push(b);
         }
     }
-    out.sort_by(|a, b| b.meta.created.cmp(&a.meta.created));
+    out.sort_by_key(|b| std::cmp::Reverse(b.meta.created));
     Ok(out)
 }
 

@@ -104,8 +104,9 @@ pub fn compile(cache: &Cache, kernel: &Kernel, prefix: &Prefix) -> Result<Compil
     let log = tmp.path().join("compile.log");
     run_compiler(kernel, prefix, tmp.path(), &src, &so, &log).with_context(|| {
         format!(
-            "compiling kernel {} against {} ({}) failed",
+            "compiling kernel {} ({}) against {} ({}) failed",
             kernel.name,
+            kernel.origin.display(),
             prefix.label,
             prefix.root.display()
         )
@@ -213,7 +214,7 @@ fn run_compiler(
 /// patch levels below the next number).
 pub fn version_at_least(have: &str, want: &str) -> bool {
     fn key(v: &str) -> Vec<(u32, u32)> {
-        v.split(|c: char| c == '.' || c == '-')
+        v.split(['.', '-'])
             .take(3)
             .map(|part| {
                 let digits: String = part.chars().take_while(|c| c.is_ascii_digit()).collect();

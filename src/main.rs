@@ -72,6 +72,8 @@ enum Command {
     Simulate(cmd::simulate::SimulateArgs),
     /// Build OpenSSL revisions into the cache
     Build(cmd::build::BuildCmd),
+    /// List the built-in Configure recipes
+    Recipes,
     /// Inspect and prune the cache
     Cache(cmd::cache::CacheCmd),
     /// List the benchmark kernels, their arguments and defaults
@@ -129,6 +131,7 @@ fn main() -> ExitCode {
         Command::Verify(a) => cmd::compare::run_verify(&cli.global, a),
         Command::Log(a) => cmd::log::run(&cli.global, a),
         Command::Simulate(a) => cmd::simulate::run(a),
+        Command::Recipes => cmd::recipes::run(),
         Command::Cache(a) => cmd::cache::run(&cli.global, a),
         Command::Sample(_) => unreachable!("handled above"),
     };

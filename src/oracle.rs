@@ -17,6 +17,9 @@ use crate::repo::{CommitInfo, Repo};
 use crate::runner::{self, Outcome, SampleRequest};
 use crate::samples::SampleSet;
 
+/// Live output: called with each decided step and its commit.
+pub type StepCallback<'a> = Box<dyn FnMut(&Step, &CommitInfo) + 'a>;
+
 pub struct Ready {
     pub target: Target,
     kernel: CompiledKernel,
@@ -55,7 +58,7 @@ pub struct Oracle<'a> {
     pub side: Vec<String>,
     pub samples_taken: usize,
     pub builds: BTreeMap<String, BuildUse>,
-    pub on_step: Option<Box<dyn FnMut(&Step, &CommitInfo) + 'a>>,
+    pub on_step: Option<StepCallback<'a>>,
 }
 
 impl<'a> Oracle<'a> {
@@ -211,13 +214,6 @@ impl<'a> Oracle<'a> {
     pub fn samples_of(&self, i: usize) -> Option<&[f64]> {
         match &self.states[i] {
             State::Ready(r) => Some(&r.samples),
-            _ => None,
-        }
-    }
-
-    pub fn skip_reason(&self, i: usize) -> Option<&str> {
-        match &self.states[i] {
-            State::Skip(s) => Some(s),
             _ => None,
         }
     }

@@ -34,7 +34,7 @@ pub fn run(g: &Global, a: LogArgs) -> Result<ExitCode> {
             ),
         }
     }
-    all.sort_by(|x, y| y.updated.cmp(&x.updated));
+    all.sort_by_key(|s| std::cmp::Reverse(s.updated));
     if a.format == Format::Json {
         println!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(ExitCode::SUCCESS);

@@ -7,6 +7,7 @@ pub mod cache;
 pub mod compare;
 pub mod kernels;
 pub mod log;
+pub mod recipes;
 pub mod run;
 pub mod simulate;
 

@@ -1,0 +1,522 @@
+//! End to end on real OpenSSL: a release history (1.1.1w, 3.0.0, 3.0.1)
+//! made by scripts/openssl-release-history from crates.io's openssl-src,
+//! real builds with the default recipe, real kernels and a real bisect.
+//! The history and cache live under target/ and are shared by these tests
+//! (and reused by later runs), so each release is built once.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+fn e2e_dir() -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn cache() -> PathBuf {
+    e2e_dir().join("cache")
+}
+
+/// The release history, created once (under a lock shared by test binaries).
+fn history() -> &'static Path {
+    static H: OnceLock<PathBuf> = OnceLock::new();
+    H.get_or_init(|| {
+        let dir = e2e_dir().join("history");
+        let lock = std::fs::File::create(e2e_dir().join("history.lock")).unwrap();
+        lock.lock().unwrap();
+        if !dir.join(".git").exists() {
+            let tmp = e2e_dir().join("history.tmp");
+            let _ = std::fs::remove_dir_all(&tmp);
+            let script =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/openssl-release-history");
+            let o = std::process::Command::new(script)
+                .arg(&tmp)
+                .args(["--versions", "1.1.1w,3.0.0,3.0.1"])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "release history: {}", stderr(&o));
+            std::fs::rename(&tmp, &dir).unwrap();
+        }
+        dir
+    })
+}
+
+fn tag_id(tag: &str) -> String {
+    git(history(), &["rev-parse", &format!("{tag}^{{commit}}")])
+        .trim()
+        .to_string()
+}
+
+/// Everything a build could disturb in the user's repository.
+fn repo_state(dir: &Path) -> Vec<u8> {
+    let mut s = Vec::new();
+    for f in ["HEAD", "index"] {
+        s.extend(std::fs::read(dir.join(".git").join(f)).unwrap_or_default());
+    }
+    s.extend(git(dir, &["status", "--porcelain", "--untracked-files=all"]).into_bytes());
+    s.extend(git(dir, &["worktree", "list", "--porcelain"]).into_bytes());
+    s.extend(git(dir, &["for-each-ref"]).into_bytes());
+    s.push(dir.join(".git/worktrees").exists() as u8);
+    s
+}
+
+#[test]
+fn release_build_runs_kernels_and_leaves_the_repository_untouched() {
+    let h = history();
+    let before = repo_state(h);
+    let o = perfbisect(&cache())
+        .args(["run", "--repo"])
+        .arg(h)
+        .args([
+            "--rev",
+            "openssl-1.1.1w",
+            "--tool",
+            "pkeyread:key=ec,format=der",
+            "--tool",
+            "providerdoall",
+            "--samples",
+            "2",
+            "--duration",
+            "0.1",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        repo_state(h),
+        before,
+        "the repository changed during a build"
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &v["results"][0];
+    assert_eq!(r["target"], "openssl-1.1.1w");
+    assert_eq!(r["n"], 2);
+    let builds = std::fs::canonicalize(cache().join("builds")).unwrap();
+    for s in r["samples"].as_array().unwrap() {
+        assert!(
+            s["openssl_version"]
+                .as_str()
+                .unwrap()
+                .starts_with("OpenSSL 1.1.1w"),
+            "{s}"
+        );
+        let lib = Path::new(s["libcrypto_path"].as_str().unwrap())
+            .canonicalize()
+            .unwrap();
+        assert!(
+            lib.starts_with(&builds),
+            "{} is not in the cache",
+            lib.display()
+        );
+        assert!(lib
+            .to_string_lossy()
+            .contains(&tag_id("openssl-1.1.1w")[..12]));
+    }
+    // providerdoall does not exist before 3.0: a result, not an error.
+    assert!(
+        v["results"][1]["not_applicable"]
+            .as_str()
+            .unwrap()
+            .contains("3.0"),
+        "{}",
+        v["results"][1]
+    );
+
+    // A second build of the same commit comes from the cache.
+    let o = perfbisect(&cache())
+        .args(["build", "--repo"])
+        .arg(h)
+        .arg("openssl-1.1.1w")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("cached"), "{}", stdout(&o));
+    let o = perfbisect(&cache()).args(["cache", "ls"]).output().unwrap();
+    assert!(
+        stdout(&o).contains(&tag_id("openssl-1.1.1w")[..10]),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// The fast version of the README's bisect: pkeyread (EC, PEM) became many
+/// times slower in 3.0.0; the search must name that release.
+#[test]
+fn bisect_finds_the_3_0_0_decoder_regression() {
+    let h = history();
+    let o = perfbisect(&cache())
+        .args(["bisect", "--repo"])
+        .arg(h)
+        .args([
+            "--tool",
+            "pkeyread:key=ec,format=pem",
+            "--threads",
+            "1",
+            "--samples",
+            "3",
+            "--max-samples",
+            "12",
+            "--duration",
+            "0.2",
+            "--format",
+            "json",
+            "openssl-1.1.1w..openssl-3.0.1",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["direction"], "slower", "{v}");
+    let culprits = v["culprits"].as_array().unwrap();
+    assert!(!culprits.is_empty(), "{v}");
+    assert_eq!(culprits[0]["commit"], tag_id("openssl-3.0.0"));
+    assert_eq!(culprits[0]["parent"], tag_id("openssl-1.1.1w"));
+    assert!(
+        culprits[0]["ratio"].as_f64().unwrap() > 2.0,
+        "{}",
+        culprits[0]
+    );
+    assert!(culprits[0]["p_welch"].as_f64().unwrap() < 0.01);
+    assert!(v["steps"].as_array().unwrap().len() >= 2);
+    assert!(v["samples"].as_u64().unwrap() >= 9);
+
+    // Re-running the same bisect resumes from the cache: no build, no sample.
+    let o = perfbisect(&cache())
+        .args(["bisect", "--repo"])
+        .arg(h)
+        .args([
+            "--tool",
+            "pkeyread:key=ec,format=pem",
+            "--samples",
+            "3",
+            "--max-samples",
+            "12",
+            "--duration",
+            "0.2",
+            "--format",
+            "json",
+            "openssl-1.1.1w..openssl-3.0.1",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let again: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(again["samples_taken_now"], 0, "{again}");
+    assert!(again["builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|b| b["fresh"] == false));
+    assert_eq!(again["culprits"][0]["commit"], tag_id("openssl-3.0.0"));
+
+    let o = perfbisect(&cache()).args(["log"]).output().unwrap();
+    assert!(stdout(&o).contains("finished"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(&tag_id("openssl-3.0.0")[..10]),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn verify_and_compare_give_verdicts() {
+    let h = history();
+    let o = perfbisect(&cache())
+        .args(["verify", "--repo"])
+        .arg(h)
+        .args([
+            "--tool",
+            "pkeyread:key=ec,format=pem",
+            "--samples",
+            "3",
+            "--max-samples",
+            "12",
+            "--duration",
+            "0.2",
+            "--format",
+            "json",
+            "openssl-3.0.0",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verdict"], "slower", "{v}");
+    assert_eq!(v["a_commit"], tag_id("openssl-1.1.1w"));
+    assert!(v["ratio_ci"][0].as_f64().unwrap() > 1.5, "{v}");
+    for k in ["p_welch", "p_mwu", "a_mean_us", "b_mean_us", "a_n", "b_n"] {
+        assert!(v[k].is_number(), "{k} missing: {v}");
+    }
+
+    // A/A: the same build against itself, sampled independently.
+    let o = perfbisect(&cache())
+        .args(["compare", "--repo"])
+        .arg(h)
+        .args([
+            "--tool",
+            "pkeyread:key=ec,format=der",
+            "--samples",
+            "4",
+            "--max-samples",
+            "8",
+            "--duration",
+            "0.1",
+            "openssl-1.1.1w",
+            "openssl-1.1.1w",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("no significant change"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn bad_repository_inputs_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    let c = d.path().join("cache");
+    let h = history();
+    let hs = h.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["build", "--repo", hs, "no-such-tag"],
+            "unknown revision 'no-such-tag'",
+        ),
+        (
+            vec!["build", "--repo", hs, "--upload-pack=touch /tmp/x"],
+            "not a valid revision",
+        ),
+        (
+            vec!["build", "--repo", "/nonexistent/repo", "HEAD"],
+            "does not exist",
+        ),
+        (
+            vec!["build", "--repo", hs, "--recipe", "turbo", "HEAD"],
+            "unknown recipe 'turbo'",
+        ),
+        (
+            vec!["bisect", "--repo", hs, "--tool", "noop", "openssl-3.0.0"],
+            "malformed range",
+        ),
+        (
+            vec![
+                "bisect",
+                "--repo",
+                hs,
+                "--tool",
+                "noop",
+                "openssl-3.0.0..openssl-3.0.0",
+            ],
+            "same commit",
+        ),
+        (
+            vec![
+                "bisect",
+                "--repo",
+                hs,
+                "--tool",
+                "noop",
+                "openssl-3.0.1..openssl-1.1.1w",
+            ],
+            "did you mean openssl-1.1.1w..openssl-3.0.1",
+        ),
+        (
+            vec![
+                "bisect",
+                "--repo",
+                hs,
+                "--tool",
+                "noop",
+                "--threads",
+                "0",
+                "a..b",
+            ],
+            "at least 1",
+        ),
+        (
+            vec![
+                "bisect", "--repo", hs, "--tool", "noop", "--alpha", "1.5", "a..b",
+            ],
+            "between 0 and 1",
+        ),
+        (
+            vec![
+                "bisect", "--repo", hs, "--tool", "noop", "--alpha", "0", "a..b",
+            ],
+            "between 0 and 1",
+        ),
+        (
+            vec![
+                "bisect",
+                "--repo",
+                hs,
+                "--tool",
+                "noop",
+                "--min-effect",
+                "0",
+                "a..b",
+            ],
+            "more than 0",
+        ),
+        (
+            vec![
+                "bisect",
+                "--repo",
+                hs,
+                "--tool",
+                "noop",
+                "--min-effect",
+                "-2%",
+                "a..b",
+            ],
+            "more than 0",
+        ),
+        (
+            vec![
+                "bisect",
+                "--repo",
+                hs,
+                "--tool",
+                "nosuch",
+                "openssl-1.1.1w..openssl-3.0.0",
+            ],
+            "unknown tool",
+        ),
+    ];
+    for (args, needle) in cases {
+        let o = perfbisect(&c).args(&args).output().unwrap();
+        assert_usage_error(&o, needle);
+    }
+
+    // A directory that is not a git repository.
+    let o = perfbisect(&c)
+        .args(["build", "--repo"])
+        .arg(d.path())
+        .arg("HEAD")
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "is not a git repository");
+
+    // A git repository that is not OpenSSL.
+    let other = d.path().join("other");
+    synthetic_repo(&other, &[("init", &[("README", "hello")])]);
+    let o = perfbisect(&c)
+        .args(["build", "--repo"])
+        .arg(&other)
+        .arg("HEAD")
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "does not look like OpenSSL");
+
+    // OpenSSL older than 1.1.1.
+    let old = d.path().join("old");
+    synthetic_repo(
+        &old,
+        &[(
+            "1.0.2u",
+            &[
+                ("Configure", "#!/bin/sh\nexit 1\n"),
+                (
+                    "include/openssl/opensslv.h",
+                    "# define OPENSSL_VERSION_NUMBER  0x1000215fL\n# define OPENSSL_VERSION_TEXT    \"OpenSSL 1.0.2u  20 Dec 2019\"\n",
+                ),
+            ],
+        )],
+    );
+    let o = perfbisect(&c)
+        .args(["build", "--repo"])
+        .arg(&old)
+        .arg("HEAD")
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "older than 1.1.1");
+
+    // A recipe file that does not parse names the file and line.
+    let bad = d.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "description = \"x\"\nconfigure = [\"shared\"\nmake_targets = 3\n",
+    )
+    .unwrap();
+    let o = perfbisect(&c)
+        .args(["build", "--repo"])
+        .arg(h)
+        .arg("--recipe")
+        .arg(&bad)
+        .arg("openssl-1.1.1w")
+        .output()
+        .unwrap();
+    assert_usage_error(&o, &format!("{}:", bad.display()));
+}
+
+/// A tree whose `config` fails: the failure is cached with its log, shown,
+/// and not retried until --rebuild.
+#[test]
+fn failed_build_is_cached_with_its_log_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let c = d.path().join("cache");
+    let r = d.path().join("broken");
+    synthetic_repo(
+        &r,
+        &[(
+            "broken 3.0.0",
+            &[
+                (
+                    "Configure",
+                    "#!/bin/sh\necho 'Configure: this tree is broken on purpose' >&2\nexit 3\n",
+                ),
+                (
+                    "config",
+                    "#!/bin/sh\necho 'config: this tree is broken on purpose' >&2\nexit 3\n",
+                ),
+                ("VERSION.dat", VERSION_300),
+            ],
+        )],
+    );
+    let o = perfbisect(&c)
+        .args(["build", "--repo"])
+        .arg(&r)
+        .arg("HEAD")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("FAILED"), "{out}");
+    assert!(out.contains("broken on purpose"), "{out}");
+    assert!(out.contains("build.log"), "{out}");
+    let o = perfbisect(&c)
+        .args(["build", "--repo"])
+        .arg(&r)
+        .arg("HEAD")
+        .output()
+        .unwrap();
+    assert!(stdout(&o).contains("cached failure"), "{}", stdout(&o));
+    let o = perfbisect(&c).args(["cache", "ls"]).output().unwrap();
+    assert!(stdout(&o).contains("failed"), "{}", stdout(&o));
+    let o = perfbisect(&c)
+        .args(["build", "--rebuild", "--repo"])
+        .arg(&r)
+        .arg("HEAD")
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    assert!(
+        out.contains("FAILED") && !out.contains("cached failure"),
+        "{out}"
+    );
+    // No staging directory is left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(c.join("builds"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
