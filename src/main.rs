@@ -13,6 +13,7 @@ mod interrupt;
 mod kernel;
 mod measure;
 mod oracle;
+mod plot;
 mod prefix;
 mod progress;
 mod recipe;
@@ -70,6 +71,12 @@ enum Command {
     Log(cmd::log::LogArgs),
     /// Check the search and its statistics on simulated commits
     Simulate(cmd::simulate::SimulateArgs),
+    /// Version x thread-count tables (and SVG plots) of tools
+    Matrix(cmd::matrix::MatrixArgs),
+    /// Fail CI on a significant slowdown of HEAD against BASE (exit 1)
+    Gate(cmd::gate::GateArgs),
+    /// Work with result files (merge shards)
+    Report(cmd::report::ReportCmd),
     /// Build OpenSSL revisions into the cache
     Build(cmd::build::BuildCmd),
     /// List the built-in Configure recipes
@@ -129,6 +136,9 @@ fn main() -> ExitCode {
         Command::Bisect(a) => cmd::bisect::run(&cli.global, a),
         Command::Compare(a) => cmd::compare::run_compare(&cli.global, a),
         Command::Verify(a) => cmd::compare::run_verify(&cli.global, a),
+        Command::Matrix(a) => cmd::matrix::run(&cli.global, a),
+        Command::Gate(a) => cmd::gate::run(&cli.global, a),
+        Command::Report(a) => cmd::report::run(&cli.global, a),
         Command::Log(a) => cmd::log::run(&cli.global, a),
         Command::Simulate(a) => cmd::simulate::run(a),
         Command::Recipes => cmd::recipes::run(),

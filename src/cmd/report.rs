@@ -1,0 +1,203 @@
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::gate::{self, GateFormat, GateJson};
+use super::matrix::{self, MatrixJson};
+use crate::report::Format;
+use crate::Global;
+
+#[derive(Args)]
+pub struct ReportCmd {
+    #[command(subcommand)]
+    action: ReportAction,
+}
+
+#[derive(Subcommand)]
+enum ReportAction {
+    /// Join the JSON results of `matrix --shard` (or `gate --shard`) runs into one
+    Merge {
+        /// JSON files written by `matrix --format json` or `gate --format json`
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Allow results measured on different machines in one table
+        #[arg(long)]
+        allow_mixed_hosts: bool,
+        /// Output format (for gate results: text, markdown, json)
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+}
+
+pub fn run(_g: &Global, a: ReportCmd) -> Result<ExitCode> {
+    let ReportAction::Merge {
+        files,
+        allow_mixed_hosts,
+        format,
+    } = a.action;
+    let mut docs = Vec::new();
+    for f in &files {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{} is not a perfbisect JSON result: {e}", f.display()))?;
+        let kind = v["kind"].as_str().unwrap_or("").to_string();
+        docs.push((f.clone(), kind, v));
+    }
+    let kind = docs[0].1.clone();
+    if let Some((f, k, _)) = docs.iter().find(|(_, k, _)| *k != kind) {
+        bail!(
+            "cannot merge {} ({}) with {} ({})",
+            f.display(),
+            if k.is_empty() {
+                "not a perfbisect result"
+            } else {
+                k
+            },
+            docs[0].0.display(),
+            if kind.is_empty() {
+                "not a perfbisect result"
+            } else {
+                &kind
+            }
+        );
+    }
+    match kind.as_str() {
+        "perfbisect-matrix" => {
+            let mut parts = Vec::new();
+            for (f, _, v) in docs {
+                let m: MatrixJson = serde_json::from_value(v)
+                    .map_err(|e| anyhow::anyhow!("{} is not a matrix result: {e}", f.display()))?;
+                parts.push((f, m));
+            }
+            let merged = merge_matrix(parts, allow_mixed_hosts)?;
+            print!("{}", matrix::render(&merged, format)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        "perfbisect-gate" => {
+            let mut parts = Vec::new();
+            for (f, _, v) in docs {
+                let g: GateJson = serde_json::from_value(v)
+                    .map_err(|e| anyhow::anyhow!("{} is not a gate result: {e}", f.display()))?;
+                parts.push((f, g));
+            }
+            let merged = merge_gate(parts, allow_mixed_hosts)?;
+            let gf = match format {
+                Format::Json => GateFormat::Json,
+                Format::Markdown => GateFormat::Markdown,
+                _ => GateFormat::Text,
+            };
+            gate::emit(&merged, gf)?;
+            Ok(ExitCode::from(merged.exit_code))
+        }
+        _ => bail!(
+            "{} is not a matrix or gate result (no \"kind\")",
+            docs[0].0.display()
+        ),
+    }
+}
+
+fn check_hosts<'a>(
+    hosts: impl Iterator<Item = (&'a PathBuf, &'a crate::host::Host)>,
+    allow: bool,
+) -> Result<()> {
+    let all: Vec<_> = hosts.collect();
+    if let Some((f, h)) = all.iter().find(|(_, h)| *h != all[0].1) {
+        if !allow {
+            bail!(
+                "{} was measured on '{}' but {} on '{}': refusing to compare results from different machines (--allow-mixed-hosts to merge anyway)",
+                f.display(),
+                h.id(),
+                all[0].0.display(),
+                all[0].1.id()
+            );
+        }
+    }
+    Ok(())
+}
+
+pub fn merge_matrix(parts: Vec<(PathBuf, MatrixJson)>, allow_mixed: bool) -> Result<MatrixJson> {
+    check_hosts(parts.iter().map(|(f, m)| (f, &m.host)), allow_mixed)?;
+    let first = &parts[0].1;
+    if let Some((f, m)) = parts
+        .iter()
+        .find(|(_, m)| m.duration != first.duration || m.samples != first.samples)
+    {
+        bail!(
+            "{} used --duration {} --samples {}, but {} used --duration {} --samples {}: not one matrix",
+            f.display(),
+            m.duration,
+            m.samples,
+            parts[0].0.display(),
+            first.duration,
+            first.samples
+        );
+    }
+    let mut merged = first.clone();
+    merged.shard = None;
+    merged.cells.clear();
+    for (_, m) in &parts {
+        for t in &m.targets {
+            if !merged.targets.contains(t) {
+                merged.targets.push(t.clone());
+            }
+        }
+        for c in &m.cells {
+            if let Some(prev) = merged.cells.iter().find(|p| p.key() == c.key()) {
+                if prev.samples_us != c.samples_us {
+                    bail!(
+                        "two files hold different results for {} {} threads={}",
+                        c.target,
+                        c.spec,
+                        c.threads
+                    );
+                }
+                continue;
+            }
+            merged.cells.push(c.clone());
+        }
+    }
+    // The unsharded order: targets, then tools, then threads.
+    let target_pos = |t: &str| {
+        merged
+            .targets
+            .iter()
+            .position(|x| x == t)
+            .unwrap_or(usize::MAX)
+    };
+    let mut spec_order: Vec<String> = Vec::new();
+    for (_, m) in &parts {
+        for c in &m.cells {
+            if !spec_order.contains(&c.spec) {
+                spec_order.push(c.spec.clone());
+            }
+        }
+    }
+    let spec_pos = |s: &str| spec_order.iter().position(|x| x == s).unwrap_or(usize::MAX);
+    let mut cells = std::mem::take(&mut merged.cells);
+    cells.sort_by_key(|c| (target_pos(&c.target), spec_pos(&c.spec), c.threads));
+    merged.cells = cells;
+    Ok(merged)
+}
+
+fn merge_gate(parts: Vec<(PathBuf, GateJson)>, allow_mixed: bool) -> Result<GateJson> {
+    check_hosts(parts.iter().map(|(f, g)| (f, &g.host)), allow_mixed)?;
+    let first = parts[0].1.clone();
+    if let Some((f, _)) = parts.iter().find(|(_, g)| {
+        g.base_commit != first.base_commit
+            || g.head_commit != first.head_commit
+            || g.max_regression != first.max_regression
+    }) {
+        bail!(
+            "{} is a gate of other revisions or threshold than {}: not one gate",
+            f.display(),
+            parts[0].0.display()
+        );
+    }
+    let mut merged = first;
+    merged.shard = None;
+    merged.results = parts.into_iter().flat_map(|(_, g)| g.results).collect();
+    merged.exit_code = gate::exit_code(&merged.results, merged.undecided);
+    Ok(merged)
+}
