@@ -122,6 +122,8 @@ pub enum BuildEvent {
 pub struct CcacheStats {
     pub hits: u64,
     pub misses: u64,
+    /// Hits served by ccache's remote storage (a team's shared cache).
+    pub remote_hits: u64,
     /// hits / (hits + misses), 0 when there was nothing to cache.
     pub hit_rate: f64,
 }
@@ -552,10 +554,12 @@ fn read_stats_log(path: &Path) -> CcacheStats {
 fn parse_stats_log(text: &str) -> CcacheStats {
     let mut hits = 0;
     let mut misses = 0;
+    let mut remote_hits = 0;
     for l in text.lines().map(str::trim) {
         match l {
             "direct_cache_hit" | "preprocessed_cache_hit" => hits += 1,
             "cache_miss" => misses += 1,
+            "remote_storage_hit" => remote_hits += 1,
             _ => {}
         }
     }
@@ -563,6 +567,7 @@ fn parse_stats_log(text: &str) -> CcacheStats {
     CcacheStats {
         hits,
         misses,
+        remote_hits,
         hit_rate: if total == 0 {
             0.0
         } else {

@@ -31,6 +31,8 @@ pub struct BuildMeta {
     pub duration_s: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ccache_hit_rate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ccache_remote_hits: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -165,11 +167,13 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         created,
         duration_s: started.elapsed().as_secs_f64(),
         ccache_hit_rate: None,
+        ccache_remote_hits: None,
     };
     match &result {
         Ok(report) => {
             meta.ok = true;
             meta.ccache_hit_rate = report.ccache.as_ref().map(|c| c.hit_rate);
+            meta.ccache_remote_hits = report.ccache.as_ref().map(|c| c.remote_hits);
         }
         Err(e) => {
             fs::remove_dir_all(&staged_prefix).ok();

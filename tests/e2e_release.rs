@@ -520,3 +520,266 @@ fn failed_build_is_cached_with_its_log_synthetic_repo() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+fn matrix_json(args: &[&str]) -> Value {
+    let h = history();
+    let o = perfbisect(&cache())
+        .args(["matrix", "--repo"])
+        .arg(h)
+        .args([
+            "--revs",
+            "openssl-1.1.1w,openssl-3.0.0",
+            "--tool",
+            "pkeyread:key=ec,format=der",
+            "--tool",
+            "evp_fetch",
+            "--threads",
+            "1,2",
+            "--samples",
+            "2",
+            "--duration",
+            "0.05",
+            "--format",
+            "json",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Two shards merged give the cells of the unsharded matrix; results from
+/// another machine are refused unless allowed.
+#[test]
+fn sharded_matrix_merges_into_the_unsharded_one() {
+    let d = tempfile::tempdir().unwrap();
+    let s1 = matrix_json(&["--shard", "1/2"]);
+    let s2 = matrix_json(&["--shard", "2/2"]);
+    let n1 = s1["cells"].as_array().unwrap().len();
+    let n2 = s2["cells"].as_array().unwrap().len();
+    assert_eq!(n1 + n2, 8);
+    assert!(n1 > 0 && n2 > 0);
+    let whole = matrix_json(&[]);
+    let (f1, f2) = (d.path().join("s1.json"), d.path().join("s2.json"));
+    std::fs::write(&f1, s1.to_string()).unwrap();
+    std::fs::write(&f2, s2.to_string()).unwrap();
+    let o = perfbisect(&cache())
+        .args(["report", "merge", "--format", "json"])
+        .arg(&f1)
+        .arg(&f2)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let merged: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(merged["cells"], whole["cells"]);
+    // evp_fetch has no 1.1.1 API: N/A cells, numbers for 3.0.0.
+    let cells = whole["cells"].as_array().unwrap();
+    let na = cells
+        .iter()
+        .filter(|c| c["not_applicable"].is_string())
+        .count();
+    assert_eq!(na, 2, "{whole}");
+    assert!(cells.iter().filter(|c| c["n"] == 2).count() == 6);
+
+    // Markdown: one table per tool, a column pair per version.
+    let o = perfbisect(&cache())
+        .args(["report", "merge", "--format", "markdown"])
+        .arg(&f1)
+        .arg(&f2)
+        .output()
+        .unwrap();
+    let md = stdout(&o);
+    assert!(
+        md.contains(
+            "| threads | openssl-1.1.1w µs/op | openssl-1.1.1w std dev | openssl-3.0.0 µs/op"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("| N/A |"), "{md}");
+
+    let mut other = s2.clone();
+    other["host"]["cpu_model"] = Value::from("Some Other CPU");
+    let f3 = d.path().join("other.json");
+    std::fs::write(&f3, other.to_string()).unwrap();
+    let o = perfbisect(&cache())
+        .args(["report", "merge"])
+        .arg(&f1)
+        .arg(&f3)
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "different machines");
+    let o = perfbisect(&cache())
+        .args(["report", "merge", "--allow-mixed-hosts"])
+        .arg(&f1)
+        .arg(&f3)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let f4 = d.path().join("junk.json");
+    std::fs::write(&f4, "{\"hello\": 1}").unwrap();
+    let o = perfbisect(&cache())
+        .args(["report", "merge"])
+        .arg(&f1)
+        .arg(&f4)
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "cannot merge");
+}
+
+#[test]
+fn matrix_plots_one_svg_per_tool() {
+    let d = tempfile::tempdir().unwrap();
+    let plots = d.path().join("plots");
+    let h = history();
+    let o = perfbisect(&cache())
+        .args(["matrix", "--repo"])
+        .arg(h)
+        .args([
+            "--revs",
+            "openssl-1.1.1w,openssl-3.0.0",
+            "--tool",
+            "randbytes",
+            "--threads",
+            "1,2",
+            "--samples",
+            "2",
+            "--duration",
+            "0.05",
+            "--plot",
+        ])
+        .arg(&plots)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(plots.join("randbytes.svg")).unwrap();
+    assert!(svg.starts_with("<svg"), "{svg:.100}");
+    assert!(svg.contains("openssl-1.1.1w") && svg.contains("openssl-3.0.0"));
+    assert!(stdout(&o).contains("randbytes"), "{}", stdout(&o));
+}
+
+/// The gate fails a pull request that makes pkeyread much slower, and
+/// passes its own A/A check.
+#[test]
+fn gate_fails_a_regression_and_passes_a_a() {
+    let d = tempfile::tempdir().unwrap();
+    let summary = d.path().join("summary.md");
+    let h = history();
+    let o = perfbisect(&cache())
+        .args(["gate", "--repo"])
+        .arg(h)
+        .args([
+            "--base",
+            "openssl-1.1.1w",
+            "--head",
+            "openssl-3.0.0",
+            "--tool",
+            "pkeyread:key=ec,format=pem",
+            "--threads",
+            "1",
+            "--samples",
+            "3",
+            "--max-samples",
+            "12",
+            "--duration",
+            "0.2",
+            "--format",
+            "junit",
+        ])
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let x = stdout(&o);
+    assert!(x.contains("<testcase") && x.contains("<failure"), "{x}");
+    let md = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        md.contains("| pkeyread | 1 |") && md.contains("regression"),
+        "{md}"
+    );
+
+    // Improvements never fail the gate.
+    let o = perfbisect(&cache())
+        .args(["gate", "--repo"])
+        .arg(h)
+        .args([
+            "--base",
+            "openssl-3.0.0",
+            "--head",
+            "openssl-1.1.1w",
+            "--tool",
+            "pkeyread:key=ec,format=pem",
+            "--samples",
+            "3",
+            "--max-samples",
+            "12",
+            "--duration",
+            "0.2",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["results"][0]["outcome"], "improvement", "{v}");
+
+    // base = head: the gate's own A/A check.
+    let o = perfbisect(&cache())
+        .args(["gate", "--repo"])
+        .arg(h)
+        .args([
+            "--base",
+            "openssl-3.0.1",
+            "--head",
+            "openssl-3.0.1",
+            "--tool",
+            "pkeyread:key=ec,format=der",
+            "--samples",
+            "3",
+            "--max-samples",
+            "12",
+            "--duration",
+            "0.1",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let outcome = v["results"][0]["outcome"].as_str().unwrap();
+    assert!(outcome == "same" || outcome == "undecided", "{v}");
+
+    // Bad gate input.
+    let o = perfbisect(&cache())
+        .args(["gate", "--repo"])
+        .arg(h)
+        .args([
+            "--base",
+            "openssl-3.0.1",
+            "--head",
+            "nope",
+            "--tool",
+            "noop",
+        ])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "unknown revision 'nope'");
+    let o = perfbisect(&cache())
+        .args(["gate", "--repo"])
+        .arg(h)
+        .args([
+            "--base",
+            "openssl-3.0.1",
+            "--head",
+            "openssl-3.0.1",
+            "--tool",
+            "noop",
+            "--shard",
+            "3/2",
+        ])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "malformed shard '3/2'");
+}

@@ -25,10 +25,28 @@ pub struct BuildArgs {
     /// Parallel make jobs (default: the number of cores)
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// ccache remote storage shared by a team's runners, e.g.
+    /// redis://host:6379 or http://host:8080/ccache (sets CCACHE_REMOTE_STORAGE)
+    #[arg(long, value_name = "URL", env = "PERFBISECT_CCACHE_REMOTE")]
+    pub ccache_remote: Option<String>,
 }
 
 impl BuildArgs {
     pub fn open(&self) -> Result<(Repo, Recipe)> {
+        if let Some(url) = &self.ccache_remote {
+            if !(url.starts_with("redis://")
+                || url.starts_with("redis+unix:")
+                || url.starts_with("http://")
+                || url.starts_with("file:"))
+            {
+                anyhow::bail!(
+                    "unsupported ccache remote storage '{url}' (expected redis://, redis+unix:, http:// or file:)"
+                );
+            }
+            // ccache reads it from the environment of every compiler call;
+            // set before any thread or child exists.
+            std::env::set_var("CCACHE_REMOTE_STORAGE", url);
+        }
         let recipe = recipe::load(&self.recipe, None)?;
         let repo = Repo::open(&self.repo)?;
         Ok((repo, recipe))
@@ -91,7 +109,13 @@ pub fn describe(rev: &str, c: &CommitInfo, b: &Built) -> String {
                 .ccache_hit_rate
                 .map(|r| format!(", ccache hit rate {:.0}%", r * 100.0))
                 .unwrap_or_default();
-            format!("built in {:.1} s{cc}", b.meta.duration_s)
+            let remote = b
+                .meta
+                .ccache_remote_hits
+                .filter(|n| *n > 0)
+                .map(|n| format!(", {n} from remote storage"))
+                .unwrap_or_default();
+            format!("built in {:.1} s{cc}{remote}", b.meta.duration_s)
         } else {
             "cached".to_string()
         };
