@@ -37,7 +37,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Instant;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::recipe::{compiler_command, ResolvedRecipe};
 
@@ -93,6 +93,26 @@ pub const CONFIGURED_PREFIX: &str = "/nonexistent/perfbisect-openssl";
 
 /// Lines of the log shown in an error message.
 const TAIL_LINES: usize = 20;
+
+/// The tree failed to build: config, make or install failed, or installed
+/// something unusable. Such a failure belongs to the commit and is cached as
+/// a failed build. Every other error of [`build`] (the log or the staging
+/// directory cannot be written, make cannot be started, a step was killed
+/// by a signal or interrupted) is perfbisect's or the machine's problem and
+/// must not be cached as the commit's failure.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BuildFailed(pub String);
+
+macro_rules! failed {
+    ($($arg:tt)*) => {
+        return Err(anyhow::Error::new(BuildFailed(format!($($arg)*))))
+    };
+}
+
+/// After an interrupt, how long a build step gets to exit on SIGTERM before
+/// its process group is killed.
+const TERM_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 pub struct BuildRequest<'a> {
     /// The checked-out OpenSSL tree (not modified: the build is out of tree).
@@ -151,7 +171,7 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
     let install_dir = absolute(req.install_dir)?;
     let config = src.join("config");
     if !config.is_file() {
-        bail!(
+        failed!(
             "{} does not look like an OpenSSL source tree (no config)",
             src.display()
         );
@@ -234,7 +254,7 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
 
     // make
     let makefile = build_dir.join("Makefile");
-    let targets = makefile_targets(&makefile)?;
+    let targets = makefile_targets(&makefile).map_err(|e| BuildFailed(format!("{e:#}")))?;
     let mut make_targets = req.recipe.make_targets.clone();
     // The run-time modules: providers (legacy) and engines on 3.x are built
     // by build_modules, engines on 1.1.1 by build_engines.
@@ -261,7 +281,7 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
             "### perfbisect: make target {missing} does not exist in {}",
             makefile.display()
         );
-        bail!(
+        failed!(
             "make failed: the recipe's make target '{missing}' does not exist in this tree's Makefile; log: {}",
             req.log_path.display()
         );
@@ -284,7 +304,7 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         .map(|t| t.to_string())
         .collect();
     if !install_targets.iter().any(|t| t == "install_dev") {
-        bail!(
+        failed!(
             "install failed: {} has no install_dev target; log: {}",
             makefile.display(),
             req.log_path.display()
@@ -297,6 +317,13 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
     args.extend(install_targets.iter().cloned());
     let install_secs = step("install", true, Path::new("make"), &args)?;
     let staged = destdir.join(CONFIGURED_PREFIX.trim_start_matches('/'));
+    if !staged.is_dir() {
+        failed!(
+            "install failed: make install put nothing under {}; log: {}",
+            staged.display(),
+            req.log_path.display()
+        );
+    }
     for e in fs::read_dir(&staged).with_context(|| format!("reading {}", staged.display()))? {
         let e = e?;
         let to = install_dir.join(e.file_name());
@@ -305,14 +332,14 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
     }
     fs::remove_dir_all(&destdir).with_context(|| format!("removing {}", destdir.display()))?;
     remove_static_libs(&install_dir.join("lib"))?;
-    check_installed(&install_dir).map_err(|e| {
+    if let Err(e) = check_installed(&install_dir) {
         let _ = writeln!(log, "### perfbisect: {e}");
-        anyhow!(
+        failed!(
             "install failed: {e}; log: {}\n{}",
             req.log_path.display(),
             tail(req.log_path, TAIL_LINES)
-        )
-    })?;
+        );
+    }
 
     let ccache = ccache_bin.as_ref().map(|_| read_stats_log(&stats_log));
     let total_secs = started.elapsed().as_secs_f64();
@@ -379,6 +406,13 @@ fn common_ancestor(a: &Path, b: &Path) -> PathBuf {
 /// Runs one phase, streaming stdout and stderr to the log and to `on_event`.
 /// On failure, the error names the phase, the exit status, the log and its
 /// last lines.
+///
+/// The step runs in a process group of its own, registered with
+/// [`interrupt`](crate::interrupt): on Ctrl-C (whether the terminal signalled
+/// the whole foreground group or only perfbisect got it) the group gets
+/// SIGTERM, then SIGKILL after [`TERM_GRACE`], and this returns
+/// [`Interrupted`](crate::interrupt::Interrupted) promptly instead of waiting
+/// for make to finish.
 fn run_step(
     phase: &'static str,
     announce: bool,
@@ -387,32 +421,60 @@ fn run_step(
     log_path: &Path,
     on_event: &mut dyn FnMut(BuildEvent),
 ) -> Result<()> {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::time::Duration;
+
     if announce {
         on_event(BuildEvent::Phase(phase));
     }
+    crate::interrupt::check()?;
     let shown: Vec<String> = std::iter::once(cmd.get_program())
         .chain(cmd.get_args())
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let _ = writeln!(log, "### perfbisect: {phase}: {}", shown.join(" "));
+    // A log that cannot be written (disk full, `ulimit -f`) is not the
+    // commit's failure: remember the first error and fail the step with it.
+    let mut log_error: Option<std::io::Error> = None;
+    let mut write_log = |log: &mut File, bytes: &[u8]| {
+        if log_error.is_none() {
+            if let Err(e) = log.write_all(bytes) {
+                log_error = Some(e);
+            }
+        }
+    };
+    write_log(
+        log,
+        format!("### perfbisect: {phase}: {}\n", shown.join(" ")).as_bytes(),
+    );
     let _ = log.flush();
-    let mut child = cmd
+    let mut child = match cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
-        .map_err(|e| {
+    {
+        Ok(c) => c,
+        Err(e) => {
             let _ = writeln!(
                 log,
                 "### perfbisect: {phase}: cannot start {}: {e}",
                 shown[0]
             );
-            anyhow!(
+            let msg = format!(
                 "{phase} failed: cannot start {}: {e}; log: {}",
                 shown[0],
                 log_path.display()
-            )
-        })?;
+            );
+            // A config script that cannot be executed is the tree's fault;
+            // a missing make is the machine's.
+            if phase == "configure" {
+                return Err(BuildFailed(msg).into());
+            }
+            bail!(msg);
+        }
+    };
+    let _group = crate::interrupt::child_group(child.id() as i32);
     let (tx, rx) = mpsc::channel::<Vec<u8>>();
     let readers: Vec<_> = [
         child
@@ -445,27 +507,71 @@ fn run_step(
     })
     .collect();
     drop(tx);
-    for line in rx {
-        let _ = log.write_all(&line);
-        if !line.ends_with(b"\n") {
-            let _ = log.write_all(b"\n");
+    let pgid = child.id() as i32;
+    let mut interrupted_at: Option<Instant> = None;
+    let mut killed = false;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(line) => {
+                write_log(log, &line);
+                if !line.ends_with(b"\n") {
+                    write_log(log, b"\n");
+                }
+                let text = String::from_utf8_lossy(&line).trim_end().to_string();
+                if !text.is_empty() {
+                    on_event(BuildEvent::Line(text));
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
-        let text = String::from_utf8_lossy(&line).trim_end().to_string();
-        if !text.is_empty() {
-            on_event(BuildEvent::Line(text));
+        if crate::interrupt::interrupted() {
+            let since = *interrupted_at.get_or_insert_with(|| {
+                // SAFETY: kill has no memory effects.
+                unsafe { libc::kill(-pgid, libc::SIGTERM) };
+                Instant::now()
+            });
+            if !killed && since.elapsed() >= TERM_GRACE {
+                // SAFETY: as above.
+                unsafe { libc::kill(-pgid, libc::SIGKILL) };
+                killed = true;
+            }
         }
-    }
-    for r in readers {
-        let _ = r.join();
     }
     let status = child
         .wait()
         .with_context(|| format!("waiting for {phase}"))?;
+    if crate::interrupt::interrupted() {
+        // Whatever is left of the group (a grandchild that ignored SIGTERM).
+        // SAFETY: as above.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        let _ = writeln!(log, "### perfbisect: {phase} interrupted ({status})");
+        return Err(crate::interrupt::Interrupted.into());
+    }
+    for r in readers {
+        let _ = r.join();
+    }
     let _ = log.flush();
+    if let Some(e) = log_error {
+        bail!("cannot write the build log {}: {e}", log_path.display());
+    }
+    if let Some(sig) = status.signal() {
+        // Killed from outside (SIGINT to the group, the OOM killer, a
+        // shutdown): says nothing about the commit, so not cached.
+        if matches!(
+            sig,
+            libc::SIGINT | libc::SIGTERM | libc::SIGKILL | libc::SIGHUP | libc::SIGQUIT
+        ) {
+            let _ = writeln!(log, "### perfbisect: {phase} killed ({status})");
+            bail!(
+                "{phase} was killed by signal {sig}; the build was not completed and is not cached as failed"
+            );
+        }
+    }
     if !status.success() {
         let _ = writeln!(log, "### perfbisect: {phase} failed ({status})");
         let _ = log.flush();
-        bail!(
+        failed!(
             "{phase} failed ({status}); log: {}\n{}",
             log_path.display(),
             tail(log_path, TAIL_LINES)

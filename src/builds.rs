@@ -152,6 +152,18 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         // The staging directory is removed on drop: nothing is published.
         return Err(interrupt::Interrupted.into());
     }
+    // Only a failure of the tree itself (config, make, install) is cached as
+    // a failed build. Anything else (the log or staging directory cannot be
+    // written, make is missing, a step was killed) is returned as an error
+    // and nothing is published, so the next run simply tries again.
+    if let Err(e) = &result {
+        if e.downcast_ref::<builder::BuildFailed>().is_none() {
+            return Err(anyhow::anyhow!(
+                "cannot build {} ({e:#}); nothing was cached",
+                c.short
+            ));
+        }
+    }
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -184,16 +196,26 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
             meta.error = Some(msg);
         }
     }
-    cache::write_atomic(
+    cache::write_atomic_at(
         &staging.path().join("meta.json"),
         serde_json::to_string_pretty(&meta)?.as_bytes(),
-    )?;
+        Some("publish-build"),
+    )
+    .with_context(|| format!("cannot publish the build of {}", c.short))?;
     if entry.exists() {
-        fs::remove_dir_all(&entry)
+        // A damaged entry, or --rebuild. Readers do not take the build lock,
+        // so move it out of sight in one rename before deleting it: they see
+        // the old entry or none, never a half-deleted one.
+        let trash = builds.join(format!(".tmp-old-{key}-{}", std::process::id()));
+        fs::rename(&entry, &trash)
             .with_context(|| format!("cannot replace {}", entry.display()))?;
+        fs::remove_dir_all(&trash).with_context(|| format!("cannot remove {}", trash.display()))?;
     }
     let staged = staging.keep();
-    fs::rename(&staged, &entry).with_context(|| format!("cannot publish {}", entry.display()))?;
+    if let Err(e) = fs::rename(&staged, &entry) {
+        fs::remove_dir_all(&staged).ok();
+        return Err(e).with_context(|| format!("cannot publish {}", entry.display()));
+    }
     let mut built = read_entry(&entry)?.with_context(|| {
         format!(
             "the build just published at {} does not read back",
@@ -224,11 +246,35 @@ pub fn read_entry(entry: &Path) -> Result<Option<Built>> {
             return Ok(None);
         }
     };
+    // meta.json must describe this entry (`<commit12>-<recipe>-<fingerprint>`):
+    // a file copied from another entry is not this build's record.
+    let name = entry
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let expected = format!(
+        "{}-{}-{}",
+        &meta.commit[..12.min(meta.commit.len())],
+        meta.recipe,
+        meta.fingerprint
+    );
+    if meta.commit.len() < 12 || name != expected {
+        eprintln!(
+            "perfbisect: warning: damaged build entry {} (its meta.json describes {expected}); rebuilding",
+            entry.display()
+        );
+        return Ok(None);
+    }
     let prefix = if meta.ok {
         match Prefix::from_dir(
             &entry.join("prefix"),
             &meta.commit[..10.min(meta.commit.len())],
-        ) {
+        )
+        .and_then(|p| {
+            // Prefix::from_dir checks libcrypto; a build also installed libssl.
+            has_shared(&p.lib_dir, "libssl")?;
+            Ok(p)
+        }) {
             Ok(p) => Some(p),
             Err(e) => {
                 eprintln!(
@@ -264,6 +310,22 @@ pub fn list(cache: &Cache) -> Result<Vec<Built>> {
     }
     out.sort_by_key(|b| std::cmp::Reverse(b.meta.created));
     Ok(out)
+}
+
+/// `lib/<name>.so*` exists.
+fn has_shared(lib: &Path, name: &str) -> Result<()> {
+    let found = fs::read_dir(lib)
+        .with_context(|| format!("cannot read {}", lib.display()))?
+        .flatten()
+        .any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("{name}.so"))
+        });
+    if !found {
+        bail!("no shared {name} in {}", lib.display());
+    }
+    Ok(())
 }
 
 fn truncate(s: &str, n: usize) -> String {

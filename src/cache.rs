@@ -70,17 +70,18 @@ impl Cache {
         Ok(d)
     }
 
+    /// Waits for the lock. The wait polls rather than blocking in flock, so
+    /// that Ctrl-C while another process holds the lock (e.g. builds the
+    /// same commit) ends this one promptly with
+    /// [`Interrupted`](crate::interrupt::Interrupted).
     pub fn lock(&self, name: &str) -> Result<Lock> {
-        let path = self.dir("locks")?.join(format!("{name}.lock"));
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("cannot open lock {}", path.display()))?;
-        file.lock()
-            .with_context(|| format!("cannot lock {}", path.display()))?;
-        Ok(Lock { _file: file })
+        loop {
+            if let Some(l) = self.try_lock(name)? {
+                return Ok(l);
+            }
+            crate::interrupt::check()?;
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
 
     /// Like `lock`, but gives up at once when someone else holds it.
@@ -139,18 +140,47 @@ impl Cache {
 
 /// Write a file so that readers see either nothing or all of it.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    write_atomic_at(path, contents, None)
+}
+
+/// [`write_atomic`], which fails like a full disk (half the bytes written,
+/// then ENOSPC) when the named [`failpoint`] is set.
+pub fn write_atomic_at(path: &Path, contents: &[u8], point: Option<&str>) -> Result<()> {
     use std::io::Write;
     let dir = path.parent().context("path has no parent")?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".tmp-")
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    tmp.write_all(contents)
+    let fail = point.is_some_and(failpoint);
+    let written = if fail {
+        tmp.write_all(&contents[..contents.len() / 2])
+            .and_then(|_| Err(disk_full()))
+    } else {
+        tmp.write_all(contents)
+    };
+    // On error the temporary file is removed when `tmp` drops.
+    written
         .and_then(|_| tmp.as_file().sync_all())
         .with_context(|| format!("cannot write {}", path.display()))?;
     tmp.persist(path)
         .with_context(|| format!("cannot publish {}", path.display()))?;
     Ok(())
+}
+
+/// Test-only fault injection: `PERFBISECT_FAILPOINT=NAME[,NAME…]` makes the
+/// write at that point fail as on a full disk (see tests/hardening.rs).
+/// Names: `publish-build` (a build entry's meta.json), `publish-sample` (a
+/// sample line: half of it is written first, as when the disk fills mid-line).
+pub fn failpoint(name: &str) -> bool {
+    std::env::var("PERFBISECT_FAILPOINT")
+        .map(|v| v.split(',').any(|p| p.trim() == name))
+        .unwrap_or(false)
+}
+
+/// The error a full disk gives (ENOSPC).
+pub fn disk_full() -> std::io::Error {
+    std::io::Error::from_raw_os_error(libc::ENOSPC)
 }
 
 /// Total size in bytes of a directory tree (for `cache ls`).

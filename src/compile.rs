@@ -199,6 +199,12 @@ fn run_compiler(
     text.extend_from_slice(&out.stderr);
     fs::write(log, &text)?;
     if !out.status.success() {
+        // Ctrl-C reaches the compiler too (same process group): that is an
+        // interruption, not a kernel that does not compile.
+        use std::os::unix::process::ExitStatusExt;
+        if crate::interrupt::interrupted() || out.status.signal() == Some(libc::SIGINT) {
+            return Err(crate::interrupt::Interrupted.into());
+        }
         let stderr = String::from_utf8_lossy(&out.stderr);
         let first = stderr
             .lines()

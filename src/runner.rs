@@ -94,7 +94,12 @@ pub fn take_sample(req: &SampleRequest) -> Result<Outcome> {
             req.kernel.so.display()
         );
     }
-    let exe = std::env::current_exe().context("cannot find the perfbisect executable")?;
+    // /proc/self/exe still runs this very binary when the file on disk was
+    // replaced (a rebuild during an hour-long bisect).
+    let exe = match Path::new("/proc/self/exe") {
+        p if p.exists() => p.to_path_buf(),
+        _ => std::env::current_exe().context("cannot find the perfbisect executable")?,
+    };
     let mut cmd = Command::new(exe);
     cmd.arg(HIDDEN_SUBCOMMAND)
         .arg("--so")
@@ -135,15 +140,28 @@ pub fn take_sample(req: &SampleRequest) -> Result<Outcome> {
         s
     });
     let limit = req.timeout_secs();
-    let status = match child.wait_timeout(Duration::from_secs_f64(limit))? {
-        Some(s) => s,
-        None => {
+    let deadline = Instant::now() + Duration::from_secs_f64(limit);
+    // Wait in short slices: a Ctrl-C that reached only perfbisect (not its
+    // process group) must not wait for the child's whole duration, or for
+    // the timeout of a hung kernel.
+    let status = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
             let _ = child.kill();
             let _ = child.wait();
+            crate::interrupt::check()?;
             return Ok(Outcome::Failed(format!(
                 "kernel {} timed out after {:.0} s (killed)",
                 req.spec.kernel.name, limit
             )));
+        }
+        if let Some(s) = child.wait_timeout(left.min(Duration::from_millis(50)))? {
+            break s;
+        }
+        if crate::interrupt::interrupted() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(crate::interrupt::Interrupted.into());
         }
     };
     crate::interrupt::check()?;
@@ -152,6 +170,12 @@ pub fn take_sample(req: &SampleRequest) -> Result<Outcome> {
     {
         use std::os::unix::process::ExitStatusExt;
         if let Some(sig) = status.signal() {
+            // The terminal's Ctrl-C reaches the child (same process group)
+            // and may end it before perfbisect's own handler has set the
+            // flag: that is an interruption, not a crash of this commit.
+            if sig == libc::SIGINT {
+                return Err(crate::interrupt::Interrupted.into());
+            }
             return Ok(Outcome::Failed(format!(
                 "kernel {} crashed (signal {sig}{})",
                 req.spec.kernel.name,

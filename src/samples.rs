@@ -87,7 +87,14 @@ impl SampleSet {
             .append(true)
             .open(&self.path)
             .with_context(|| format!("cannot open {}", self.path.display()))?;
-        f.write_all(line.as_bytes())
+        let written = if crate::cache::failpoint("publish-sample") {
+            // Test-only: the disk fills up in the middle of the line.
+            f.write_all(&line.as_bytes()[..line.len() / 2])
+                .and_then(|_| Err(crate::cache::disk_full()))
+        } else {
+            f.write_all(line.as_bytes())
+        };
+        written
             .and_then(|_| f.sync_data())
             .with_context(|| format!("cannot write sample to {}", self.path.display()))?;
         Ok(())

@@ -291,8 +291,12 @@ fn bad_repository_inputs_exit_2() {
             "unknown revision 'no-such-tag'",
         ),
         (
-            vec!["build", "--repo", hs, "--upload-pack=touch /tmp/x"],
+            vec!["build", "--repo", hs, "--", "--upload-pack=touch /tmp/x"],
             "not a valid revision",
+        ),
+        (
+            vec!["build", "--repo", hs, "--upload-pack=touch /tmp/x"],
+            "unexpected argument '--upload-pack'",
         ),
         (
             vec!["build", "--repo", "/nonexistent/repo", "HEAD"],

@@ -33,7 +33,7 @@ pub struct StatArgs {
     #[arg(long, default_value = "0.01", value_parser = parse_fraction, allow_negative_numbers = true)]
     pub alpha: f64,
     /// Smallest change worth finding, e.g. 3% or 0.03
-    #[arg(long, default_value = "3%", value_parser = parse_effect, allow_negative_numbers = true)]
+    #[arg(long, default_value = "3%", value_parser = parse_effect, allow_hyphen_values = true)]
     pub min_effect: f64,
 }
 
@@ -314,12 +314,14 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     let result = match bisect::search(n, &cfg, &mut oracle) {
         Ok(r) => r,
         Err(e) => {
-            let state = if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() {
-                "interrupted"
-            } else {
-                "failed"
-            };
-            save_state(&cache, &id, &a, state, None)?;
+            // After Ctrl-C, whatever failed on the way out (a child killed by
+            // the signal, say) is part of the interruption: exit 130 with the
+            // resume hint, not a failure.
+            if crate::interrupt::is_interrupted(&e) || crate::interrupt::interrupted() {
+                save_state(&cache, &id, &a, "interrupted", None)?;
+                return Err(crate::interrupt::Interrupted.into());
+            }
+            save_state(&cache, &id, &a, "failed", None)?;
             return Err(e);
         }
     };

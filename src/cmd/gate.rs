@@ -47,7 +47,7 @@ pub struct GateArgs {
     #[arg(long, value_delimiter = ',', default_value = "1", value_parser = parse_threads, value_name = "LIST")]
     threads: Vec<usize>,
     /// Fail only on a significant slowdown at least this large
-    #[arg(long, default_value = "5%", value_parser = parse_effect, allow_negative_numbers = true)]
+    #[arg(long, default_value = "5%", value_parser = parse_effect, allow_hyphen_values = true)]
     max_regression: f64,
     /// What an undecided comparison (at the sample cap) does to the exit code
     #[arg(long, value_enum, default_value = "pass")]

@@ -17,7 +17,7 @@ pub struct SimulateArgs {
     #[arg(long = "step", value_name = "EFFECT[@COMMIT]", value_parser = parse_step)]
     steps: Vec<SimStep>,
     /// Noise: sigma of log-normal sample noise, e.g. 3%
-    #[arg(long, default_value = "3%", value_parser = parse_effect, allow_negative_numbers = true)]
+    #[arg(long, default_value = "3%", value_parser = parse_effect, allow_hyphen_values = true)]
     noise: f64,
     /// Searches to run (and as many again on a no-change range for the false-alarm rate)
     #[arg(long, default_value = "1000")]
@@ -33,7 +33,7 @@ pub struct SimulateArgs {
     max_samples: usize,
     #[arg(long, default_value = "0.01", value_parser = parse_fraction, allow_negative_numbers = true)]
     alpha: f64,
-    #[arg(long, default_value = "3%", value_parser = parse_effect, allow_negative_numbers = true)]
+    #[arg(long, default_value = "3%", value_parser = parse_effect, allow_hyphen_values = true)]
     min_effect: f64,
     #[arg(long)]
     first_change_only: bool,
