@@ -146,6 +146,7 @@ pub struct BisectJson {
     samples: usize,
     samples_taken_now: usize,
     alpha_per_test: f64,
+    min_effect: f64,
     wall_s: f64,
     reproduce: String,
 }
@@ -367,6 +368,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         samples: samples_total,
         samples_taken_now: oracle.samples_taken,
         alpha_per_test: result.alpha_per_test,
+        min_effect: cfg.min_effect,
         wall_s: started.elapsed().as_secs_f64(),
         reproduce: reproduce(&a),
     };
@@ -429,8 +431,12 @@ fn text_result(j: &BisectJson) -> String {
     ));
     if j.culprits.is_empty() {
         s.push_str(&format!(
-            "result: no change of at least {} between the ends; nothing to bisect\n",
-            "the minimum effect"
+            "result: the ends do not differ by at least {:.1}% with significance ({}); nothing to bisect\n",
+            j.min_effect * 100.0,
+            match j.direction {
+                Verdict::Same => "they are the same within that margin",
+                _ => "undecided at the sample cap: more samples or a larger --min-effect may decide",
+            }
         ));
     }
     for (i, c) in j.culprits.iter().enumerate() {
