@@ -337,6 +337,19 @@ fn measure_cells(
         .collect())
 }
 
+/// "pkeyread (key=ec, format=pem)": every argument, defaults included, so a
+/// table pasted alone still says what was measured.
+fn title(m: &MatrixJson, spec: &str) -> String {
+    match m.cells.iter().find(|c| c.spec == spec) {
+        Some(c) if !c.args.is_empty() => {
+            let args: Vec<String> = c.args.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!("{} ({})", c.tool, args.join(", "))
+        }
+        Some(c) => c.tool.clone(),
+        None => spec.to_string(),
+    }
+}
+
 /// Tool specs in first-seen order.
 fn spec_order(m: &MatrixJson) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
@@ -440,7 +453,8 @@ pub fn render(m: &MatrixJson, f: Format) -> Result<String> {
         match f {
             Format::Markdown => {
                 out.push_str(&format!(
-                    "#### {spec}\n\n{} samples per cell, {} s each; host: {}\n\n",
+                    "#### {}\n\n{} samples per cell, {} s each; host: {}\n\n",
+                    title(m, &spec),
                     n,
                     m.duration,
                     m.host.id()
@@ -450,7 +464,8 @@ pub fn render(m: &MatrixJson, f: Format) -> Result<String> {
             }
             _ => {
                 out.push_str(&format!(
-                    "{spec} ({n} samples per cell, {} s each)\n",
+                    "{} - {n} samples per cell, {} s each\n",
+                    title(m, &spec),
                     m.duration
                 ));
                 out.push_str(&table.text());
@@ -495,7 +510,7 @@ pub fn write_plots(dir: &Path, m: &MatrixJson) -> Result<()> {
         let path = dir.join(format!("{file}.svg"));
         plot::threads_plot(
             &path,
-            &format!("{spec}: µs/op by threads ({})", m.host.id()),
+            &format!("{}: µs/op by threads ({})", title(m, &spec), m.host.id()),
             &series,
         )?;
         progress::info(&format!("wrote {}", path.display()));
