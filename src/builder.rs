@@ -447,6 +447,16 @@ fn run_step(
         format!("### perfbisect: {phase}: {}\n", shown.join(" ")).as_bytes(),
     );
     let _ = log.flush();
+    // Own process group (see above); and if perfbisect itself is killed
+    // outright (SIGKILL), the step is killed too rather than left building
+    // into the shared work directory.
+    // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
     let mut child = match cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -108,6 +108,7 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
     // One build at a time per cache: the stable work paths are shared.
     let _work = cache.lock("workdir")?;
     interrupt::check()?;
+    remove_stale_staging(&builds);
     let work = cache.dir("work")?;
     let src = work.join("src");
     let build_dir = work.join("build");
@@ -310,6 +311,24 @@ pub fn list(cache: &Cache) -> Result<Vec<Built>> {
     }
     out.sort_by_key(|b| std::cmp::Reverse(b.meta.created));
     Ok(out)
+}
+
+/// Staging directories (`.tmp-<key>-…`) and replaced entries (`.tmp-old-…`)
+/// left by a process that was killed outright (SIGKILL, a second Ctrl-C):
+/// with the workdir lock held no other build is staging, so they are
+/// garbage. `cache rm`'s `.tmp-rm-…` are not ours to touch (it does not hold
+/// this lock).
+fn remove_stale_staging(builds: &Path) {
+    let Ok(rd) = fs::read_dir(builds) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with(".tmp-") && !name.starts_with(".tmp-rm-") {
+            progress::detail(&format!("removing stale staging directory {name}"));
+            fs::remove_dir_all(e.path()).ok();
+        }
+    }
 }
 
 /// `lib/<name>.so*` exists.

@@ -147,8 +147,12 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(e) if e.downcast_ref::<interrupt::Interrupted>().is_some() => {
-            eprintln!("perfbisect: {e}");
+        // Whatever error a Ctrl-C caused (a killed child, a cut pipe), the
+        // answer is the same: stopped, nothing half-written, how to resume.
+        Err(e)
+            if e.downcast_ref::<interrupt::Interrupted>().is_some() || interrupt::interrupted() =>
+        {
+            eprintln!("perfbisect: {}", interrupt::Interrupted);
             ExitCode::from(130)
         }
         Err(e) => {

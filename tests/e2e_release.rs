@@ -787,3 +787,45 @@ fn gate_fails_a_regression_and_passes_a_a() {
         .unwrap();
     assert_usage_error(&o, "malformed shard '3/2'");
 }
+
+/// Every kernel against a built 1.1.1w: a sample, or "not applicable" for
+/// the two that need the 3.0 provider API.
+#[test]
+fn every_kernel_runs_against_built_1_1_1w() {
+    let h = history();
+    let d = tempfile::tempdir().unwrap();
+    let o = perfbisect(d.path())
+        .args(["kernels", "--format", "json"])
+        .output()
+        .unwrap();
+    let kernels: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut cmd = perfbisect(&cache());
+    cmd.args(["run", "--repo"])
+        .arg(h)
+        .args(["--rev", "openssl-1.1.1w"]);
+    for k in kernels.as_array().unwrap() {
+        cmd.args(["--tool", k["name"].as_str().unwrap()]);
+    }
+    let o = cmd
+        .args(["--samples", "1", "--duration", "0.05", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for r in v["results"].as_array().unwrap() {
+        let tool = r["tool"].as_str().unwrap();
+        if tool == "evp_fetch" || tool == "providerdoall" {
+            assert!(r["not_applicable"].is_string(), "{tool}: {r}");
+            continue;
+        }
+        assert_eq!(r["n"], 1, "{tool}: {r}");
+        let s = &r["samples"][0];
+        assert!(
+            s["openssl_version"]
+                .as_str()
+                .unwrap()
+                .starts_with("OpenSSL 1.1.1w"),
+            "{tool}: {s}"
+        );
+    }
+}

@@ -131,6 +131,18 @@ pub fn run(g: &Global, a: CacheCmd) -> Result<ExitCode> {
                     }
                 }
             }
+            // Half-compiled kernels of a killed process: each compile holds
+            // its kernel's lock, so an old one nobody is writing is safe to drop.
+            let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+            for e in std::fs::read_dir(cache.dir("kernels")?)?.flatten() {
+                let old = e
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t < hour_ago);
+                if e.file_name().to_string_lossy().starts_with(".tmp-") && old {
+                    std::fs::remove_dir_all(e.path()).ok();
+                }
+            }
             println!("removed {removed} build(s), {} kept", list.len() - removed);
         }
         CacheAction::Rm { revs, repo } => {

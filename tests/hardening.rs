@@ -1,0 +1,1916 @@
+//! Hardening (issue 7): faults, interruption, concurrency and hostile input,
+//! each tried by a test. Tests named `…_synthetic_repo` bisect a small fake
+//! OpenSSL (tests/fake-openssl, built in well under a second per commit)
+//! instead of real releases.
+
+mod common;
+
+use common::{assert_usage_error, git, perfbisect, stderr, stdout, test_kernels};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+// ------------------------------------------------------------ fake OpenSSL
+
+/// What one commit of a fake repository does.
+#[derive(Clone, Copy, Debug)]
+enum Fake {
+    /// fake_work() loops this many times per call.
+    Cost(u32),
+    /// The build fails (fake_cost.h has an #error).
+    Broken,
+    /// fake_work() raises SIGSEGV.
+    Crash,
+    /// fake_work() never returns.
+    Hang,
+}
+
+const FAST: Fake = Fake::Cost(200);
+const SLOW: Fake = Fake::Cost(2000);
+
+#[derive(Clone, Copy, Debug)]
+struct FakeCommit {
+    label: &'static str,
+    what: Fake,
+    /// Seconds `make build_libs` sleeps.
+    make_sleep: u32,
+    /// Lines `make build_libs` prints.
+    make_noise: u32,
+}
+
+fn fc(label: &'static str, what: Fake) -> FakeCommit {
+    FakeCommit {
+        label,
+        what,
+        make_sleep: 0,
+        make_noise: 0,
+    }
+}
+
+fn fake_template() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-openssl")
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            // fs::copy keeps the mode, so config stays executable.
+            fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// A git repository of the fake OpenSSL with one commit per entry (the
+/// subject is the label); returns the commit ids.
+fn fake_repo(dir: &Path, commits: &[FakeCommit]) -> Vec<String> {
+    copy_tree(&fake_template(), dir);
+    git(dir, &["init", "-q", "-b", "main"]);
+    let mut ids = Vec::new();
+    for c in commits {
+        let cost = match c.what {
+            Fake::Cost(n) => format!("#define FAKE_COST {n}\n"),
+            Fake::Broken => "#error this commit does not build (on purpose)\n".to_string(),
+            Fake::Crash => "#define FAKE_COST -1\n".to_string(),
+            Fake::Hang => "#define FAKE_COST -2\n".to_string(),
+        };
+        fs::write(dir.join("fake_cost.h"), cost).unwrap();
+        fs::write(dir.join("fake-label"), format!("{}\n", c.label)).unwrap();
+        fs::write(dir.join("fake-make-sleep"), format!("{}\n", c.make_sleep)).unwrap();
+        fs::write(dir.join("fake-make-noise"), format!("{}\n", c.make_noise)).unwrap();
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "--allow-empty", "-m", c.label]);
+        ids.push(git(dir, &["rev-parse", "HEAD"]).trim().to_string());
+    }
+    ids
+}
+
+/// The standard range: a slowdown at `culprit`, a broken build before it.
+fn regression_repo(dir: &Path) -> Vec<String> {
+    fake_repo(
+        dir,
+        &[
+            fc("fast 0 (good)", FAST),
+            fc("fast 1", FAST),
+            fc("fast 2", FAST),
+            fc("broken build 3", Fake::Broken),
+            fc("fast 4", FAST),
+            fc("culprit 5: slow", SLOW),
+            fc("slow 6", SLOW),
+            fc("slow 7", SLOW),
+            fc("slow 8 (bad)", SLOW),
+        ],
+    )
+}
+
+/// perfbisect on `cache` with the test kernels (fakework) available.
+fn pb(cache: &Path) -> assert_cmd::Command {
+    let mut c = perfbisect(cache);
+    c.arg("--kernels-dir").arg(test_kernels());
+    c
+}
+
+/// The same, as a std Command (to spawn and signal it).
+fn pb_std(cache: &Path) -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("perfbisect"));
+    c.arg("--cache")
+        .arg(cache)
+        .arg("--kernels-dir")
+        .arg(test_kernels())
+        .env_remove("PERFBISECT_CACHE");
+    c
+}
+
+/// Fast bisect arguments: 4 samples of 0.05 s, at most 16. The machine running
+/// the tests is shared (2 cores, tests in parallel), so samples vary by 30%
+/// or more; the fake's change is 10x, and a 100% minimum effect with a loose
+/// alpha decides it in few samples without calling same-speed commits
+/// different.
+fn bisect_args(repo: &Path, range: &str) -> Vec<String> {
+    [
+        "bisect",
+        "--tool",
+        "fakework",
+        "--samples",
+        "4",
+        "--max-samples",
+        "16",
+        "--duration",
+        "0.05",
+        "--alpha",
+        "0.5",
+        "--min-effect",
+        "100%",
+        "--jobs",
+        "2",
+        "--repo",
+        repo.to_str().unwrap(),
+        range,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn json_of(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): status {:?}\nstdout: {}\nstderr: {}",
+            o.status,
+            stdout(o),
+            stderr(o)
+        )
+    })
+}
+
+fn bisect_json(cache: &Path, repo: &Path, range: &str, extra: &[&str]) -> (Value, Output) {
+    let o = pb(cache)
+        .args(bisect_args(repo, range))
+        .args(["--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "bisect failed: {:?}\nstdout: {}\nstderr: {}",
+        o.status,
+        stdout(&o),
+        stderr(&o)
+    );
+    (json_of(&o), o)
+}
+
+/// The steps and result of a bisect, one line each (for failure messages).
+fn summary(j: &Value) -> String {
+    let mut s = format!(
+        "ends {} -> {} ({}), outcome {}\n",
+        j["ends"]["a"]["mean"], j["ends"]["b"]["mean"], j["direction"], j["outcome"]
+    );
+    for st in j["steps"].as_array().into_iter().flatten() {
+        s.push_str(&format!(
+            "  {} {:<12} n={} mean={} {}\n",
+            st["short"], st["subject"], st["n"], st["mean_us"], st["verdict"]
+        ));
+    }
+    for c in j["culprits"].as_array().into_iter().flatten() {
+        s.push_str(&format!(
+            "  culprit {} parent {} ratio {} range {} skipped {}\n",
+            c["short"], c["parent"], c["ratio"], c["range"], c["skipped"]
+        ));
+    }
+    s
+}
+
+fn culprit_ids(j: &Value) -> Vec<String> {
+    j["culprits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["commit"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn builds_by_commit(j: &Value) -> BTreeMap<String, Value> {
+    j["builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["commit"].as_str().unwrap().to_string(), b.clone()))
+        .collect()
+}
+
+/// Files of the cache, with their contents (symlinks: their targets).
+fn cache_snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        let Ok(rd) = fs::read_dir(dir) else { return };
+        for e in rd.flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().display().to_string();
+            let ft = e.file_type().unwrap();
+            if ft.is_symlink() {
+                let t = fs::read_link(&p).unwrap();
+                out.insert(rel, format!("-> {}", t.display()).into_bytes());
+            } else if ft.is_dir() {
+                out.insert(format!("{rel}/"), Vec::new());
+                walk(root, &p, out);
+            } else {
+                out.insert(rel, fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// Published build entries (not staging or trash), by name.
+fn build_entries(cache: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(cache.join("builds"))
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The entry of one commit (any recipe).
+fn entry_of(cache: &Path, commit: &str) -> PathBuf {
+    build_entries(cache)
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&commit[..12])
+        })
+        .unwrap_or_else(|| panic!("no build entry for {commit}"))
+}
+
+/// No half-written entry is visible: every build and kernel entry has a
+/// meta.json that parses, and nothing is left in staging.
+fn assert_cache_consistent(cache: &Path) {
+    for sub in ["builds", "kernels"] {
+        let Ok(rd) = fs::read_dir(cache.join(sub)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            assert!(
+                !name.starts_with(".tmp-"),
+                "staging directory left behind: {sub}/{name}"
+            );
+            let meta = e.path().join("meta.json");
+            let text = fs::read_to_string(&meta)
+                .unwrap_or_else(|_| panic!("{sub}/{name} has no meta.json"));
+            serde_json::from_str::<Value>(&text)
+                .unwrap_or_else(|e| panic!("{sub}/{name}/meta.json does not parse: {e}"));
+        }
+    }
+}
+
+/// Inode of each published build's meta.json: unchanged means not rebuilt.
+fn build_identities(cache: &Path) -> BTreeMap<String, u64> {
+    use std::os::unix::fs::MetadataExt;
+    build_entries(cache)
+        .into_iter()
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                fs::metadata(p.join("meta.json")).unwrap().ino(),
+            )
+        })
+        .collect()
+}
+
+fn assert_not_rebuilt(before: &BTreeMap<String, u64>, cache: &Path) {
+    let after = build_identities(cache);
+    for (name, ino) in before {
+        assert_eq!(
+            after.get(name),
+            Some(ino),
+            "finished build {name} was rebuilt or removed"
+        );
+    }
+}
+
+/// Valid sample lines in the cache.
+fn stored_samples(cache: &Path) -> usize {
+    let Ok(rd) = fs::read_dir(cache.join("samples")) else {
+        return 0;
+    };
+    rd.flatten()
+        .map(|e| {
+            fs::read_to_string(e.path())
+                .unwrap()
+                .lines()
+                .filter(|l| serde_json::from_str::<Value>(l).is_ok())
+                .count()
+        })
+        .sum()
+}
+
+fn wait_for(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !cond() {
+        assert!(t.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Running (not a zombie).
+fn alive(pid: i32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !s
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Processes whose command line contains `needle`.
+fn processes_with(needle: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if let Ok(c) = fs::read(e.path().join("cmdline")) {
+            if String::from_utf8_lossy(&c).contains(needle) && alive(pid) {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+/// A perfbisect run in its own process group, output to files.
+struct Running {
+    child: Child,
+    out: PathBuf,
+    err: PathBuf,
+}
+
+fn spawn(mut cmd: Command, dir: &Path, name: &str) -> Running {
+    use std::os::unix::process::CommandExt;
+    let out = dir.join(format!("{name}.out"));
+    let err = dir.join(format!("{name}.err"));
+    let child = cmd
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(fs::File::create(&out).unwrap())
+        .stderr(fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    Running { child, out, err }
+}
+
+impl Running {
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Waits for `cond` while perfbisect runs; panics with its output if it
+    /// exits first.
+    fn wait_for(&mut self, what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
+        let t = Instant::now();
+        while !cond() {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                panic!(
+                    "perfbisect exited ({st}) before {what}\nstdout: {}\nstderr: {}",
+                    fs::read_to_string(&self.out).unwrap_or_default(),
+                    fs::read_to_string(&self.err).unwrap_or_default()
+                );
+            }
+            assert!(t.elapsed() < timeout, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGINT to the whole process group (as the terminal's Ctrl-C does),
+    /// or to perfbisect alone.
+    fn sigint(&self, group: bool) {
+        let target = if group { -self.pid() } else { self.pid() };
+        // SAFETY: kill has no memory effects.
+        let r = unsafe { libc::kill(target, libc::SIGINT) };
+        assert_eq!(r, 0, "kill failed");
+    }
+
+    /// Exit code, stdout, stderr; panics after `timeout`.
+    fn wait(mut self, timeout: Duration) -> (Option<i32>, String, String) {
+        let t = Instant::now();
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                let out = fs::read_to_string(&self.out).unwrap();
+                let err = fs::read_to_string(&self.err).unwrap();
+                return (st.code(), out, err);
+            }
+            if t.elapsed() > timeout {
+                let _ = self.child.kill();
+                let err = fs::read_to_string(&self.err).unwrap_or_default();
+                panic!("perfbisect did not exit within {timeout:?}; stderr: {err}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Exit 130, promptly, saying how to resume.
+fn assert_interrupted(r: Running, what: &str) {
+    let t = Instant::now();
+    let (code, _, err) = r.wait(Duration::from_secs(20));
+    let took = t.elapsed();
+    assert_eq!(code, Some(130), "{what}: exit code; stderr: {err}");
+    assert!(
+        took < Duration::from_secs(5),
+        "{what}: took {took:?} to exit after SIGINT"
+    );
+    assert!(
+        err.contains("Run the same command again to resume"),
+        "{what}: {err}"
+    );
+    assert!(!err.contains("panicked"), "{what}: {err}");
+}
+
+// ------------------------------------------------------------ 1. build failure
+
+/// A commit in the middle that does not build is skipped: the culprit is
+/// still found when it is not next to the broken commit, and the narrowest
+/// range is named when it is; the failure and its log are in the report.
+#[test]
+fn build_failure_mid_range_is_skipped_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+
+    // The broken commit (4) sits between the last fast and the first slow
+    // commit: the change is in 3..5.
+    let repo = d.path().join("adjacent");
+    let ids = fake_repo(
+        &repo,
+        &[
+            fc("fast 0", FAST),
+            fc("fast 1", FAST),
+            fc("fast 2", FAST),
+            fc("fast 3", FAST),
+            fc("broken 4", Fake::Broken),
+            fc("slow 5", SLOW),
+            fc("slow 6", SLOW),
+            fc("slow 7", SLOW),
+            fc("slow 8", SLOW),
+        ],
+    );
+    let range = format!("{}..{}", ids[0], ids[8]);
+    let (j, _) = bisect_json(&cache, &repo, &range, &[]);
+    let c = &j["culprits"][0];
+    assert_eq!(
+        j["culprits"].as_array().unwrap().len(),
+        1,
+        "{}",
+        summary(&j)
+    );
+    assert_eq!(c["commit"], ids[5], "{}", summary(&j));
+    assert_eq!(c["parent"], ids[3], "{}", summary(&j));
+    assert_eq!(c["range"], true, "{}", summary(&j));
+    assert_eq!(c["skipped"], serde_json::json!([ids[4]]), "{}", summary(&j));
+    let builds = builds_by_commit(&j);
+    let broken = &builds[&ids[4]];
+    assert_eq!(broken["ok"], false, "{broken}");
+    let log = PathBuf::from(broken["log"].as_str().expect("log path of the failure"));
+    let text = fs::read_to_string(&log).unwrap();
+    assert!(text.contains("does not build (on purpose)"), "{text}");
+    assert!(log.starts_with(&cache), "{}", log.display());
+    let step = j["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["commit"] == ids[4])
+        .expect("the broken commit was tried");
+    assert!(
+        step["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("skipped: build failed (log: "),
+        "{step}"
+    );
+
+    // The same bisect as text, from the cache: the range, the skip and the log.
+    let o = pb(&cache)
+        .args(bisect_args(&repo, &range))
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(
+        out.contains(&format!(
+            "the change is in one of {}..{} (1 skipped commit(s) between)",
+            &ids[3][..10],
+            &ids[5][..10]
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("skipped: build failed (log: {}", log.display())),
+        "{out}"
+    );
+    assert!(out.contains("1 failed"), "{out}");
+
+    // The broken commit (4) is where the search starts, but the change is
+    // at 6: the culprit is still exact.
+    let repo = d.path().join("apart");
+    let ids = fake_repo(
+        &repo,
+        &[
+            fc("fast 0", FAST),
+            fc("fast 1", FAST),
+            fc("fast 2", FAST),
+            fc("fast 3", FAST),
+            fc("broken 4", Fake::Broken),
+            fc("fast 5", FAST),
+            fc("slow 6", SLOW),
+            fc("slow 7", SLOW),
+            fc("slow 8", SLOW),
+        ],
+    );
+    let (j, _) = bisect_json(
+        &cache,
+        &repo,
+        &format!("{}..{}", ids[0], ids[8]),
+        &["--first-change-only"],
+    );
+    assert_eq!(culprit_ids(&j), vec![ids[6].clone()], "{}", summary(&j));
+    assert_eq!(j["culprits"][0]["parent"], ids[5], "{}", summary(&j));
+    assert_eq!(j["culprits"][0]["range"], false, "{}", summary(&j));
+    assert_eq!(
+        builds_by_commit(&j)[&ids[4]]["ok"],
+        false,
+        "{}",
+        summary(&j)
+    );
+    assert_cache_consistent(&cache);
+}
+
+// ------------------------------------------------------------ 2. crash, hang
+
+/// A kernel that crashes or hangs on some commits: those samples are refused
+/// with the signal or the timeout, the commits are skipped, the search goes
+/// on, and no sampling child is left running.
+#[test]
+fn kernel_crash_and_hang_are_skipped_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let repo = d.path().join("repo");
+    let ids = fake_repo(
+        &repo,
+        &[
+            fc("fast 0", FAST),
+            fc("fast 1", FAST),
+            fc("fast 2", FAST),
+            fc("fast 3", FAST),
+            fc("crash 4", Fake::Crash),
+            fc("hang 5", Fake::Hang),
+            fc("slow 6", SLOW),
+            fc("slow 7", SLOW),
+            fc("slow 8", SLOW),
+        ],
+    );
+    let range = format!("{}..{}", ids[0], ids[8]);
+    let (j, o) = bisect_json(&cache, &repo, &range, &["--timeout", "2"]);
+    let err = stderr(&o);
+    assert!(!err.contains("panicked"), "{err}");
+    let c = &j["culprits"][0];
+    assert_eq!(c["commit"], ids[6], "{}", summary(&j));
+    assert_eq!(c["parent"], ids[3], "{}", summary(&j));
+    assert_eq!(
+        c["skipped"],
+        serde_json::json!([ids[4], ids[5]]),
+        "{}",
+        summary(&j)
+    );
+    let verdict = |id: &str| -> String {
+        j["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["commit"] == id)
+            .unwrap_or_else(|| panic!("{id} not tried: {j:#}"))["verdict"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        verdict(&ids[4]),
+        "skipped: kernel fakework crashed (signal 11, SIGSEGV)"
+    );
+    assert_eq!(
+        verdict(&ids[5]),
+        "skipped: kernel fakework timed out after 2 s (killed)"
+    );
+    // Their builds are fine: only the samples were refused.
+    let builds = builds_by_commit(&j);
+    assert_eq!(builds[&ids[4]]["ok"], true);
+    assert_eq!(builds[&ids[5]]["ok"], true);
+    assert!(
+        processes_with(cache.to_str().unwrap()).is_empty(),
+        "a sampling child outlived perfbisect"
+    );
+}
+
+// ------------------------------------------------------------ 3. SIGINT
+
+/// Bisect command as a std Command, with the fake's log and pid files.
+fn bisect_cmd(cache: &Path, repo: &Path, range: &str, extra: &[&str], d: &Path) -> Command {
+    let mut c = pb_std(cache);
+    c.args(bisect_args(repo, range))
+        .args(["--format", "json"])
+        .args(extra)
+        .env("PB_FAKE_LOG", d.join("fake.log"))
+        .env("PB_FAKE_PIDFILE", d.join("fake.pids"));
+    c
+}
+
+fn fake_log(d: &Path) -> String {
+    fs::read_to_string(d.join("fake.log")).unwrap_or_default()
+}
+
+/// Every pid the fake make recorded (its sleeps) is gone.
+fn assert_no_fake_sleeper(d: &Path) {
+    let pids = fs::read_to_string(d.join("fake.pids")).unwrap_or_default();
+    for pid in pids.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+        wait_for(
+            &format!("the build's sleeping make step {pid} to die"),
+            Duration::from_secs(3),
+            || !alive(pid),
+        );
+    }
+}
+
+/// The build log of the staging directory shows make sleeping.
+fn make_is_sleeping(cache: &Path) -> bool {
+    fs::read_dir(cache.join("builds"))
+        .map(|rd| {
+            rd.flatten().any(|e| {
+                e.file_name().to_string_lossy().starts_with(".tmp-")
+                    && fs::read_to_string(e.path().join("build.log"))
+                        .is_ok_and(|t| t.contains("fake-make: sleeping"))
+            })
+        })
+        .unwrap_or(false)
+}
+
+/// Ctrl-C while make runs (a 60 s make step), once to the whole process
+/// group as a terminal sends it and once to perfbisect alone: exit 130 at
+/// once, make and its children killed, nothing half-published; the re-run
+/// rebuilds nothing that was finished and reuses every sample.
+#[test]
+fn sigint_during_a_build_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let repo = d.path().join("repo");
+    let mut commits: Vec<FakeCommit> = (0..9)
+        .map(|i| {
+            fc(
+                if i < 5 { "fast" } else { "slow" },
+                if i < 5 { FAST } else { SLOW },
+            )
+        })
+        .collect();
+    // The search starts in the middle: commit 4 is the first one built after the ends.
+    commits[4].make_sleep = 60;
+    commits[4].label = "sleepy 4";
+    let ids = fake_repo(&repo, &commits);
+    let range = format!("{}..{}", ids[0], ids[8]);
+
+    for (round, group) in [(1, true), (2, false)] {
+        let mut r = spawn(
+            bisect_cmd(&cache, &repo, &range, &[], d.path()),
+            d.path(),
+            &format!("round{round}"),
+        );
+        r.wait_for("make to start sleeping", Duration::from_secs(60), || {
+            make_is_sleeping(&cache)
+        });
+        let before = build_identities(&cache);
+        r.sigint(group);
+        assert_interrupted(r, &format!("SIGINT (group: {group}) during make"));
+        assert_no_fake_sleeper(d.path());
+        assert_cache_consistent(&cache);
+        assert_not_rebuilt(&before, &cache);
+        // The ends were built and sampled; the interrupted build is not there.
+        let names: Vec<String> = build_entries(&cache)
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy()[..12].to_string())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(!names.contains(&ids[4][..12].to_string()), "{names:?}");
+    }
+    // Each end was built once, in the first round.
+    assert_eq!(fake_log(d.path()).matches("installed fast").count(), 1);
+    assert_eq!(fake_log(d.path()).matches("installed slow").count(), 1);
+
+    let before = build_identities(&cache);
+    let stored = stored_samples(&cache);
+    assert!(stored >= 8, "the ends' samples were kept: {stored}");
+    let mut cmd = bisect_cmd(&cache, &repo, &range, &[], d.path());
+    cmd.env("PB_FAKE_NO_SLEEP", "1");
+    let (code, out, err) = spawn(cmd, d.path(), "final").wait(Duration::from_secs(120));
+    assert_eq!(code, Some(0), "{err}");
+    let j: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(culprit_ids(&j), vec![ids[5].clone()], "{}", summary(&j));
+    assert_not_rebuilt(&before, &cache);
+    let builds = builds_by_commit(&j);
+    assert_eq!(builds[&ids[0]]["fresh"], false);
+    assert_eq!(builds[&ids[8]]["fresh"], false);
+    assert_eq!(builds[&ids[4]]["fresh"], true);
+    let total = j["samples"].as_u64().unwrap() as usize;
+    let now = j["samples_taken_now"].as_u64().unwrap() as usize;
+    assert_eq!(
+        total - now,
+        stored,
+        "every finished sample is reused: {}",
+        summary(&j)
+    );
+    assert_cache_consistent(&cache);
+}
+
+/// Whether a sampling child of this cache has been running for `at_least`.
+fn long_sample_running(
+    cache: &Path,
+    seen: &mut BTreeMap<i32, Instant>,
+    at_least: Duration,
+) -> bool {
+    let now = processes_with("__sample")
+        .into_iter()
+        .filter(|pid| {
+            fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(cache.to_str().unwrap()))
+        })
+        .collect::<Vec<_>>();
+    seen.retain(|pid, _| now.contains(pid));
+    for pid in now {
+        seen.entry(pid).or_insert_with(Instant::now);
+    }
+    seen.values().any(|t| t.elapsed() >= at_least)
+}
+
+/// Ctrl-C while a sample is being taken (a kernel that hangs, so the child
+/// is certainly running): exit 130 at once, not after the 60 s timeout, the
+/// child is gone, the samples taken so far are kept and reused.
+#[test]
+fn sigint_during_sampling_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let repo = d.path().join("repo");
+    let ids = fake_repo(
+        &repo,
+        &[
+            fc("fast 0", FAST),
+            fc("fast 1", FAST),
+            fc("fast 2", FAST),
+            fc("fast 3", FAST),
+            fc("hang 4", Fake::Hang),
+            fc("slow 5", SLOW),
+            fc("slow 6", SLOW),
+            fc("slow 7", SLOW),
+            fc("slow 8", SLOW),
+        ],
+    );
+    let range = format!("{}..{}", ids[0], ids[8]);
+    for (round, group) in [(1, true), (2, false)] {
+        let mut r = spawn(
+            bisect_cmd(&cache, &repo, &range, &["--timeout", "60"], d.path()),
+            d.path(),
+            &format!("round{round}"),
+        );
+        let mut seen = BTreeMap::new();
+        r.wait_for("the hanging sample", Duration::from_secs(60), || {
+            long_sample_running(&cache, &mut seen, Duration::from_millis(500))
+        });
+        let before = build_identities(&cache);
+        r.sigint(group);
+        assert_interrupted(r, &format!("SIGINT (group: {group}) during sampling"));
+        wait_for("the sampling child to die", Duration::from_secs(3), || {
+            processes_with(cache.to_str().unwrap()).is_empty()
+        });
+        assert_cache_consistent(&cache);
+        assert_not_rebuilt(&before, &cache);
+    }
+    let before = build_identities(&cache);
+    let stored = stored_samples(&cache);
+    let (code, out, err) = spawn(
+        bisect_cmd(&cache, &repo, &range, &["--timeout", "2"], d.path()),
+        d.path(),
+        "final",
+    )
+    .wait(Duration::from_secs(120));
+    assert_eq!(code, Some(0), "{err}");
+    let j: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["culprits"][0]["commit"], ids[5], "{}", summary(&j));
+    assert_eq!(j["culprits"][0]["parent"], ids[3], "{}", summary(&j));
+    assert_not_rebuilt(&before, &cache);
+    assert!(
+        builds_by_commit(&j)
+            .values()
+            .filter(|b| b["commit"] == ids[0] || b["commit"] == ids[8] || b["commit"] == ids[4])
+            .all(|b| b["fresh"] == false),
+        "{}",
+        summary(&j)
+    );
+    let total = j["samples"].as_u64().unwrap() as usize;
+    let now = j["samples_taken_now"].as_u64().unwrap() as usize;
+    assert_eq!(
+        total - now,
+        stored,
+        "every finished sample is reused: {}",
+        summary(&j)
+    );
+}
+
+/// Ctrl-C at arbitrary moments of a bisect (building, compiling, sampling
+/// or in between), alternately to the group and to perfbisect alone, until
+/// it finishes: every interrupted run exits 130 promptly, leaves a
+/// consistent cache, and no finished build is ever built again.
+#[test]
+fn sigint_at_any_moment_then_resume_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let repo = d.path().join("repo");
+    let ids = regression_repo(&repo);
+    let range = format!("{}..{}", ids[0], ids[8]);
+    let mut interrupted = 0;
+    let mut delay = Duration::from_millis(300);
+    for round in 0.. {
+        assert!(round < 40, "the bisect never finished");
+        let before = build_identities(&cache);
+        let stored = stored_samples(&cache);
+        let r = spawn(
+            bisect_cmd(&cache, &repo, &range, &[], d.path()),
+            d.path(),
+            &format!("round{round}"),
+        );
+        let t = Instant::now();
+        while t.elapsed() < delay && r.child.id() > 0 {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let group = round % 2 == 0;
+        let mut r = r;
+        if r.child.try_wait().unwrap().is_none() {
+            r.sigint(group);
+        }
+        let signalled = Instant::now();
+        let (code, out, err) = r.wait(Duration::from_secs(60));
+        assert!(!err.contains("panicked"), "{err}");
+        assert_cache_consistent(&cache);
+        assert_not_rebuilt(&before, &cache);
+        if code == Some(0) {
+            let j: Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(culprit_ids(&j), vec![ids[5].clone()], "{}", summary(&j));
+            let total = j["samples"].as_u64().unwrap() as usize;
+            let now = j["samples_taken_now"].as_u64().unwrap() as usize;
+            assert_eq!(
+                total - now,
+                stored,
+                "every finished sample is reused: {}",
+                summary(&j)
+            );
+            for b in j["builds"].as_array().unwrap() {
+                let name = before
+                    .keys()
+                    .any(|k| b["commit"].as_str().unwrap().starts_with(&k[..12]));
+                assert!(!(name && b["fresh"] == true), "rebuilt: {b}");
+            }
+            break;
+        }
+        assert_eq!(code, Some(130), "round {round}: {err}");
+        assert!(
+            signalled.elapsed() < Duration::from_secs(5),
+            "round {round}: slow to exit"
+        );
+        assert!(
+            err.contains("Run the same command again to resume"),
+            "{err}"
+        );
+        interrupted += 1;
+        delay += Duration::from_millis(400);
+    }
+    assert!(interrupted >= 2, "only {interrupted} interruptions");
+    wait_for("sampling children to die", Duration::from_secs(3), || {
+        processes_with(cache.to_str().unwrap()).is_empty()
+    });
+}
+
+/// Ctrl-C while waiting for a lock another process holds (here: the work
+/// directory, as during someone else's build): exit 130 at once.
+#[test]
+fn sigint_while_waiting_for_a_lock_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let repo = d.path().join("repo");
+    let ids = fake_repo(&repo, &[fc("fast 0", FAST)]);
+    fs::create_dir_all(cache.join("locks")).unwrap();
+    let lock = fs::File::create(cache.join("locks/workdir.lock")).unwrap();
+    lock.lock().unwrap();
+    for group in [true, false] {
+        let mut cmd = pb_std(&cache);
+        cmd.args(["build", "--repo"]).arg(&repo).arg(&ids[0]);
+        let r = spawn(cmd, d.path(), "build");
+        std::thread::sleep(Duration::from_millis(800));
+        assert!(
+            fs::read_dir(cache.join("builds")).unwrap().count() == 0,
+            "built while the lock was held"
+        );
+        r.sigint(group);
+        assert_interrupted(r, "SIGINT while waiting for the work directory lock");
+        assert_cache_consistent(&cache);
+    }
+    drop(lock);
+    let o = pb(&cache)
+        .args(["build", "--repo"])
+        .arg(&repo)
+        .arg(&ids[0])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+// ------------------------------------------------------------ 4. two processes
+
+/// Two perfbisect processes on one cache: two `build`s of the same commit
+/// (one builds, the other waits for it), then two bisects of the same range
+/// at once (sharing builds and sample files): both correct, every commit
+/// built once, no corrupted entry or sample line.
+#[test]
+fn two_processes_on_one_cache_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let repo = d.path().join("repo");
+    let mut commits = vec![
+        fc("fast 0", FAST),
+        fc("fast 1", FAST),
+        fc("fast 2", FAST),
+        fc("fast 3", FAST),
+        fc("fast 4", FAST),
+        fc("slow 5", SLOW),
+        fc("slow 6", SLOW),
+        fc("slow 7", SLOW),
+        fc("slow 8", SLOW),
+        fc("slowbuild 9", SLOW),
+    ];
+    commits[9].make_sleep = 2;
+    let ids = fake_repo(&repo, &commits);
+
+    let build = |name: &str| {
+        let mut c = pb_std(&cache);
+        c.args(["build", "--repo"])
+            .arg(&repo)
+            .arg(&ids[9])
+            .env("PB_FAKE_LOG", d.path().join("fake.log"));
+        spawn(c, d.path(), name)
+    };
+    let (a, b) = (build("build-a"), build("build-b"));
+    let (ca, oa, ea) = a.wait(Duration::from_secs(60));
+    let (cb, ob, eb) = b.wait(Duration::from_secs(60));
+    assert_eq!((ca, cb), (Some(0), Some(0)), "{ea}\n{eb}");
+    let outs = [oa, ob];
+    assert_eq!(
+        outs.iter().filter(|o| o.contains(": built in ")).count(),
+        1,
+        "{outs:?}"
+    );
+    assert_eq!(
+        outs.iter().filter(|o| o.contains(": cached -> ")).count(),
+        1,
+        "{outs:?}"
+    );
+    assert_eq!(
+        fake_log(d.path()).matches("configure slowbuild 9").count(),
+        1
+    );
+
+    let range = format!("{}..{}", ids[0], ids[8]);
+    let run = |name: &str| {
+        spawn(
+            bisect_cmd(&cache, &repo, &range, &["--first-change-only"], d.path()),
+            d.path(),
+            name,
+        )
+    };
+    let (a, b) = (run("bisect-a"), run("bisect-b"));
+    let (ca, oa, ea) = a.wait(Duration::from_secs(120));
+    let (cb, ob, eb) = b.wait(Duration::from_secs(120));
+    assert_eq!((ca, cb), (Some(0), Some(0)), "{ea}\n{eb}");
+    assert!(
+        !ea.contains("warning") && !eb.contains("warning"),
+        "{ea}\n{eb}"
+    );
+    let ja: Value = serde_json::from_str(&oa).unwrap();
+    let jb: Value = serde_json::from_str(&ob).unwrap();
+    assert_eq!(culprit_ids(&ja), vec![ids[5].clone()], "{}", summary(&ja));
+    assert_eq!(culprit_ids(&jb), vec![ids[5].clone()], "{}", summary(&jb));
+    // Every commit was built by one of them only.
+    let log = fake_log(d.path());
+    for c in &commits[..9] {
+        let n = log.matches(&format!("installed {}\n", c.label)).count();
+        assert!(n <= 1, "{} built {n} times:\n{log}", c.label);
+    }
+    let (ba, bb) = (builds_by_commit(&ja), builds_by_commit(&jb));
+    for (commit, x) in &ba {
+        if let Some(y) = bb.get(commit) {
+            assert!(
+                !(x["fresh"] == true && y["fresh"] == true),
+                "{commit} built by both"
+            );
+        }
+    }
+    assert_cache_consistent(&cache);
+    // Sample lines appended by both at once are all whole.
+    for e in fs::read_dir(cache.join("samples")).unwrap().flatten() {
+        for line in fs::read_to_string(e.path()).unwrap().lines() {
+            serde_json::from_str::<Value>(line)
+                .unwrap_or_else(|err| panic!("{}: {err}: {line}", e.path().display()));
+        }
+    }
+}
+
+// ------------------------------------------------------------ 5. damaged cache
+
+/// Damage on disk: a truncated meta.json, a build whose libcrypto is gone,
+/// a meta.json copied from another entry, a truncated sample line, a kernel
+/// object whose bytes changed, a truncated bisect record. Each is reported
+/// on stderr and rebuilt, recompiled or ignored; never read as valid.
+#[test]
+fn damaged_cache_entries_are_detected_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let repo = d.path().join("repo");
+    let ids = regression_repo(&repo);
+    let range = format!("{}..{}", ids[0], ids[8]);
+    let (j, _) = bisect_json(&cache, &repo, &range, &["--first-change-only"]);
+    assert_eq!(culprit_ids(&j), vec![ids[5].clone()], "{}", summary(&j));
+    let entries = build_entries(&cache);
+    assert!(entries.len() >= 4, "{entries:?}");
+
+    // Truncated meta.json.
+    let good = entry_of(&cache, &ids[0]);
+    let meta = fs::read(good.join("meta.json")).unwrap();
+    fs::write(good.join("meta.json"), &meta[..meta.len() / 2]).unwrap();
+    // The library is gone (the libcrypto.so symlink now dangles).
+    let bad = entry_of(&cache, &ids[8]);
+    fs::remove_file(bad.join("prefix/lib/libcrypto.so.3")).unwrap();
+    // A meta.json that parses but describes another build.
+    let others: Vec<&PathBuf> = entries
+        .iter()
+        .filter(|p| **p != good && **p != bad)
+        .collect();
+    let (x, y) = (others[0], others[1]);
+    fs::copy(y.join("meta.json"), x.join("meta.json")).unwrap();
+    // A sample line cut short, as by a crash mid-write.
+    let samples = fs::read_dir(cache.join("samples"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .max_by_key(|p| fs::metadata(p).unwrap().len())
+        .unwrap();
+    let text = fs::read(&samples).unwrap();
+    let valid_before = String::from_utf8_lossy(&text).lines().count();
+    fs::write(&samples, &text[..text.len() - 15]).unwrap();
+    // A compiled kernel whose bytes changed.
+    let kdir = fs::read_dir(cache.join("kernels"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .unwrap();
+    let mut so = fs::read(kdir.join("kernel.so")).unwrap();
+    so.extend_from_slice(b"tampered");
+    fs::write(kdir.join("kernel.so"), so).unwrap();
+    // The bisect record, truncated.
+    let record = fs::read_dir(cache.join("bisects"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .next()
+        .unwrap();
+    let rec = fs::read(&record).unwrap();
+    fs::write(&record, &rec[..rec.len() / 3]).unwrap();
+
+    let o = pb(&cache).arg("log").output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "warning: ignoring damaged bisect record {}",
+            record.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+
+    let (j, o) = bisect_json(&cache, &repo, &range, &["--first-change-only"]);
+    let err = stderr(&o);
+    assert_eq!(culprit_ids(&j), vec![ids[5].clone()], "{}", summary(&j));
+    for (what, needle) in [
+        (
+            "truncated meta.json",
+            format!(
+                "warning: damaged build entry {} (missing or unreadable meta.json); rebuilding",
+                good.display()
+            ),
+        ),
+        (
+            "missing libcrypto",
+            format!("warning: damaged build entry {} (", bad.display()),
+        ),
+        (
+            "meta.json of another entry",
+            format!(
+                "warning: damaged build entry {} (its meta.json describes {}",
+                x.display(),
+                y.file_name().unwrap().to_string_lossy()
+            ),
+        ),
+        (
+            "truncated sample",
+            format!(
+                "warning: ignoring damaged sample at {}:{valid_before}",
+                samples.display()
+            ),
+        ),
+        (
+            "altered kernel object",
+            format!(
+                "warning: kernel object {} is missing or altered, recompiling",
+                kdir.join("kernel.so").display()
+            ),
+        ),
+    ] {
+        assert!(
+            err.contains(&needle),
+            "{what}: expected '{needle}' in:\n{err}"
+        );
+    }
+    assert!(err.contains("no shared libcrypto"), "{err}");
+    let builds = builds_by_commit(&j);
+    assert_eq!(builds[&ids[0]]["fresh"], true, "{}", summary(&j));
+    assert_eq!(builds[&ids[8]]["fresh"], true, "{}", summary(&j));
+    assert_cache_consistent(&cache);
+    let kmeta: Value =
+        serde_json::from_str(&fs::read_to_string(kdir.join("meta.json")).unwrap()).unwrap();
+    let hash = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(
+            fs::read(kdir.join("kernel.so")).unwrap(),
+        ))
+    };
+    assert_eq!(kmeta["sha256"], hash, "the kernel was recompiled");
+
+    // Repaired: a third run rebuilds, recompiles and measures nothing.
+    let (j, o) = bisect_json(&cache, &repo, &range, &["--first-change-only"]);
+    let err = stderr(&o);
+    assert!(!err.contains("damaged build entry"), "{err}");
+    assert!(!err.contains("kernel object"), "{err}");
+    assert_eq!(j["samples_taken_now"], 0, "{}", summary(&j));
+    assert!(
+        j["builds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["fresh"] == false),
+        "{}",
+        summary(&j)
+    );
+}
+
+// ------------------------------------------------------------ 6. disk full
+
+/// Writes that fail while publishing: a build's meta.json (failpoint:
+/// ENOSPC after half the bytes), the build log under `ulimit -f` (a real
+/// EFBIG from the kernel), a sample line cut in half (failpoint). Each gives
+/// one clear error line and exit 2; nothing half-published is visible, a
+/// failed build is not cached as the commit's failure, and the next run
+/// without the fault succeeds.
+#[test]
+fn disk_full_while_publishing_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let repo = d.path().join("repo");
+    let mut commits = vec![fc("fast 0", FAST), fc("noisy 1", FAST), fc("slow 2", SLOW)];
+    // 20000 lines of make output: about 1.7 MB of build log.
+    commits[1].make_noise = 20000;
+    let ids = fake_repo(&repo, &commits);
+    let build = |rev: &str| {
+        let mut c = pb(&cache);
+        c.args(["build", "--repo"]).arg(&repo).arg(rev);
+        c
+    };
+
+    // The build entry cannot be published.
+    let o = build(&ids[0])
+        .env("PERFBISECT_FAILPOINT", "publish-build")
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "No space left on device");
+    assert!(
+        stderr(&o).contains("cannot publish the build of"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(build_entries(&cache).is_empty());
+    assert_cache_consistent(&cache);
+    let o = build(&ids[0]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains(": built in "), "{}", stdout(&o));
+
+    // A file-size limit of 256 KiB: the build log cannot be written.
+    let exe = assert_cmd::cargo::cargo_bin("perfbisect");
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(r#"ulimit -f 256; exec "$@""#)
+        .arg("bash")
+        .arg(&exe)
+        .arg("--cache")
+        .arg(&cache)
+        .args(["build", "--repo"])
+        .arg(&repo)
+        .arg(&ids[1])
+        .env_remove("PERFBISECT_CACHE")
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "File too large");
+    assert!(stderr(&o).contains("nothing was cached"), "{}", stderr(&o));
+    assert_eq!(build_entries(&cache).len(), 1, "only the first build");
+    assert_cache_consistent(&cache);
+    let o = build(&ids[1]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(": built in ") && !stdout(&o).contains("cached failure"),
+        "{}",
+        stdout(&o)
+    );
+
+    // A sample line cannot be written (half of it reaches the file).
+    let range = format!("{}..{}", ids[0], ids[2]);
+    let o = pb(&cache)
+        .arg("-q")
+        .args(bisect_args(&repo, &range))
+        .env("PERFBISECT_FAILPOINT", "publish-sample")
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "cannot write sample to");
+    assert!(
+        stderr(&o).contains("No space left on device"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stored_samples(&cache), 0);
+    assert_cache_consistent(&cache);
+    let (j, o) = bisect_json(&cache, &repo, &range, &[]);
+    assert!(
+        stderr(&o).contains("warning: ignoring damaged sample at "),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(culprit_ids(&j), vec![ids[2].clone()], "{}", summary(&j));
+}
+
+// ------------------------------------------------------------ 7. hostile arguments
+
+/// Recipe arguments and kernel arguments with shell metacharacters reach
+/// config and the kernel as literal argv, never through a shell; a revision
+/// that looks like an option (`--upload-pack=…`) is refused as a revision.
+#[test]
+fn hostile_arguments_are_data_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let repo = d.path().join("repo");
+    let ids = fake_repo(&repo, &[fc("fast 0", FAST), fc("fast 1", FAST)]);
+    let mark = |n: u32| d.path().join(format!("pwned-{n}"));
+    let hostile: Vec<String> = vec![
+        format!("$(touch {})", mark(1).display()),
+        ";".into(),
+        format!("`touch {}`", mark(2).display()),
+        format!("; touch {} #", mark(3).display()),
+        format!("| touch {}", mark(4).display()),
+        format!("&& touch {}", mark(5).display()),
+        "two words".into(),
+        "'quoted' \"double\" \\back".into(),
+        "$HOME ${PATH} * ?".into(),
+    ];
+    let toml_list: Vec<String> = hostile.iter().map(|a| format!("'''{a}'''")).collect();
+    let recipe = d.path().join("hostile.toml");
+    fs::write(
+        &recipe,
+        format!(
+            "description = \"hostile\"\nconfigure = [{}]\n\n[env]\nPB_HOSTILE = '''$(touch {})'''\n",
+            toml_list.join(", "),
+            mark(6).display()
+        ),
+    )
+    .unwrap();
+    let o = pb(&cache)
+        .args(["build", "--recipe"])
+        .arg(&recipe)
+        .arg("--repo")
+        .arg(&repo)
+        .arg(&ids[1])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let log = fs::read_to_string(entry_of(&cache, &ids[1]).join("build.log")).unwrap();
+    let argv: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.strip_prefix("fake-config-arg: [")?.strip_suffix(']'))
+        .collect();
+    assert_eq!(argv.len(), 3 + hostile.len() + 1, "{argv:?}");
+    assert_eq!(&argv[3..3 + hostile.len()], &hostile[..], "{log}");
+    assert!(argv.last().unwrap().starts_with("CC="), "{argv:?}");
+    assert!(
+        log.contains(&format!(
+            "fake-config-env: [$(touch {})]",
+            mark(6).display()
+        )),
+        "{log}"
+    );
+
+    // A kernel argument: reaches the sampling child as one argv element.
+    let tag = format!(
+        "$(touch {});`touch {}`;touch {}",
+        mark(7).display(),
+        mark(8).display(),
+        mark(9).display()
+    );
+    let o = pb(&cache)
+        .args([
+            "run",
+            "--samples",
+            "1",
+            "--duration",
+            "0.05",
+            "--format",
+            "json",
+        ])
+        .args(["--recipe"])
+        .arg(&recipe)
+        .arg("--repo")
+        .arg(&repo)
+        .arg("--rev")
+        .arg(&ids[1])
+        .arg("--tool")
+        .arg(format!("fakework:tag={tag}"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json_of(&o);
+    assert_eq!(j["results"][0]["args"]["tag"], tag, "{}", summary(&j));
+    assert_eq!(j["results"][0]["n"], 1, "{}", summary(&j));
+
+    for n in 1..=9 {
+        assert!(
+            !mark(n).exists(),
+            "marker {n} exists: a shell ran an argument"
+        );
+    }
+
+    // Revisions that look like options.
+    let upload = format!("--upload-pack=touch {}", mark(10).display());
+    let repo_s = repo.to_str().unwrap();
+    let range = format!("{upload}..{}", ids[1]);
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["build", "--repo", repo_s, "--", &upload],
+        vec![
+            "bisect", "--tool", "fakework", "--repo", repo_s, "--", &range,
+        ],
+        vec![
+            "compare", "--tool", "fakework", "--repo", repo_s, "--", &upload, &ids[1],
+        ],
+        vec![
+            "verify", "--tool", "fakework", "--repo", repo_s, "--", &upload,
+        ],
+        vec!["cache", "rm", "--repo", repo_s, "--", &upload],
+    ];
+    for args in cases {
+        let o = pb(&cache).args(&args).output().unwrap();
+        assert_usage_error(&o, &format!("'{upload}' is not a valid revision"));
+    }
+    let o = pb(&cache)
+        .args(["run", "--tool", "fakework", "--repo", repo_s])
+        .arg(format!("--rev={upload}"))
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "is not a valid revision");
+    assert!(!mark(10).exists());
+}
+
+// ------------------------------------------------------------ 8. private cache, checked kernels
+
+/// The cache (and any parent perfbisect creates for it) is private (0700).
+/// A kernel object is loaded only if it is the one perfbisect compiled: one
+/// replaced by another shared object (here one whose constructor would
+/// leave a marker file) is detected by its hash, reported, recompiled, and
+/// never loaded.
+#[test]
+fn private_cache_and_checked_kernel_objects_synthetic_repo() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("new/deeper/cache");
+    let repo = d.path().join("repo");
+    let ids = fake_repo(&repo, &[fc("fast 0", FAST)]);
+    let o = pb(&cache).args(["cache", "ls"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for dir in [&cache, &d.path().join("new"), &d.path().join("new/deeper")] {
+        let mode = fs::metadata(dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", dir.display());
+    }
+
+    let run = || {
+        pb(&cache)
+            .args([
+                "run",
+                "--samples",
+                "1",
+                "--duration",
+                "0.05",
+                "--format",
+                "json",
+            ])
+            .args(["--tool", "fakework", "--repo"])
+            .arg(&repo)
+            .arg("--rev")
+            .arg(&ids[0])
+            .output()
+            .unwrap()
+    };
+    let o = run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kdir = fs::read_dir(cache.join("kernels"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("fakework-")
+        })
+        .unwrap();
+    let so = kdir.join("kernel.so");
+    let original = fs::read(&so).unwrap();
+
+    // An impostor with the ABI's symbols that writes a marker when loaded.
+    let marker = d.path().join("impostor-was-loaded");
+    let src = d.path().join("impostor.c");
+    fs::write(
+        &src,
+        format!(
+            r#"#include <stdio.h>
+__attribute__((constructor)) static void pwn(void) {{
+    FILE *f = fopen("{}", "w");
+    if (f) fclose(f);
+}}
+int pb_abi_version(void) {{ return 1; }}
+"#,
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let st = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&so)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert_ne!(fs::read(&so).unwrap(), original);
+
+    let o = run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "warning: kernel object {} is missing or altered, recompiling",
+            so.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!marker.exists(), "the impostor kernel object was loaded");
+    let j = json_of(&o);
+    assert_eq!(j["results"][0]["n"], 1, "{}", summary(&j));
+    assert_eq!(
+        fs::read(&so).unwrap(),
+        original,
+        "recompiled to the same object"
+    );
+}
+
+// ------------------------------------------------------------ 9. bad invocations
+
+/// A catalogue of bad invocations across every command: each exits 2 with
+/// one line naming the problem, no panic, and leaves the cache (a used one:
+/// builds, kernels, samples, a bisect record) byte-for-byte unchanged.
+#[test]
+fn bad_invocations_catalogue_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let repo = d.path().join("repo");
+    let ids = fake_repo(&repo, &[fc("fast 0", FAST), fc("slow 1", SLOW)]);
+    let (j, _) = bisect_json(&cache, &repo, &format!("{}..{}", ids[0], ids[1]), &[]);
+    assert_eq!(culprit_ids(&j), vec![ids[1].clone()], "{}", summary(&j));
+    let before = cache_snapshot(&cache);
+    for sub in ["builds/", "kernels/", "samples/", "bisects/", "locks/"] {
+        assert!(
+            before.contains_key(sub),
+            "{sub} missing from the used cache"
+        );
+    }
+
+    let r = repo.to_str().unwrap();
+    let not_repo = d.path().to_str().unwrap();
+    let bad_toml = d.path().join("bad.toml");
+    fs::write(
+        &bad_toml,
+        "description = \"x\"\nconfigure = [\"shared\"\nmake_targets = 3\n",
+    )
+    .unwrap();
+    let bad_toml = bad_toml.to_str().unwrap();
+    let range = "HEAD~1..HEAD";
+    let cases: &[(&[&str], &str)] = &[
+        // run
+        (
+            &["run", "--tool", "nosuchtool"],
+            "unknown tool 'nosuchtool'",
+        ),
+        (
+            &["run", "--tool", "fakework", "--threads", "0"],
+            "thread counts must be at least 1",
+        ),
+        (
+            &["run", "--tool", "fakework", "--duration", "-1"],
+            "duration must be more than 0",
+        ),
+        (
+            &["run", "--tool", "fakework", "--samples", "0"],
+            "not a positive number of samples",
+        ),
+        (
+            &["run", "--tool", "fakework:nosucharg=1"],
+            "unknown argument 'nosucharg'",
+        ),
+        (&["run", "--tool", "fakework:tag"], "is not key=value"),
+        (
+            &[
+                "run",
+                "--tool",
+                "fakework",
+                "--rev",
+                "HEAD",
+                "--openssl-dir",
+                "/x",
+            ],
+            "cannot be used with",
+        ),
+        (
+            &["run", "--tool", "fakework", "--openssl-dir", "/nonexistent"],
+            "is not a directory",
+        ),
+        (
+            &[
+                "run",
+                "--tool",
+                "fakework",
+                "--repo",
+                r,
+                "--rev",
+                "nosuchrev",
+            ],
+            "unknown revision 'nosuchrev'",
+        ),
+        // kernels
+        (&["kernels", "--format", "nosuch"], "invalid value 'nosuch'"),
+        (&["kernels", "extra"], "unexpected argument 'extra'"),
+        // build
+        (
+            &["build", "--repo", r, "nosuchrev"],
+            "unknown revision 'nosuchrev'",
+        ),
+        (
+            &["build", "--repo", "/nonexistent", "HEAD"],
+            "does not exist",
+        ),
+        (
+            &["build", "--repo", not_repo, "HEAD"],
+            "is not a git repository",
+        ),
+        (
+            &["build", "--repo", r, "--recipe", "nosuch", "HEAD"],
+            "unknown recipe 'nosuch'",
+        ),
+        (
+            &["build", "--repo", r, "--recipe", bad_toml, "HEAD"],
+            "bad.toml:",
+        ),
+        (
+            &["build", "--repo", r],
+            "required arguments were not provided",
+        ),
+        // bisect
+        (
+            &["bisect", "--tool", "fakework", "--repo", r, "HEAD"],
+            "malformed range 'HEAD'",
+        ),
+        (
+            &["bisect", "--tool", "fakework", "--repo", r, "HEAD..HEAD"],
+            "the same commit",
+        ),
+        (
+            &["bisect", "--tool", "fakework", "--repo", r, "HEAD..HEAD~1"],
+            "did you mean HEAD~1..HEAD?",
+        ),
+        (
+            &[
+                "bisect", "--tool", "fakework", "--repo", r, "--alpha", "1.5", range,
+            ],
+            "alpha must be between 0 and 1",
+        ),
+        (
+            &[
+                "bisect",
+                "--tool",
+                "fakework",
+                "--repo",
+                r,
+                "--min-effect",
+                "0",
+                range,
+            ],
+            "minimum effect must be more than 0",
+        ),
+        (
+            &[
+                "bisect",
+                "--tool",
+                "fakework",
+                "--repo",
+                r,
+                "--samples",
+                "4",
+                "--max-samples",
+                "2",
+                range,
+            ],
+            "must not be less than initial samples",
+        ),
+        (
+            &[
+                "bisect",
+                "--tool",
+                "fakework",
+                "--repo",
+                r,
+                "--threads",
+                "0",
+                range,
+            ],
+            "thread counts must be at least 1",
+        ),
+        (&["bisect", "--repo", r, range], "--tool"),
+        (
+            &[
+                "bisect", "--tool", "fakework", "--repo", r, "--format", "nosuch", range,
+            ],
+            "invalid value 'nosuch'",
+        ),
+        (
+            &[
+                "bisect",
+                "--tool",
+                "fakework",
+                "--repo",
+                r,
+                "--recipe",
+                "/nonexistent/r.toml",
+                range,
+            ],
+            "cannot read recipe file",
+        ),
+        // compare, verify
+        (
+            &[
+                "compare",
+                "--tool",
+                "fakework",
+                "--repo",
+                r,
+                "HEAD",
+                "nosuchrev",
+            ],
+            "unknown revision 'nosuchrev'",
+        ),
+        (
+            &["compare", "--tool", "fakework", "--repo", r, "HEAD"],
+            "<B>",
+        ),
+        (
+            &[
+                "compare",
+                "--tool",
+                "nosuchtool",
+                "--repo",
+                r,
+                "HEAD~1",
+                "HEAD",
+            ],
+            "unknown tool",
+        ),
+        (
+            &["verify", "--tool", "fakework", "--repo", r, "HEAD~1"],
+            "has no parent",
+        ),
+        (
+            &[
+                "verify",
+                "--tool",
+                "fakework",
+                "--repo",
+                r,
+                "--threads",
+                "x",
+                "HEAD",
+            ],
+            "'x' is not a thread count",
+        ),
+        // log
+        (&["log", "--format", "nosuch"], "invalid value 'nosuch'"),
+        (&["log", "extra"], "unexpected argument 'extra'"),
+        // simulate
+        (
+            &["simulate", "--commits", "1"],
+            "--commits must be at least 2",
+        ),
+        (&["simulate", "--step", "abc"], "'abc' is not an effect"),
+        (
+            &["simulate", "--skip-rate", "2"],
+            "--skip-rate must be in [0, 1)",
+        ),
+        (
+            &["simulate", "--step", "10%@5000"],
+            "step position 5000 is outside",
+        ),
+        (&["simulate", "--noise", "x"], "invalid value 'x'"),
+        // cache
+        (
+            &["cache", "ls", "--format", "nosuch"],
+            "invalid value 'nosuch'",
+        ),
+        (&["cache", "gc"], "needs --keep N or --older-than AGE"),
+        (&["cache", "gc", "--older-than", "7x"], "'7x' is not an age"),
+        (
+            &["cache", "gc", "--keep", "x"],
+            "invalid value 'x' for '--keep",
+        ),
+        (&["cache", "rm"], "<REV>"),
+        (
+            &["cache", "rm", "--repo", r, "nosuchrev"],
+            "unknown revision 'nosuchrev'",
+        ),
+        (&["cache", "frob"], "unrecognized subcommand 'frob'"),
+        // recipes, top level
+        (&["recipes", "extra"], "unexpected argument 'extra'"),
+        (
+            &["nosuchcommand"],
+            "unrecognized subcommand 'nosuchcommand'",
+        ),
+        (
+            &["--threads", "2", "recipes"],
+            "unexpected argument '--threads'",
+        ),
+    ];
+    assert!(cases.len() >= 20);
+    let mut commands = std::collections::BTreeSet::new();
+    for (args, needle) in cases {
+        let o = pb(&cache).args(*args).output().unwrap();
+        if !(o.status.code() == Some(2)
+            && stderr(&o).to_lowercase().contains(&needle.to_lowercase()))
+        {
+            eprintln!("case {args:?}");
+        }
+        assert_usage_error(&o, needle);
+        assert!(stdout(&o).is_empty(), "{args:?}: stdout {}", stdout(&o));
+        assert!(
+            cache_snapshot(&cache) == before,
+            "{args:?} changed the cache"
+        );
+        commands.insert(args[0]);
+    }
+    for c in [
+        "run", "kernels", "build", "bisect", "compare", "verify", "log", "simulate", "cache",
+        "recipes",
+    ] {
+        assert!(commands.contains(c), "no bad invocation of {c}");
+    }
+}
+
+/// Parent pid of a process, from /proc.
+fn ppid(pid: i32) -> Option<i32> {
+    let s = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// perfbisect killed outright (SIGKILL: no handler runs) during make: make
+/// dies with it, the staging directory it leaves is never visible as an
+/// entry, and the next build removes it and builds normally.
+#[test]
+fn sigkill_during_a_build_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let repo = d.path().join("repo");
+    let mut c = fc("sleepy 0", FAST);
+    c.make_sleep = 60;
+    let ids = fake_repo(&repo, &[c]);
+    let build = || {
+        let mut c = pb_std(&cache);
+        c.args(["build", "--repo"])
+            .arg(&repo)
+            .arg(&ids[0])
+            .env("PB_FAKE_PIDFILE", d.path().join("fake.pids"));
+        c
+    };
+    let mut r = spawn(build(), d.path(), "killed");
+    r.wait_for("make to start sleeping", Duration::from_secs(60), || {
+        make_is_sleeping(&cache)
+    });
+    let sleeper: i32 = fs::read_to_string(d.path().join("fake.pids"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let make = ppid(sleeper).unwrap();
+    assert!(fs::read_to_string(format!("/proc/{make}/cmdline"))
+        .unwrap()
+        .starts_with("make"));
+    // SAFETY: kill has no memory effects.
+    unsafe { libc::kill(r.pid(), libc::SIGKILL) };
+    let _ = r.child.wait();
+    wait_for(
+        "make to die with perfbisect",
+        Duration::from_secs(3),
+        || !alive(make),
+    );
+    // SAFETY: as above (the orphaned sleep: tidy up).
+    unsafe { libc::kill(sleeper, libc::SIGKILL) };
+    let staging: Vec<String> = fs::read_dir(cache.join("builds"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        staging.len() == 1 && staging[0].starts_with(".tmp-"),
+        "{staging:?}"
+    );
+    assert!(build_entries(&cache).is_empty());
+    let o = pb(&cache)
+        .args(["cache", "ls", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(json_of(&o), serde_json::json!([]));
+
+    let (code, out, err) = {
+        let mut c = build();
+        c.env("PB_FAKE_NO_SLEEP", "1");
+        spawn(c, d.path(), "again").wait(Duration::from_secs(60))
+    };
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains(": built in "), "{out}");
+    assert_cache_consistent(&cache);
+    assert_eq!(build_entries(&cache).len(), 1);
+}
