@@ -14,7 +14,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value = "1000")]
     commits: usize,
     /// A step: EFFECT[@COMMIT], e.g. 10% (random place) or -5%@700; repeatable
-    #[arg(long = "step", value_name = "EFFECT[@COMMIT]", value_parser = parse_step)]
+    #[arg(long = "step", value_name = "EFFECT[@COMMIT]", value_parser = parse_step, allow_hyphen_values = true)]
     steps: Vec<SimStep>,
     /// Noise: sigma of log-normal sample noise, e.g. 3%
     #[arg(long, default_value = "3%", value_parser = parse_effect, allow_hyphen_values = true)]
