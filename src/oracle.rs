@@ -53,8 +53,12 @@ pub struct Oracle<'a> {
     pub timeout: Option<f64>,
     pub commits: Vec<CommitInfo>,
     pub states: Vec<State>,
-    /// Index of a commit that must be sampled separately from another
-    /// index of the same commit (A/A comparisons).
+    /// The command these samples belong to (a bisect's id, a comparison's
+    /// revisions): samples are reused when the same command runs again
+    /// (resume), never mixed into another comparison, whose samples must be
+    /// taken interleaved with each other rather than hours apart.
+    pub context: String,
+    /// Per commit index: keeps two indices of the same commit apart (A/A).
     pub side: Vec<String>,
     pub samples_taken: usize,
     pub builds: BTreeMap<String, BuildUse>,
@@ -81,6 +85,7 @@ impl<'a> Oracle<'a> {
             duration,
             timeout: None,
             states: (0..n).map(|_| State::Unknown).collect(),
+            context: String::new(),
             side: vec![String::new(); n],
             commits,
             samples_taken: 0,
@@ -146,7 +151,7 @@ impl<'a> Oracle<'a> {
             self.spec,
             self.threads,
             self.duration,
-            &self.side[i],
+            &format!("{}|{}", self.context, self.side[i]),
         )?;
         let target = Target {
             label: c.short.clone(),

@@ -275,6 +275,9 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         commits,
     );
     oracle.timeout = a.stat.timeout;
+    // Samples belong to this bisect: a re-run resumes with them, another
+    // bisect takes its own, interleaved.
+    oracle.context = format!("bisect {id}");
     save_state(&cache, &id, &a, "running", None)?;
 
     if let (Some(mb), Some(gi)) = (&range.merge_base, good_idx) {

@@ -117,10 +117,10 @@ pub fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<Exit
         vec![ca.clone(), cb.clone()],
     );
     oracle.timeout = o.stat.timeout;
-    if ca.id == cb.id {
-        // A/A: the two sides are sampled independently, not shared.
-        oracle.side[1] = "aa-b".into();
-    }
+    // Fresh, interleaved samples for this comparison (resumable); the two
+    // sides never share samples, even in an A/A comparison.
+    oracle.context = format!("compare {} {}", ca.id, cb.id);
+    oracle.side = vec!["a".into(), "b".into()];
     let looks = cfg.schedule().len() as f64;
     let alpha_look = cfg.alpha / looks;
     let outcome = sequential_compare(&mut oracle, 0, 1, &cfg, alpha_look)?;

@@ -159,9 +159,10 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
             vec![base.clone(), head.clone()],
         );
         oracle.timeout = a.timeout;
-        if base.id == head.id {
-            oracle.side[1] = "aa-head".into();
-        }
+        // Fresh, interleaved samples for this gate (a re-run resumes); base
+        // and head never share samples, even when they are one commit.
+        oracle.context = format!("gate {} {}", base.id, head.id);
+        oracle.side = vec!["base".into(), "head".into()];
         let r = match sequential_compare(&mut oracle, 0, 1, &cfg, alpha_look) {
             Err(e) if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() => return Err(e),
             Err(e) => GateResult {
