@@ -86,8 +86,9 @@ pub fn run_compare(g: &Global, a: CompareArgs) -> Result<ExitCode> {
 pub fn run_verify(g: &Global, a: VerifyArgs) -> Result<ExitCode> {
     let (repo, _) = a.common.build.open()?;
     let c = repo.resolve(&a.rev)?;
-    let p = repo.parent(&c)?;
-    compare_revs(g, &a.common, &p.id, &c.id)
+    // Fails with a clear message on a root commit.
+    repo.parent(&c)?;
+    compare_revs(g, &a.common, &format!("{}^", a.rev), &a.rev)
 }
 
 /// Measure two revisions interleaved, growing samples until the verdict is
