@@ -1,6 +1,6 @@
 // @kernel rwlocks
 // @summary CRYPTO_THREAD_read_lock or CRYPTO_THREAD_write_lock + CRYPTO_THREAD_unlock on one shared lock
-// @arg writers=1 number of threads (those with index < writers) that take the write lock; the others read-lock; 0 = all readers
+// @arg writers=1 int number of threads (those with index < writers) that take the write lock; the others read-lock; 0 = all readers
 // @min_version 1.1.1
 // @counters read,write
 #include "perfbisect.h"

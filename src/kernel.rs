@@ -186,9 +186,9 @@ fn validate_value(kernel: &Kernel, a: &ArgSpec, v: &str) -> Result<()> {
             a.choices.join(", ")
         );
     }
-    if a.integer && !matches!(v.parse::<u64>(), Ok(n) if n > 0) {
+    if a.integer && v.parse::<u64>().is_err() {
         bail!(
-            "invalid value '{v}' for {}:{} (expected a positive integer)",
+            "invalid value '{v}' for {}:{} (expected a non-negative integer)",
             kernel.name,
             a.name
         );
@@ -354,8 +354,8 @@ mod tests {
         assert_eq!(s.short(), "demo:size=64");
         let e = reg.parse_spec("demo:key=dsa").unwrap_err().to_string();
         assert!(e.contains("valid: ec, rsa"), "{e}");
-        let e = reg.parse_spec("demo:size=0").unwrap_err().to_string();
-        assert!(e.contains("positive integer"), "{e}");
+        let e = reg.parse_spec("demo:size=-1").unwrap_err().to_string();
+        assert!(e.contains("non-negative integer"), "{e}");
         let e = reg.parse_spec("demo:colour=red").unwrap_err().to_string();
         assert!(e.contains("valid: key, size"), "{e}");
         let e = reg.parse_spec("nope").unwrap_err().to_string();

@@ -405,7 +405,7 @@ fn bad_run_inputs_exit_2_with_one_line() {
         ),
         (
             &["run", "--tool", "randbytes:size=lots"],
-            "positive integer",
+            "non-negative integer",
         ),
         (&["run", "--tool", "pkeyread:key"], "not key=value"),
         (&["run", "--tool", "noop", "--threads", "0"], "at least 1"),
