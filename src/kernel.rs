@@ -134,6 +134,22 @@ impl Registry {
             .with_context(|| format!("unknown tool '{name}' (known: {})", self.names().join(", ")))
     }
 
+    /// Every `--tool` given; `all` stands for every kernel but noop, with its
+    /// defaults.
+    pub fn parse_specs(&self, specs: &[String]) -> Result<Vec<ToolSpec>> {
+        let mut out = Vec::new();
+        for s in specs {
+            if s == "all" {
+                for k in self.all().filter(|k| k.name != "noop") {
+                    out.push(self.parse_spec(&k.name)?);
+                }
+            } else {
+                out.push(self.parse_spec(s)?);
+            }
+        }
+        Ok(out)
+    }
+
     /// Parse `NAME[:k=v,k=v]`, validate every argument and fill in defaults.
     pub fn parse_spec(&self, spec: &str) -> Result<ToolSpec> {
         let spec = spec.trim();

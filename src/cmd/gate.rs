@@ -40,7 +40,7 @@ pub struct GateArgs {
     /// The pull request's revision
     #[arg(long, value_name = "REV")]
     head: String,
-    /// Tool spec NAME[:key=value,...]; repeatable
+    /// Tool spec NAME[:key=value,...]; repeatable; `all` for every kernel
     #[arg(long = "tool", required = true, value_name = "SPEC")]
     tools: Vec<String>,
     /// Thread counts, comma-separated
@@ -110,11 +110,7 @@ pub struct GateJson {
 
 pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
     let reg = Registry::load(g.kernels_dir.as_deref())?;
-    let specs = a
-        .tools
-        .iter()
-        .map(|t| reg.parse_spec(t))
-        .collect::<Result<Vec<_>>>()?;
+    let specs = reg.parse_specs(&a.tools)?;
     let (repo, recipe) = a.build.open()?;
     let base = repo.resolve(&a.base)?;
     let head = repo.resolve(&a.head)?;

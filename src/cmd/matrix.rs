@@ -106,16 +106,7 @@ pub fn run(g: &Global, a: MatrixArgs) -> Result<ExitCode> {
         bail!("matrix needs --revs REV,REV,... or --openssl-dir PREFIX");
     }
     let reg = Registry::load(g.kernels_dir.as_deref())?;
-    let mut specs: Vec<ToolSpec> = Vec::new();
-    for t in &a.tools {
-        if t == "all" {
-            for k in reg.all().filter(|k| k.name != "noop") {
-                specs.push(reg.parse_spec(&k.name)?);
-            }
-        } else {
-            specs.push(reg.parse_spec(t)?);
-        }
-    }
+    let specs = reg.parse_specs(&a.tools)?;
     let labels: Vec<String> = a
         .revs
         .iter()

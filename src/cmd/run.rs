@@ -18,7 +18,7 @@ use crate::Global;
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// Tool spec NAME[:key=value,...]; repeat for several (see `perfbisect kernels`)
+    /// Tool spec NAME[:key=value,...]; repeatable; `all` for every kernel (see `perfbisect kernels`)
     #[arg(long = "tool", required = true, value_name = "SPEC")]
     pub tools: Vec<String>,
     /// Thread counts, comma-separated
@@ -53,11 +53,7 @@ struct RunJson<'a> {
 
 pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
     let reg = Registry::load(g.kernels_dir.as_deref())?;
-    let specs = a
-        .tools
-        .iter()
-        .map(|t| reg.parse_spec(t))
-        .collect::<Result<Vec<_>>>()?;
+    let specs = reg.parse_specs(&a.tools)?;
     let cache_dir = g.cache.as_deref();
     let targets: Vec<Target> = if !a.revs.is_empty() {
         let cache = Cache::open(cache_dir)?;
