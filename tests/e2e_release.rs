@@ -148,29 +148,19 @@ fn release_build_runs_kernels_and_leaves_the_repository_untouched() {
 /// times slower in 3.0.0; the search must name that release.
 #[test]
 fn bisect_finds_the_3_0_0_decoder_regression() {
-    let h = history();
-    let o = perfbisect(&cache())
-        .args(["bisect", "--repo"])
-        .arg(h)
-        .args([
-            "--tool",
-            "pkeyread:key=ec,format=pem",
-            "--threads",
-            "1",
-            "--samples",
-            "3",
-            "--max-samples",
-            "12",
-            "--duration",
-            "0.2",
-            "--format",
-            "json",
-            "openssl-1.1.1w..openssl-3.0.1",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let bisect = || -> Value {
+        let o = perfbisect(&cache())
+            .args(["bisect", "--repo"])
+            .arg(history())
+            .args(["--tool", "pkeyread:key=ec,format=pem", "--threads", "1"])
+            .args(["--samples", "3", "--max-samples", "12", "--duration", "0.2"])
+            .args(["--format", "json", "openssl-1.1.1w..openssl-3.0.1"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let v = bisect();
     assert_eq!(v["direction"], "slower", "{v}");
     let culprits = v["culprits"].as_array().unwrap();
     assert!(!culprits.is_empty(), "{v}");
@@ -186,41 +176,16 @@ fn bisect_finds_the_3_0_0_decoder_regression() {
     assert!(v["samples"].as_u64().unwrap() >= 9);
 
     // Re-running the same bisect resumes from the cache: no build, no sample.
-    let o = perfbisect(&cache())
-        .args(["bisect", "--repo"])
-        .arg(h)
-        .args([
-            "--tool",
-            "pkeyread:key=ec,format=pem",
-            "--samples",
-            "3",
-            "--max-samples",
-            "12",
-            "--duration",
-            "0.2",
-            "--format",
-            "json",
-            "openssl-1.1.1w..openssl-3.0.1",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let again: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let again = bisect();
     assert_eq!(again["samples_taken_now"], 0, "{again}");
-    assert!(again["builds"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|b| b["fresh"] == false));
+    let builds = again["builds"].as_array().unwrap();
+    assert!(builds.iter().all(|b| b["fresh"] == false), "{again}");
     assert_eq!(again["culprits"][0]["commit"], tag_id("openssl-3.0.0"));
 
     let o = perfbisect(&cache()).args(["log"]).output().unwrap();
-    assert!(stdout(&o).contains("finished"), "{}", stdout(&o));
-    assert!(
-        stdout(&o).contains(&tag_id("openssl-3.0.0")[..10]),
-        "{}",
-        stdout(&o)
-    );
+    let log = stdout(&o);
+    assert!(log.contains("finished"), "{log}");
+    assert!(log.contains(&tag_id("openssl-3.0.0")[..10]), "{log}");
 }
 
 #[test]
