@@ -7,9 +7,10 @@
  * One operation:
  *   pem: BIO_new_mem_buf + PEM_read_bio_PrivateKey + EVP_PKEY_free + BIO_free
  *   der: d2i_PrivateKey(type) + EVP_PKEY_free
- * The fixtures are PKCS#8 PEM; the DER files are what `openssl pkey -outform
- * DER` writes (type-specific structure for dsa, ec, rsa; PKCS#8 for dh, dhx,
- * x25519). See fixtures/regenerate.sh.
+ * The fixtures are PKCS#8, PEM and DER, with perftools' key types and sizes
+ * (ec P-384, dh ffdhe4096, dsa 2048/224, …); d2i_PrivateKey falls back to
+ * PKCS#8 when the type-specific structure does not parse, on 1.1.1 and 3.x.
+ * See fixtures/regenerate.sh.
  */
 #include "perfbisect.h"
 

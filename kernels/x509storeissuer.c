@@ -1,14 +1,16 @@
 // @kernel x509storeissuer
-// @summary X509_STORE_CTX_get1_issuer for a certificate whose issuer is in no store (hash-dir lookup in an empty directory fails)
+// @summary X509_STORE_CTX_get1_issuer for a certificate whose issuer is in no store (the default lookups, all empty, fail)
 // @min_version 1.1.1
 /*
- * pb_setup builds one X509_STORE, shared by all threads, with a single
- * X509_LOOKUP_hash_dir() pointing at fixtures/empty-certdir (an existing
- * directory with no hashed certificate files; a temporary empty directory is
- * created if the fixture is missing). Each thread initialises its own
- * X509_STORE_CTX on that store for fixtures/server.pem. One operation is
- * X509_STORE_CTX_get1_issuer(), which searches the store and the directory
- * and finds nothing.
+ * pb_setup builds one X509_STORE, shared by all threads, with the lookups
+ * X509_STORE_set_default_paths() would add — a file lookup (loading
+ * nothing), a hash-dir lookup and, on 3.x, an OSSL_STORE lookup — pointed at
+ * a fresh empty directory with a short path under /tmp (the length of the
+ * path shows in the timing, so it must not depend on where the cache lives).
+ * Each thread initialises its own X509_STORE_CTX on that store for
+ * fixtures/server.pem. One operation is X509_STORE_CTX_get1_issuer(), which
+ * searches every lookup and finds nothing: what perftools' x509storeissuer
+ * times with the default paths of an installation without certificates.
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, even with -std=c99 */
 #include "perfbisect.h"
@@ -60,22 +62,23 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
     }
 
     char dir[4096];
-    struct stat st;
-    snprintf(dir, sizeof(dir), "%s/empty-certdir", env->fixtures_dir);
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(g->tmpdir, sizeof(g->tmpdir), "/tmp/perfbisect-certdir-XXXXXX");
-        if (mkdtemp(g->tmpdir) == NULL) {
-            g->tmpdir[0] = '\0';
-            free_global(g);
-            return pb_fail(err, errlen, "no %s and mkdtemp failed", dir);
-        }
-        snprintf(dir, sizeof(dir), "%s", g->tmpdir);
+    snprintf(g->tmpdir, sizeof(g->tmpdir), "/tmp/pbcerts-XXXXXX");
+    if (mkdtemp(g->tmpdir) == NULL) {
+        g->tmpdir[0] = '\0';
+        free_global(g);
+        return pb_fail(err, errlen, "mkdtemp /tmp/pbcerts-XXXXXX failed");
     }
+    snprintf(dir, sizeof(dir), "%s", g->tmpdir);
 
     g->store = X509_STORE_new();
     if (g->store == NULL) {
         free_global(g);
         return pb_fail(err, errlen, "X509_STORE_new failed");
+    }
+    /* The order of X509_STORE_set_default_paths: file, hash dir, store. */
+    if (X509_STORE_add_lookup(g->store, X509_LOOKUP_file()) == NULL) {
+        free_global(g);
+        return pb_fail(err, errlen, "X509_STORE_add_lookup(file) failed");
     }
     X509_LOOKUP *lookup = X509_STORE_add_lookup(g->store, X509_LOOKUP_hash_dir());
     if (lookup == NULL) {
@@ -86,6 +89,13 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
         free_global(g);
         return pb_fail(err, errlen, "X509_LOOKUP_add_dir(%s) failed", dir);
     }
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+    X509_LOOKUP *st_lookup = X509_STORE_add_lookup(g->store, X509_LOOKUP_store());
+    if (st_lookup == NULL || X509_LOOKUP_add_store(st_lookup, dir) != 1) {
+        free_global(g);
+        return pb_fail(err, errlen, "X509_STORE_add_lookup(store %s) failed", dir);
+    }
+#endif
     *global = g;
     return PB_OK;
 }
