@@ -35,6 +35,8 @@ impl SampleSet {
             .field(&spec.canonical())
             .field(&spec.kernel.source)
             .field(crate::kernel::header_source())
+            // The kernels read the fixtures: new keys are a new measurement.
+            .field(&crate::kernel::embedded_fixtures_hash())
             .field(&threads.to_string())
             .field(&format!("{duration}"))
             .field(&Host::current().id())
