@@ -10,8 +10,9 @@ make)
     fi
     secs=$(cat "$SRC/fake-make-sleep" 2>/dev/null || echo 0)
     if [ "$secs" != 0 ] && [ -z "$PB_FAKE_NO_SLEEP" ]; then
-        echo "fake-make: sleeping $secs s"
+        # The pid first: tests wait for the log line, then read the pid.
         if [ -n "$PB_FAKE_PIDFILE" ]; then echo $$ >>"$PB_FAKE_PIDFILE"; fi
+        echo "fake-make: sleeping $secs s"
         exec sleep "$secs"
     fi
     ;;
