@@ -703,7 +703,15 @@ mod tests {
     use super::*;
     use std::fs;
 
-    const REGISTRY: &str = "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f";
+    /// crates.io's unpacked sources, where `cargo fetch` (and
+    /// scripts/openssl-release-history) put the openssl-src trees.
+    fn registry() -> PathBuf {
+        let home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+            .unwrap_or_default();
+        home.join("registry/src/index.crates.io-1949cf8c6b5b557f")
+    }
 
     fn v(s: &str) -> OpenSslVersion {
         s.parse().unwrap()
@@ -712,7 +720,7 @@ mod tests {
     /// Copies the version-bearing files of an openssl-src tree (read-only
     /// registry) into a temporary directory.
     fn copy_tree(crate_version: &str) -> Option<tempfile::TempDir> {
-        let src = Path::new(REGISTRY)
+        let src = registry()
             .join(format!("openssl-src-{crate_version}"))
             .join("openssl");
         if !src.is_dir() {
@@ -883,7 +891,7 @@ mod tests {
     /// `no-docs`, for instance).
     #[test]
     fn embedded_recipes_use_only_options_each_release_knows() {
-        let Ok(rd) = fs::read_dir(REGISTRY) else {
+        let Ok(rd) = fs::read_dir(registry()) else {
             return;
         };
         let mut checked = 0;
