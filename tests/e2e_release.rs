@@ -10,6 +10,9 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+/// Few, short samples: the effects these tests look for are many-fold.
+const QUICK: [&str; 6] = ["--samples", "3", "--max-samples", "12", "--duration", "0.2"];
+
 fn e2e_dir() -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e");
     std::fs::create_dir_all(&d).unwrap();
@@ -153,7 +156,7 @@ fn bisect_finds_the_3_0_0_decoder_regression() {
             .args(["bisect", "--repo"])
             .arg(history())
             .args(["--tool", "pkeyread:key=ec,format=pem", "--threads", "1"])
-            .args(["--samples", "3", "--max-samples", "12", "--duration", "0.2"])
+            .args(QUICK)
             .args(["--format", "json", "openssl-1.1.1w..openssl-3.0.1"])
             .output()
             .unwrap();
@@ -194,19 +197,9 @@ fn verify_and_compare_give_verdicts() {
     let o = perfbisect(&cache())
         .args(["verify", "--repo"])
         .arg(h)
-        .args([
-            "--tool",
-            "pkeyread:key=ec,format=pem",
-            "--samples",
-            "3",
-            "--max-samples",
-            "12",
-            "--duration",
-            "0.2",
-            "--format",
-            "json",
-            "openssl-3.0.0",
-        ])
+        .args(["--tool", "pkeyread:key=ec,format=pem"])
+        .args(QUICK)
+        .args(["--format", "json", "openssl-3.0.0"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
@@ -646,15 +639,9 @@ fn gate_fails_a_regression_and_passes_a_a() {
             "pkeyread:key=ec,format=pem",
             "--threads",
             "1",
-            "--samples",
-            "3",
-            "--max-samples",
-            "12",
-            "--duration",
-            "0.2",
-            "--format",
-            "junit",
         ])
+        .args(QUICK)
+        .args(["--format", "junit"])
         .env("GITHUB_STEP_SUMMARY", &summary)
         .output()
         .unwrap();
@@ -678,15 +665,9 @@ fn gate_fails_a_regression_and_passes_a_a() {
             "openssl-1.1.1w",
             "--tool",
             "pkeyread:key=ec,format=pem",
-            "--samples",
-            "3",
-            "--max-samples",
-            "12",
-            "--duration",
-            "0.2",
-            "--format",
-            "json",
         ])
+        .args(QUICK)
+        .args(["--format", "json"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
