@@ -6,7 +6,7 @@ use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::kernel;
+use crate::measure::kernel;
 
 pub struct Cache {
     pub root: PathBuf,

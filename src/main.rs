@@ -1,28 +1,16 @@
 //! perfbisect: find the OpenSSL commit that made an operation slower (or
 //! faster). This file only wires the command line to the stages.
 
-mod bisect;
-mod builder;
-mod builds;
+mod analysis;
+mod build;
 mod cache;
-mod cmd;
-mod compile;
+mod cli;
 mod hashing;
 mod host;
 mod interrupt;
-mod kernel;
 mod measure;
-mod oracle;
-mod plot;
-mod prefix;
 mod progress;
-mod recipe;
-mod repo;
 mod report;
-mod runner;
-mod samples;
-mod simulate;
-mod stats;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -60,34 +48,34 @@ pub struct Global {
 #[derive(Subcommand)]
 enum Command {
     /// Measure tools against an installed OpenSSL (default: the system's)
-    Run(cmd::run::RunArgs),
+    Run(cli::run::RunArgs),
     /// Find the commit(s) in GOOD..BAD that changed a tool's speed
-    Bisect(cmd::bisect::BisectArgs),
+    Bisect(cli::bisect::BisectArgs),
     /// Compare two revisions: means, ratio with CI, p-values, verdict
-    Compare(cmd::compare::CompareArgs),
+    Compare(cli::compare::CompareArgs),
     /// Compare a commit with its parent: did it really change performance?
-    Verify(cmd::compare::VerifyArgs),
+    Verify(cli::compare::VerifyArgs),
     /// List past bisects in this cache
-    Log(cmd::log::LogArgs),
+    Log(cli::log::LogArgs),
     /// Check the search and its statistics on simulated commits
-    Simulate(cmd::simulate::SimulateArgs),
+    Simulate(cli::simulate::SimulateArgs),
     /// Version x thread-count tables (and SVG plots) of tools
-    Matrix(cmd::matrix::MatrixArgs),
+    Matrix(cli::matrix::MatrixArgs),
     /// Fail CI on a significant slowdown of HEAD against BASE (exit 1)
-    Gate(cmd::gate::GateArgs),
+    Gate(cli::gate::GateArgs),
     /// Work with result files (merge shards)
-    Report(cmd::report::ReportCmd),
+    Report(cli::report::ReportCmd),
     /// Build OpenSSL revisions into the cache
-    Build(cmd::build::BuildCmd),
+    Build(cli::build::BuildCmd),
     /// List the built-in Configure recipes
     Recipes,
     /// Inspect and prune the cache
-    Cache(cmd::cache::CacheCmd),
+    Cache(cli::cache::CacheCmd),
     /// List the benchmark kernels, their arguments and defaults
-    Kernels(cmd::kernels::KernelsArgs),
+    Kernels(cli::kernels::KernelsArgs),
     /// One sample in a fresh process (used by perfbisect itself)
     #[command(name = "__sample", hide = true)]
-    Sample(cmd::run::SampleArgs),
+    Sample(cli::run::SampleArgs),
 }
 
 fn main() -> ExitCode {
@@ -126,23 +114,23 @@ fn main() -> ExitCode {
     });
     if let Command::Sample(a) = cli.command {
         // The child keeps the default SIGINT action: Ctrl-C ends it at once.
-        return ExitCode::from(cmd::run::sample_child(a) as u8);
+        return ExitCode::from(cli::run::sample_child(a) as u8);
     }
     interrupt::install();
     let result = match cli.command {
-        Command::Run(a) => cmd::run::run(&cli.global, a),
-        Command::Kernels(a) => cmd::kernels::run(&cli.global, a),
-        Command::Build(a) => cmd::build::run(&cli.global, a),
-        Command::Bisect(a) => cmd::bisect::run(&cli.global, a),
-        Command::Compare(a) => cmd::compare::run_compare(&cli.global, a),
-        Command::Verify(a) => cmd::compare::run_verify(&cli.global, a),
-        Command::Matrix(a) => cmd::matrix::run(&cli.global, a),
-        Command::Gate(a) => cmd::gate::run(&cli.global, a),
-        Command::Report(a) => cmd::report::run(&cli.global, a),
-        Command::Log(a) => cmd::log::run(&cli.global, a),
-        Command::Simulate(a) => cmd::simulate::run(a),
-        Command::Recipes => cmd::recipes::run(),
-        Command::Cache(a) => cmd::cache::run(&cli.global, a),
+        Command::Run(a) => cli::run::run(&cli.global, a),
+        Command::Kernels(a) => cli::kernels::run(&cli.global, a),
+        Command::Build(a) => cli::build::run(&cli.global, a),
+        Command::Bisect(a) => cli::bisect::run(&cli.global, a),
+        Command::Compare(a) => cli::compare::run_compare(&cli.global, a),
+        Command::Verify(a) => cli::compare::run_verify(&cli.global, a),
+        Command::Matrix(a) => cli::matrix::run(&cli.global, a),
+        Command::Gate(a) => cli::gate::run(&cli.global, a),
+        Command::Report(a) => cli::report::run(&cli.global, a),
+        Command::Log(a) => cli::log::run(&cli.global, a),
+        Command::Simulate(a) => cli::simulate::run(a),
+        Command::Recipes => cli::recipes::run(),
+        Command::Cache(a) => cli::cache::run(&cli.global, a),
         Command::Sample(_) => unreachable!("handled above"),
     };
     match result {

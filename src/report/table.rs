@@ -5,8 +5,8 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-use crate::runner::Sample;
-use crate::stats;
+use crate::analysis::stats;
+use crate::measure::runner::Sample;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -167,7 +167,7 @@ pub struct RunResult {
 impl RunResult {
     pub fn new(
         target: &str,
-        spec: &crate::kernel::ToolSpec,
+        spec: &crate::measure::kernel::ToolSpec,
         threads: usize,
         samples: Vec<Sample>,
         not_applicable: Option<String>,

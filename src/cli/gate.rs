@@ -8,13 +8,13 @@ use super::bisect::{parse_effect, sequential_compare};
 use super::build::BuildArgs;
 use super::compare::{to_json, CompareJson};
 use super::{parse_duration, parse_fraction, parse_samples, parse_threads, Shard};
-use crate::bisect::Config;
+use crate::analysis::bisect::Config;
+use crate::analysis::stats::Verdict;
 use crate::cache::Cache;
 use crate::host::Host;
-use crate::kernel::Registry;
-use crate::oracle::Oracle;
+use crate::measure::kernel::Registry;
+use crate::measure::oracle::Oracle;
 use crate::report::{us, Table};
-use crate::stats::Verdict;
 use crate::{progress, Global};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

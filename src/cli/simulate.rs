@@ -4,9 +4,9 @@ use std::process::ExitCode;
 
 use super::bisect::parse_effect;
 use super::{parse_fraction, parse_samples};
-use crate::bisect::Config;
+use crate::analysis::bisect::Config;
+use crate::analysis::simulate::{self, SimConfig, SimStep};
 use crate::report::Format;
-use crate::simulate::{self, SimConfig, SimStep};
 
 #[derive(Args)]
 pub struct SimulateArgs {

@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 
 use crate::cache::{self, Cache};
 use crate::hashing::{self, Hasher};
-use crate::kernel::{self, Kernel};
-use crate::prefix::Prefix;
+use crate::measure::kernel::{self, Kernel};
+use crate::measure::prefix::Prefix;
 
 /// Bumped whenever the flags below change, so old objects are not reused.
 const COMPILE_SCHEME: &str = "1";

@@ -6,7 +6,7 @@
 //!
 //! Sequential use: the bisect takes looks at growing sample sizes and calls [`compare`] at each look
 //! with a per-look alpha. This module does not split alpha itself; the split (Bonferroni over
-//! decisions × looks × tests) is done and documented in `crate::bisect`.
+//! decisions × looks × tests) is done and documented in `crate::analysis::bisect`.
 
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};

@@ -6,13 +6,13 @@ use std::process::ExitCode;
 use super::bisect::{sequential_compare, StatArgs};
 use super::build::BuildArgs;
 use super::parse_threads;
-use crate::bisect::Config;
+use crate::analysis::bisect::Config;
+use crate::analysis::stats::{Comparison, Verdict};
+use crate::build::repo::CommitInfo;
 use crate::cache::Cache;
-use crate::kernel::Registry;
-use crate::oracle::Oracle;
-use crate::repo::CommitInfo;
+use crate::measure::kernel::Registry;
+use crate::measure::oracle::Oracle;
 use crate::report::{us, Format};
-use crate::stats::{Comparison, Verdict};
 use crate::Global;
 
 #[derive(Args)]

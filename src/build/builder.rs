@@ -25,7 +25,7 @@
 //! [`SCRUBBED_ENV`]) and make's (`MAKEFLAGS`, `MFLAGS`, …). The compiler is
 //! given explicitly as `CC=<compiler>` on the config command line, where
 //! `<compiler>` is [`compiler_command`] (`$CC` or `cc`), the same compiler that
-//! [`compiler_id`](crate::recipe::compiler_id) fingerprints; with ccache it is
+//! [`compiler_id`](crate::build::recipe::compiler_id) fingerprints; with ccache it is
 //! `CC=ccache <compiler>`. The recipe's `env` is applied last.
 
 use std::collections::BTreeSet;
@@ -39,7 +39,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::recipe::{compiler_command, ResolvedRecipe};
+use crate::build::recipe::{compiler_command, ResolvedRecipe};
 
 /// Environment variables removed before running config and make: those
 /// OpenSSL's Configure/config read (they would override the recipe and the
@@ -695,7 +695,7 @@ fn parse_stats_log(text: &str) -> CcacheStats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recipe::{self, detect_version};
+    use crate::build::recipe::{self, detect_version};
     use std::collections::BTreeMap;
 
     fn resolved(name: &str) -> ResolvedRecipe {

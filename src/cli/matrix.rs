@@ -8,16 +8,18 @@ use std::process::ExitCode;
 use super::build::BuildArgs;
 use super::run::targets_for_revs;
 use super::{parse_duration, parse_samples, parse_threads, Shard};
+use crate::analysis::stats;
 use crate::cache::Cache;
-use crate::compile;
 use crate::host::Host;
-use crate::kernel::{Registry, ToolSpec};
-use crate::measure::{self, Target};
-use crate::prefix::Prefix;
+use crate::measure::cells::{self as measure, Target};
+use crate::measure::compile;
+use crate::measure::kernel::{Registry, ToolSpec};
+use crate::measure::prefix::Prefix;
+use crate::measure::runner::{self, Outcome, SampleRequest};
+use crate::measure::samples::SampleSet;
+use crate::report::plot;
 use crate::report::{us, Format, Table};
-use crate::runner::{self, Outcome, SampleRequest};
-use crate::samples::SampleSet;
-use crate::{interrupt, plot, progress, stats, Global};
+use crate::{interrupt, progress, Global};
 
 #[derive(Args)]
 pub struct MatrixArgs {

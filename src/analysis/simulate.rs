@@ -2,7 +2,7 @@
 //! step (or several) in the per-commit mean, log-normal noise, and builds that fail at random.
 //! Users run it to choose --samples / --min-effect for the noise of their machine.
 
-use crate::bisect::{self, Config, Measurer, Outcome, Probe};
+use crate::analysis::bisect::{self, Config, Measurer, Outcome, Probe};
 use anyhow::{bail, Result};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -195,7 +195,8 @@ fn run_baseline(n: usize, m: &mut SimMeasurer) -> Result<TrialResult> {
             Probe::Skip(r) => bail!("end {c} cannot be measured: {r}"),
         }
     }
-    let p_ends = crate::stats::welch(&samples[&0], &samples[&(n - 1)]).map_or(1.0, |w| w.p);
+    let p_ends =
+        crate::analysis::stats::welch(&samples[&0], &samples[&(n - 1)]).map_or(1.0, |w| w.p);
     let mut changes = vec![];
     if p_ends < BASELINE_ALPHA {
         let (mut lo, mut hi) = (0, n - 1);
@@ -209,7 +210,7 @@ fn run_baseline(n: usize, m: &mut SimMeasurer) -> Result<TrialResult> {
                 }
             };
             decisions += 1;
-            let p = |a: &[f64]| crate::stats::welch(a, &x).map_or(1.0, |w| w.p);
+            let p = |a: &[f64]| crate::analysis::stats::welch(a, &x).map_or(1.0, |w| w.p);
             let (p_old, p_new) = (p(&samples[&lo]), p(&samples[&hi]));
             let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
             let (mo, mx, mn) = (mean(&samples[&lo]), mean(&x), mean(&samples[&hi]));

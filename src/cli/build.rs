@@ -3,11 +3,11 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::builds::{self, BuildOptions, Built};
+use crate::build::builds::{self, BuildOptions, Built};
+use crate::build::recipe::{self, Recipe};
+use crate::build::repo::{CommitInfo, Repo};
 use crate::cache::Cache;
 use crate::progress;
-use crate::recipe::{self, Recipe};
-use crate::repo::{CommitInfo, Repo};
 use crate::Global;
 
 /// Options shared by every command that builds OpenSSL.

@@ -6,13 +6,13 @@ use std::time::Instant;
 
 use super::build::BuildArgs;
 use super::{parse_duration, parse_fraction, parse_samples, parse_threads};
-use crate::bisect::{self, ChangePoint, Config, Measurer, Outcome, Step, StepVerdict};
+use crate::analysis::bisect::{self, ChangePoint, Config, Measurer, Outcome, Step, StepVerdict};
+use crate::analysis::stats::{self, Comparison, Verdict};
+use crate::build::repo::{self, CommitInfo};
 use crate::cache::{self, Cache};
-use crate::kernel::Registry;
-use crate::oracle::{BuildUse, Oracle};
-use crate::repo::{self, CommitInfo};
+use crate::measure::kernel::Registry;
+use crate::measure::oracle::{BuildUse, Oracle};
 use crate::report::{us, Format};
-use crate::stats::{self, Comparison, Verdict};
 use crate::{hashing, progress, Global};
 
 #[derive(Args, Clone)]

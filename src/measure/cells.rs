@@ -6,11 +6,11 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cache::Cache;
-use crate::compile::{self, CompiledKernel};
-use crate::kernel::ToolSpec;
-use crate::prefix::Prefix;
+use crate::measure::compile::{self, CompiledKernel};
+use crate::measure::kernel::ToolSpec;
+use crate::measure::prefix::Prefix;
+use crate::measure::runner::{self, Outcome, Sample, SampleRequest};
 use crate::progress;
-use crate::runner::{self, Outcome, Sample, SampleRequest};
 
 /// One OpenSSL to measure: an installed prefix, the system's, or a build.
 #[derive(Debug, Clone, Serialize)]
@@ -150,7 +150,7 @@ pub fn run(plan: &Plan) -> Result<Vec<CellResult>> {
 /// A build's samples must come from that build's version of OpenSSL.
 pub fn check_version(target: &Target, s: &Sample) -> Result<()> {
     if let Some(want) = &target.expect_version {
-        let got = crate::prefix::version_token(&s.openssl_version).unwrap_or_default();
+        let got = crate::measure::prefix::version_token(&s.openssl_version).unwrap_or_default();
         if &got != want {
             anyhow::bail!(
                 "{}: the loaded library reports '{}' but the build is of {want}: refusing this sample",

@@ -6,14 +6,14 @@ use std::process::ExitCode;
 
 use super::build::BuildArgs;
 use super::{parse_duration, parse_samples, parse_threads};
-use crate::builds;
+use crate::build::builds;
 use crate::cache::Cache;
-use crate::kernel::Registry;
-use crate::measure::{self, Cell, Target};
-use crate::prefix::Prefix;
+use crate::measure::cells::{self as measure, Cell, Target};
+use crate::measure::kernel::Registry;
+use crate::measure::prefix::Prefix;
+use crate::measure::runner;
 use crate::progress;
 use crate::report::{self, Format, RunResult};
-use crate::runner;
 use crate::Global;
 
 #[derive(Args)]
@@ -116,7 +116,7 @@ pub fn targets_for_revs(cache: &Cache, b: &BuildArgs, revs: &[String]) -> Result
 pub fn measure_and_print(
     cache: &Cache,
     targets: &[Target],
-    specs: &[crate::kernel::ToolSpec],
+    specs: &[crate::measure::kernel::ToolSpec],
     a: &RunArgs,
 ) -> Result<ExitCode> {
     let mut cells = Vec::new();

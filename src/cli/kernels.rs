@@ -2,7 +2,7 @@ use anyhow::Result;
 use clap::Args;
 use std::process::ExitCode;
 
-use crate::kernel::Registry;
+use crate::measure::kernel::Registry;
 use crate::report::{Format, Table};
 use crate::Global;
 

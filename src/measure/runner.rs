@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
 
 use crate::cache::Cache;
-use crate::compile::CompiledKernel;
 use crate::hashing;
-use crate::kernel::ToolSpec;
-use crate::prefix::Prefix;
+use crate::measure::compile::CompiledKernel;
+use crate::measure::kernel::ToolSpec;
+use crate::measure::prefix::Prefix;
 
 pub const HIDDEN_SUBCOMMAND: &str = "__sample";
 

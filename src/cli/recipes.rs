@@ -1,7 +1,7 @@
 use anyhow::Result;
 use std::process::ExitCode;
 
-use crate::recipe;
+use crate::build::recipe;
 use crate::report::Table;
 
 /// The built-in Configure recipes (build-recipes/*.toml).

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::builds;
+use crate::build::builds;
+use crate::build::repo::Repo;
 use crate::cache::{self, Cache};
-use crate::repo::Repo;
 use crate::report::{Format, Table};
 use crate::Global;
 

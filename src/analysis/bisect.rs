@@ -42,7 +42,7 @@
 //! to tell Old/New from "part of the change" is a tie-breaker at a fixed 80% (see
 //! `POSITION_CONF`), not a test.
 
-use crate::stats::{self, Comparison, Verdict};
+use crate::analysis::stats::{self, Comparison, Verdict};
 use anyhow::{bail, Result};
 use serde::Serialize;
 use std::collections::HashMap;

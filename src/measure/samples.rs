@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use crate::cache::Cache;
 use crate::hashing::Hasher;
 use crate::host::Host;
-use crate::kernel::ToolSpec;
-use crate::runner::Sample;
+use crate::measure::kernel::ToolSpec;
+use crate::measure::runner::Sample;
 
 pub struct SampleSet {
     path: PathBuf,
@@ -34,9 +34,9 @@ impl SampleSet {
             .field(build)
             .field(&spec.canonical())
             .field(&spec.kernel.source)
-            .field(crate::kernel::header_source())
+            .field(crate::measure::kernel::header_source())
             // The kernels read the fixtures: new keys are a new measurement.
-            .field(&crate::kernel::embedded_fixtures_hash())
+            .field(&crate::measure::kernel::embedded_fixtures_hash())
             .field(&threads.to_string())
             .field(&format!("{duration}"))
             .field(&Host::current().id())

@@ -5,17 +5,17 @@
 use anyhow::Result;
 use std::collections::BTreeMap;
 
-use crate::bisect::{Measurer, Probe, Step};
-use crate::builds::{self, BuildOptions};
+use crate::analysis::bisect::{Measurer, Probe, Step};
+use crate::build::builds::{self, BuildOptions};
+use crate::build::repo::{CommitInfo, Repo};
 use crate::cache::Cache;
-use crate::compile::{self, CompiledKernel};
 use crate::interrupt;
-use crate::kernel::ToolSpec;
-use crate::measure::{self, Target};
+use crate::measure::cells::{self as measure, Target};
+use crate::measure::compile::{self, CompiledKernel};
+use crate::measure::kernel::ToolSpec;
+use crate::measure::runner::{self, Outcome, SampleRequest};
+use crate::measure::samples::SampleSet;
 use crate::progress;
-use crate::repo::{CommitInfo, Repo};
-use crate::runner::{self, Outcome, SampleRequest};
-use crate::samples::SampleSet;
 
 /// Live output: called with each decided step and its commit.
 pub type StepCallback<'a> = Box<dyn FnMut(&Step, &CommitInfo) + 'a>;

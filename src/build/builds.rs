@@ -9,13 +9,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crate::builder::{self, BuildEvent, BuildRequest};
+use crate::build::builder::{self, BuildEvent, BuildRequest};
+use crate::build::recipe::{self, Recipe};
+use crate::build::repo::{CommitInfo, Repo};
 use crate::cache::{self, Cache};
 use crate::interrupt;
-use crate::prefix::Prefix;
+use crate::measure::prefix::Prefix;
 use crate::progress;
-use crate::recipe::{self, Recipe};
-use crate::repo::{CommitInfo, Repo};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BuildMeta {

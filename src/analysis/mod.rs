@@ -1,0 +1,7 @@
+//! Statistics and the search: pure functions of samples. Nothing here builds,
+//! runs a process or touches the cache; samples arrive through
+//! [`bisect::Measurer`].
+
+pub mod bisect;
+pub mod simulate;
+pub mod stats;

@@ -1,0 +1,8 @@
+//! From a revision of the user's repository to an installed OpenSSL in the
+//! cache: git access (read-only), Configure recipes, the builder and the
+//! build cache. Knows nothing of kernels, samples or statistics.
+
+pub mod builder;
+pub mod builds;
+pub mod recipe;
+pub mod repo;

@@ -1,0 +1,11 @@
+//! From an installed OpenSSL to samples: kernels, their compilation, the
+//! isolated sampling child, the sample cache, and the engine that takes
+//! interleaved samples of several subjects. Makes no statistical decision.
+
+pub mod cells;
+pub mod compile;
+pub mod kernel;
+pub mod oracle;
+pub mod prefix;
+pub mod runner;
+pub mod samples;
