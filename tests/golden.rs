@@ -1,51 +1,40 @@
-//! Golden files pin the CLI's public output where it is deterministic: the
-//! command surface (--help), the kernel and recipe lists, and a seeded
-//! simulation. Regenerate with `UPDATE_GOLDEN=1 cargo test --test golden`
-//! and review the diff.
+//! Snapshots pin the CLI's public output where it is deterministic: the
+//! command surface (every command's --help), the kernel and recipe lists,
+//! and a seeded simulation. The renderers of every result are pinned in
+//! src/report/render_tests.rs. Review changes with `cargo insta review` (or
+//! `INSTA_UPDATE=always cargo test --test golden` and `git diff`).
 
 mod common;
 use common::*;
-use std::path::Path;
 
 fn check(name: &str, args: &[&str]) {
     let d = tempfile::tempdir().unwrap();
     let o = perfbisect(d.path()).args(args).output().unwrap();
     assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-    let got = stdout(&o);
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &got).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("{} missing: run with UPDATE_GOLDEN=1", path.display()));
-    assert_eq!(
-        got,
-        want,
-        "output of {args:?} differs from {}",
-        path.display()
-    );
+    insta::assert_snapshot!(name, stdout(&o), &format!("perfbisect {}", args.join(" ")));
 }
 
 #[test]
 fn help_pins_the_command_surface() {
-    check("help.txt", &["--help"]);
-    check("bisect-help.txt", &["bisect", "--help"]);
-    check("gate-help.txt", &["gate", "--help"]);
+    check("help", &["--help"]);
+    for cmd in [
+        "run", "bisect", "compare", "verify", "log", "simulate", "matrix", "gate", "report",
+        "build", "recipes", "cache", "kernels",
+    ] {
+        check(&format!("{cmd}-help"), &[cmd, "--help"]);
+    }
 }
 
 #[test]
 fn kernel_and_recipe_lists() {
-    check("kernels.txt", &["kernels"]);
-    check("recipes.txt", &["recipes"]);
+    check("kernels", &["kernels"]);
+    check("recipes", &["recipes"]);
 }
 
 #[test]
 fn seeded_simulation_report() {
     check(
-        "simulate.txt",
+        "simulate",
         &[
             "simulate",
             "--commits",
@@ -63,7 +52,7 @@ fn seeded_simulation_report() {
         ],
     );
     check(
-        "simulate.json",
+        "simulate-json",
         &[
             "simulate",
             "--commits",

@@ -23,16 +23,7 @@
 //! # Error control (the alpha split)
 //!
 //! `cfg.alpha` bounds the probability that the whole search makes a false significant call. It is
-//! split by Bonferroni:
-//!
-//! ```text
-//! alpha_per_test = alpha / (decisions × looks × 2)
-//!   decisions = ceil(log2 n) + 4   the binary-search steps, the ends, the verification and the two
-//!                                  sub-range checks beside the change point (+ 2 with first-change-only)
-//!   looks     = sample sizes in the schedule initial, 2·initial, 4·initial, …, max
-//!               (5, 10, 20, 40 by default → 4): every look is a test, so peeking is paid for
-//!   2         = tests per look: a candidate is compared against both interval ends
-//! ```
+//! split by Bonferroni in [`alpha::search_per_test`] (decisions × looks × 2 tests per look).
 //!
 //! For n = 1000 with the defaults that is 0.01 / (14 × 4 × 2) ≈ 8.9e-5. A false "no change" at the
 //! ends is not a false alarm and is not in this budget (its rate is the power of the test, checked
@@ -42,7 +33,9 @@
 //! to tell Old/New from "part of the change" is a tie-breaker at a fixed 80% (see
 //! `POSITION_CONF`), not a test.
 
+use crate::analysis::alpha::{self, Schedule};
 use crate::analysis::stats::{self, Comparison, Verdict};
+use crate::measure::unavailable::Unavailable;
 use anyhow::{bail, Result};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -60,7 +53,7 @@ const POSITION_CONF: f64 = 0.8;
 pub enum Probe {
     Samples(Vec<f64>),
     /// Build failed / kernel not applicable / crashed: the reason.
-    Skip(String),
+    Skip(Unavailable),
 }
 
 pub trait Measurer {
@@ -79,8 +72,8 @@ pub struct Config {
     pub alpha: f64,
     /// Smallest relative change worth reporting (0.03 = 3%).
     pub min_effect: f64,
-    pub initial_samples: usize,
-    pub max_samples: usize,
+    /// Sample sizes at which each decision looks at the data.
+    pub schedule: Schedule,
     pub first_change_only: bool,
 }
 
@@ -89,8 +82,10 @@ impl Default for Config {
         Config {
             alpha: 0.01,
             min_effect: 0.03,
-            initial_samples: 5,
-            max_samples: 40,
+            schedule: Schedule {
+                initial: 5,
+                max: 40,
+            },
             first_change_only: false,
         }
     }
@@ -111,39 +106,12 @@ impl Config {
         if !(self.min_effect > 0.0 && self.min_effect.is_finite()) {
             bail!("min-effect must be greater than 0, got {}", self.min_effect);
         }
-        if self.initial_samples < 2 {
-            bail!(
-                "initial samples must be at least 2 (a t-test needs a variance), got {}",
-                self.initial_samples
-            );
-        }
-        if self.max_samples < self.initial_samples {
-            bail!(
-                "max samples ({}) must not be less than initial samples ({})",
-                self.max_samples,
-                self.initial_samples
-            );
-        }
-        Ok(())
+        self.schedule.validate()
     }
 
-    /// Sample sizes at which a decision looks at the data: initial, doubling, capped at max.
-    pub fn schedule(&self) -> Vec<usize> {
-        let mut k = self.initial_samples.max(1);
-        let mut v = vec![k];
-        while k < self.max_samples {
-            k = k.saturating_mul(2).min(self.max_samples);
-            v.push(k);
-        }
-        v
-    }
-
-    /// Per-test significance level for a search over `n` commits (see the module docs).
+    /// Per-test significance level for a search over `n` commits.
     pub fn alpha_per_test(&self, n: usize) -> f64 {
-        let extra = if self.first_change_only { 2.0 } else { 4.0 };
-        let decisions = (n.max(2) as f64).log2().ceil() + extra;
-        let looks = self.schedule().len() as f64;
-        self.alpha / (decisions * looks * 2.0)
+        alpha::search_per_test(self.alpha, n, &self.schedule, self.first_change_only)
     }
 }
 
@@ -158,7 +126,7 @@ pub enum StepVerdict {
     Between,
     /// Still undecided at max samples; the search went on by the closer end.
     Ambiguous,
-    Skipped(String),
+    Skipped(Unavailable),
 }
 
 /// One decided commit, for live output and the report.
@@ -261,7 +229,7 @@ pub(crate) fn pick_candidate<F: Fn(usize) -> bool>(
 
 enum Window {
     Samples(Vec<f64>),
-    Skip(String),
+    Skip(Unavailable),
 }
 
 struct Searcher<'a> {
@@ -274,7 +242,7 @@ struct Searcher<'a> {
     /// window after these, so the samples it compares were taken interleaved with each other.
     claimed: HashMap<usize, usize>,
     seen: HashMap<usize, usize>,
-    skipped: HashMap<usize, String>,
+    skipped: HashMap<usize, Unavailable>,
     steps: Vec<Step>,
     decisions: usize,
 }
@@ -339,28 +307,22 @@ impl Searcher<'_> {
     /// Ends first, growing the samples until the comparison decides or the cap is reached.
     fn compare_ends(&mut self) -> Result<(Comparison, Vec<f64>, Vec<f64>)> {
         let ends = [0, self.n - 1];
-        let mut last = None;
-        for k in self.schedule.clone() {
+        let looks = self.schedule.clone();
+        let (alpha, me) = (self.alpha, self.cfg.min_effect);
+        let r = sequential(&looks, alpha, me, |k| {
             let w = self.windows(&ends, &[0, 0], k)?;
-            let (old, new) = match (&w[0], &w[1]) {
-                (Window::Samples(o), Window::Samples(n)) => (o.clone(), n.clone()),
-                (Window::Skip(r0), Window::Skip(r1)) => {
-                    bail!("both ends cannot be measured: old end: {r0}; new end: {r1}")
-                }
-                (Window::Skip(r), _) => bail!("the old end (good) cannot be measured: {r}"),
-                (_, Window::Skip(r)) => bail!("the new end (bad) cannot be measured: {r}"),
-            };
-            let c = stats::compare(&old, &new, self.alpha, self.cfg.min_effect);
             self.claimed.insert(0, k);
             self.claimed.insert(self.n - 1, k);
-            let done = c.verdict != Verdict::Undecided;
-            last = Some((c, old, new));
-            if done {
-                break;
+            Ok(w)
+        })?;
+        match r {
+            Ok(done) => Ok(done),
+            Err((Side::Both, r0, r1)) => {
+                bail!("both ends cannot be measured: old end: {r0}; new end: {r1}")
             }
+            Err((Side::A, r, _)) => bail!("the old end (good) cannot be measured: {r}"),
+            Err((Side::B, r, _)) => bail!("the new end (bad) cannot be measured: {r}"),
         }
-        // The schedule is never empty, so `last` is set.
-        last.ok_or_else(|| anyhow::anyhow!("empty sample schedule"))
     }
 
     /// Classify `c` against the interval ends `lo` (old-like) and `hi` (new-like) on fresh windows of
@@ -537,7 +499,7 @@ impl Searcher<'_> {
     /// Culprit against its parent on all samples the search took of both, topped up to at least
     /// 2 × initial each.
     fn verify(&mut self, f: &Found, ends: &Comparison) -> Result<ChangePoint> {
-        let min = self.cfg.initial_samples * 2;
+        let min = self.cfg.schedule.initial * 2;
         let t_old = self.claimed(f.last_old).max(min);
         let t_new = self.claimed(f.first_new).max(min);
         let commits = [f.last_old, f.first_new];
@@ -582,6 +544,80 @@ impl Searcher<'_> {
     }
 }
 
+/// Which side of a pair could not be measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Side {
+    A,
+    B,
+    Both,
+}
+
+type Unmeasurable = (Side, Unavailable, Unavailable);
+/// A decided (or capped) comparison with the windows it was made on.
+type Compared = (Comparison, Vec<f64>, Vec<f64>);
+
+/// The one sequential comparison: windows of `k` samples for each look `k`, compared until the
+/// verdict is decided or the last look. `window(k)` returns the two sides' windows.
+fn sequential<F>(
+    looks: &[usize],
+    alpha_look: f64,
+    min_effect: f64,
+    mut window: F,
+) -> Result<std::result::Result<Compared, Unmeasurable>>
+where
+    F: FnMut(usize) -> Result<Vec<Window>>,
+{
+    let mut last = None;
+    for &k in looks {
+        let mut w = window(k)?;
+        if w.len() != 2 {
+            bail!("measurer returned {} results for 2 subjects", w.len());
+        }
+        let (wb, wa) = (w.pop(), w.pop());
+        let (a, b) = match (wa, wb) {
+            (Some(Window::Samples(a)), Some(Window::Samples(b))) => (a, b),
+            (Some(Window::Skip(ra)), Some(Window::Skip(rb))) => {
+                return Ok(Err((Side::Both, ra, rb)))
+            }
+            (Some(Window::Skip(r)), _) => return Ok(Err((Side::A, r.clone(), r))),
+            (_, Some(Window::Skip(r))) => return Ok(Err((Side::B, r.clone(), r))),
+            _ => unreachable!("two windows checked above"),
+        };
+        let c = stats::compare(&a, &b, alpha_look, min_effect);
+        let done = c.verdict != Verdict::Undecided;
+        last = Some((c, a, b));
+        if done {
+            break;
+        }
+    }
+    last.map(Ok)
+        .ok_or_else(|| anyhow::anyhow!("empty sample schedule"))
+}
+
+/// Subjects `a` and `b` compared sequentially over the schedule at `alpha_look` per look (see
+/// [`alpha::per_look`]), on all samples the measurer holds up to each look. Used where two
+/// subjects are compared outside a search (compare, verify, gate, the merge base).
+pub fn compare_pair(
+    m: &mut dyn Measurer,
+    a: usize,
+    b: usize,
+    schedule: &Schedule,
+    alpha_look: f64,
+    min_effect: f64,
+) -> Result<std::result::Result<Comparison, Unavailable>> {
+    let r = sequential(&schedule.looks(), alpha_look, min_effect, |k| {
+        let probes = m.ensure(&[(a, k), (b, k)])?;
+        Ok(probes
+            .into_iter()
+            .map(|p| match p {
+                Probe::Samples(v) => Window::Samples(v[..k.min(v.len())].to_vec()),
+                Probe::Skip(r) => Window::Skip(r),
+            })
+            .collect())
+    })?;
+    Ok(r.map(|(c, _, _)| c).map_err(|(_, r, _)| r))
+}
+
 /// Position of `x` between the old and new ends, (x̄ − ō)/(n̄ − ō), with a `conf` interval by the
 /// delta method (t quantile, Welch–Satterthwaite df over the three variance terms). Returns
 /// (point, lo, hi); `None` when the ends have the same mean or a side has fewer than 2 values.
@@ -624,7 +660,7 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         m,
         n,
         alpha: cfg.alpha_per_test(n),
-        schedule: cfg.schedule(),
+        schedule: cfg.schedule.looks(),
         claimed: HashMap::new(),
         seen: HashMap::new(),
         skipped: HashMap::new(),
@@ -671,6 +707,7 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::rounds::{self, Sampler};
     use rand::rngs::StdRng;
     use rand::SeedableRng;
     use rand_distr::{Distribution, Normal};
@@ -720,32 +757,32 @@ mod tests {
         }
     }
 
+    impl Sampler for Fake {
+        fn have(&self, c: usize) -> Option<usize> {
+            (!self.skip.contains(&c)).then(|| self.samples.get(&c).map_or(0, Vec::len))
+        }
+        fn take_one(&mut self, c: usize) -> Result<()> {
+            let x = self.means[c] * self.noise.sample(&mut self.rng).exp();
+            self.samples.entry(c).or_default().push(x);
+            self.drawn += 1;
+            Ok(())
+        }
+    }
+
     impl Measurer for Fake {
         fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
             if self.fail_after.is_some_and(|f| self.calls.len() >= f) {
                 bail!("disk full");
             }
             self.calls.push(wants.to_vec());
-            loop {
-                let mut drew = false;
-                for &(c, n) in wants {
-                    let have = self.samples.get(&c).map_or(0, Vec::len);
-                    if !self.skip.contains(&c) && have < n {
-                        let x = self.means[c] * self.noise.sample(&mut self.rng).exp();
-                        self.samples.entry(c).or_default().push(x);
-                        self.drawn += 1;
-                        drew = true;
-                    }
-                }
-                if !drew {
-                    break;
-                }
-            }
+            rounds::fill(self, wants)?;
             Ok(wants
                 .iter()
                 .map(|&(c, _)| {
                     if self.skip.contains(&c) {
-                        Probe::Skip(format!("build of {c} failed"))
+                        Probe::Skip(Unavailable::Simulated {
+                            message: format!("build of {c} failed"),
+                        })
                     } else {
                         Probe::Samples(self.samples[&c].clone())
                     }
@@ -849,10 +886,9 @@ mod tests {
         assert_eq!(cps.len(), 1);
         assert_eq!((cps[0].last_old, cps[0].first_new), (47, 52));
         assert_eq!(cps[0].skipped_between, vec![48, 49, 50, 51]);
-        assert!(r
-            .steps
-            .iter()
-            .any(|s| matches!(&s.verdict, StepVerdict::Skipped(r) if r.contains("failed"))));
+        assert!(r.steps.iter().any(
+            |s| matches!(&s.verdict, StepVerdict::Skipped(r) if r.to_string().contains("failed"))
+        ));
         // a skip away from the culprit does not widen the answer
         let mut m = Fake::new(100, &[(30, 0.1)], 5).skipping(&[49, 50, 31]);
         let r = search(100, &cfg(), &mut m).unwrap();
@@ -987,15 +1023,20 @@ mod tests {
             (
                 10,
                 Config {
-                    initial_samples: 1,
+                    schedule: Schedule {
+                        initial: 1,
+                        max: 40,
+                    },
                     ..cfg()
                 },
             ),
             (
                 10,
                 Config {
-                    initial_samples: 10,
-                    max_samples: 5,
+                    schedule: Schedule {
+                        initial: 10,
+                        max: 5,
+                    },
                     ..cfg()
                 },
             ),
@@ -1008,22 +1049,12 @@ mod tests {
     }
 
     #[test]
-    fn schedule_and_alpha_split() {
-        assert_eq!(cfg().schedule(), vec![5, 10, 20, 40]);
-        let c = Config {
-            initial_samples: 5,
-            max_samples: 30,
-            ..cfg()
-        };
-        assert_eq!(c.schedule(), vec![5, 10, 20, 30]);
-        let c = Config {
-            initial_samples: 7,
-            max_samples: 7,
-            ..cfg()
-        };
-        assert_eq!(c.schedule(), vec![7]);
-        // 0.01 / ((ceil(log2 1000) + 4) × 4 looks × 2 tests)
-        assert!((cfg().alpha_per_test(1000) - 0.01 / (14.0 * 4.0 * 2.0)).abs() < 1e-15);
+    fn alpha_split_comes_from_the_error_control_module() {
+        let s = cfg().schedule;
+        assert_eq!(
+            cfg().alpha_per_test(1000),
+            alpha::search_per_test(0.01, 1000, &s, false)
+        );
     }
 
     #[test]
@@ -1052,7 +1083,7 @@ mod tests {
             .as_array()
             .unwrap()
             .iter()
-            .any(|s| s["verdict"]["skipped"].is_string()));
+            .any(|s| s["verdict"]["skipped"]["kind"] == "simulated"));
         assert!(v["alpha_per_test"].as_f64().unwrap() > 0.0);
     }
 }

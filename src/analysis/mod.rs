@@ -2,6 +2,8 @@
 //! runs a process or touches the cache; samples arrive through
 //! [`bisect::Measurer`].
 
+pub mod alpha;
 pub mod bisect;
+pub mod rounds;
 pub mod simulate;
 pub mod stats;

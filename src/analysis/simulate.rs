@@ -3,6 +3,8 @@
 //! Users run it to choose --samples / --min-effect for the noise of their machine.
 
 use crate::analysis::bisect::{self, Config, Measurer, Outcome, Probe};
+use crate::analysis::rounds::{self, Sampler};
+use crate::measure::unavailable::Unavailable;
 use anyhow::{bail, Result};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -113,36 +115,34 @@ impl SimMeasurer {
     }
 }
 
+impl Sampler for SimMeasurer {
+    fn have(&self, c: usize) -> Option<usize> {
+        if self.skips.get(&c).copied().unwrap_or(false) {
+            return None;
+        }
+        Some(self.samples.get(&c).map_or(0, Vec::len))
+    }
+
+    fn take_one(&mut self, c: usize) -> Result<()> {
+        let x = self.mean(c) * self.noise.sample(&mut self.rng).exp();
+        self.samples.entry(c).or_default().push(x);
+        Ok(())
+    }
+}
+
 impl Measurer for SimMeasurer {
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
-        let skipped: Vec<bool> = wants.iter().map(|w| self.is_skipped(w.0)).collect();
-        let means: Vec<f64> = wants.iter().map(|w| self.mean(w.0)).collect();
-        loop {
-            let mut drew = false;
-            for (i, &(c, n)) in wants.iter().enumerate() {
-                if skipped[i] {
-                    continue;
-                }
-                let have = self.samples.get(&c).map_or(0, Vec::len);
-                if have < n {
-                    let x = means[i] * self.noise.sample(&mut self.rng).exp();
-                    self.samples.entry(c).or_default().push(x);
-                    drew = true;
-                }
-            }
-            if !drew {
-                break;
-            }
+        for w in wants {
+            self.is_skipped(w.0);
         }
+        rounds::fill(self, wants)?;
         Ok(wants
             .iter()
-            .zip(skipped)
-            .map(|(&(c, _), s)| {
-                if s {
-                    Probe::Skip("build failed (simulated)".into())
-                } else {
-                    Probe::Samples(self.samples.get(&c).cloned().unwrap_or_default())
-                }
+            .map(|&(c, _)| match self.have(c) {
+                None => Probe::Skip(Unavailable::Simulated {
+                    message: "build failed (simulated)".into(),
+                }),
+                Some(_) => Probe::Samples(self.samples.get(&c).cloned().unwrap_or_default()),
             })
             .collect())
     }

@@ -8,7 +8,7 @@
 //! with a per-look alpha. This module does not split alpha itself; the split (Bonferroni over
 //! decisions × looks × tests) is done and documented in `crate::analysis::bisect`.
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 fn finite(xs: &[f64]) -> Vec<f64> {
@@ -64,14 +64,29 @@ fn t_two_sided_p(t: f64, df: f64) -> f64 {
     p.clamp(0.0, 1.0)
 }
 
-#[derive(Serialize, Clone, Copy, Debug, PartialEq)]
+/// JSON has no NaN: serde_json writes it as null, and results read back
+/// (`log`, `report merge`) turn null into NaN again.
+fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+fn nan_pair_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<(f64, f64), D::Error> {
+    let (a, b) = <(Option<f64>, Option<f64>)>::deserialize(d)?;
+    Ok((a.unwrap_or(f64::NAN), b.unwrap_or(f64::NAN)))
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
 pub struct Summary {
     pub n: usize,
+    #[serde(deserialize_with = "nan_if_null")]
     pub mean: f64,
     /// Sample standard deviation (n − 1 denominator).
+    #[serde(deserialize_with = "nan_if_null")]
     pub sd: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub se: f64,
     /// t-based 95% confidence interval of the mean.
+    #[serde(deserialize_with = "nan_pair_if_null")]
     pub ci95: (f64, f64),
 }
 
@@ -280,11 +295,14 @@ fn mwu_exact_p(u1: f64, n1: usize, n2: usize) -> f64 {
     (2.0 * upper / total).min(1.0)
 }
 
-#[derive(Serialize, Clone, Copy, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
 pub struct RatioCi {
     /// mean(b) / mean(a): above 1 means B is slower.
+    #[serde(deserialize_with = "nan_if_null")]
     pub ratio: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub lo: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub hi: f64,
 }
 
@@ -348,7 +366,7 @@ pub fn ratio_ci(a: &[f64], b: &[f64], conf: f64) -> Option<RatioCi> {
 }
 
 /// B relative to A, samples in µs/op.
-#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Slower,
@@ -357,14 +375,16 @@ pub enum Verdict {
     Undecided,
 }
 
-#[derive(Serialize, Clone, Copy, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
 pub struct Comparison {
     pub a: Summary,
     pub b: Summary,
     /// mean(b)/mean(a) with its (1 − alpha) interval.
     pub ratio: RatioCi,
     /// NaN (null in JSON) when a side has fewer than two values.
+    #[serde(deserialize_with = "nan_if_null")]
     pub p_welch: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub p_mwu: f64,
     pub verdict: Verdict,
     /// Welch and Mann–Whitney land on different sides of alpha: the distributions are probably not

@@ -1,70 +1,34 @@
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
-use serde::Serialize;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use super::args::{SequentialArgs, StatsArgs, ToolArg};
 use super::build::BuildArgs;
-use super::{parse_duration, parse_fraction, parse_samples, parse_threads};
-use crate::analysis::bisect::{self, ChangePoint, Config, Measurer, Outcome, Step, StepVerdict};
-use crate::analysis::stats::{self, Comparison, Verdict};
-use crate::build::repo::{self, CommitInfo};
+use crate::analysis::alpha;
+use crate::analysis::bisect::{self, Config, Outcome, Step};
+use crate::analysis::stats::Verdict;
+use crate::build::repo;
 use crate::cache::{self, Cache};
+use crate::measure::engine::{Library, Reuse, Session, Subject};
 use crate::measure::kernel::Registry;
-use crate::measure::oracle::{BuildUse, Oracle};
-use crate::report::{us, Format};
+use crate::report::bisect::{culprit_json, step_line, verdict_word, BisectReport, StepJson};
+use crate::report::export::formats;
 use crate::{hashing, progress, Global};
 
-#[derive(Args, Clone)]
-pub struct StatArgs {
-    /// Samples per commit to start with
-    #[arg(long, default_value = "5", value_parser = parse_samples)]
-    pub samples: usize,
-    /// Most samples per commit before a comparison is called ambiguous
-    #[arg(long, default_value = "40", value_parser = parse_samples)]
-    pub max_samples: usize,
-    /// Seconds each sample measures for
-    #[arg(long, default_value = "1", value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
-    pub duration: f64,
-    /// Kill a sample after this many seconds (default: 30 + 4 x duration)
-    #[arg(long, value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
-    pub timeout: Option<f64>,
-    /// Error rate of the whole search (split across its tests)
-    #[arg(long, default_value = "0.01", value_parser = parse_fraction, allow_negative_numbers = true)]
-    pub alpha: f64,
-    /// Smallest change worth finding, e.g. 3% or 0.03
-    #[arg(long, default_value = "3%", value_parser = parse_effect, allow_hyphen_values = true)]
-    pub min_effect: f64,
-}
-
-/// `3%`, `0.03` → 0.03; must be more than 0.
-pub fn parse_effect(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let v = if let Some(p) = t.strip_suffix('%') {
-        p.trim().parse::<f64>().map(|v| v / 100.0)
-    } else {
-        t.parse::<f64>()
-    }
-    .map_err(|_| format!("'{s}' is not an effect size such as 3% or 0.03"))?;
-    if !(v.is_finite() && v > 0.0) {
-        return Err("the minimum effect must be more than 0".into());
-    }
-    Ok(v)
-}
+formats!(BisectFormat for BisectReport { Text, Markdown, Json });
 
 #[derive(Args)]
 pub struct BisectArgs {
     /// GOOD..BAD (old..new): tags, branches or shas of --repo
     #[arg(value_name = "GOOD..BAD")]
     range: String,
-    /// Tool spec NAME[:key=value,...]
-    #[arg(long, value_name = "SPEC")]
-    tool: String,
-    /// Thread count
-    #[arg(long, default_value = "1", value_parser = parse_threads)]
-    threads: usize,
     #[command(flatten)]
-    stat: StatArgs,
+    tool: ToolArg,
+    #[command(flatten)]
+    sampling: SequentialArgs,
+    #[command(flatten)]
+    stats: StatsArgs,
     /// Stop at the oldest change instead of finding every change in the range
     #[arg(long)]
     first_change_only: bool,
@@ -72,115 +36,42 @@ pub struct BisectArgs {
     build: BuildArgs,
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
-    format: Format,
+    format: BisectFormat,
 }
 
-#[derive(Serialize)]
-struct CommitJson {
-    commit: String,
-    short: String,
-    date: String,
-    author: String,
-    subject: String,
-}
-
-impl From<&CommitInfo> for CommitJson {
-    fn from(c: &CommitInfo) -> Self {
-        CommitJson {
-            commit: c.id.clone(),
-            short: c.short.clone(),
-            date: c.date.clone(),
-            author: c.author.clone(),
-            subject: c.summary.clone(),
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct CulpritJson {
-    commit: String,
-    parent: String,
-    /// True when skipped commits leave a range: the change is in parent..commit.
-    range: bool,
-    skipped: Vec<String>,
-    #[serde(flatten)]
-    info: CommitJson,
-    ratio: f64,
-    ratio_ci: (f64, f64),
-    p_welch: f64,
-    p_mwu: f64,
-    parent_mean_us: f64,
-    culprit_mean_us: f64,
-    partial: bool,
-    uncertain: bool,
-    comparison: Comparison,
-}
-
-#[derive(Serialize)]
-struct StepJson {
-    #[serde(flatten)]
-    info: CommitJson,
-    n: usize,
-    mean_us: f64,
-    ci95_us: (f64, f64),
-    verdict: String,
-    position: Option<f64>,
-}
-
-#[derive(Serialize)]
-pub struct BisectJson {
-    tool: String,
+/// What identifies one bisect, so a re-run finds its samples (resume) and
+/// no other bisect shares them. Every field is named here: a new option that
+/// changes what is measured must be added (and the pinned id in the test
+/// below changes with it, on purpose).
+struct ResumeKey<'a> {
+    repo: &'a str,
+    good: &'a str,
+    bad: &'a str,
+    tool: &'a str,
     threads: usize,
-    range: String,
-    repo: String,
-    recipe: String,
-    good: CommitJson,
-    bad: CommitJson,
-    merge_base: Option<CommitJson>,
-    direction: Verdict,
-    ends: Comparison,
-    outcome: String,
-    culprits: Vec<CulpritJson>,
-    steps: Vec<StepJson>,
-    builds: Vec<BuildUse>,
-    samples: usize,
-    samples_taken_now: usize,
-    alpha_per_test: f64,
-    min_effect: f64,
-    wall_s: f64,
-    reproduce: String,
+    recipe: &'a str,
+    cfg: &'a Config,
+    duration: f64,
 }
 
-fn verdict_word(v: &StepVerdict) -> String {
-    match v {
-        StepVerdict::Old => "old".into(),
-        StepVerdict::New => "new".into(),
-        StepVerdict::Between => "between (part of the change)".into(),
-        StepVerdict::Ambiguous => "ambiguous".into(),
-        StepVerdict::Skipped(r) => format!("skipped: {r}"),
+impl ResumeKey<'_> {
+    fn id(&self) -> String {
+        let mut h = hashing::Hasher::new();
+        h.field("bisect-v2")
+            .field(self.repo)
+            .field(self.good)
+            .field(self.bad)
+            .field(self.tool)
+            .field(&self.threads.to_string())
+            .field(self.recipe)
+            .field(&self.cfg.alpha.to_string())
+            .field(&self.cfg.min_effect.to_string())
+            .field(&self.cfg.schedule.initial.to_string())
+            .field(&self.cfg.schedule.max.to_string())
+            .field(&self.cfg.first_change_only.to_string())
+            .field(&self.duration.to_string());
+        h.finish_short()
     }
-}
-
-fn step_line(s: &Step, c: &CommitInfo) -> String {
-    let mean = if s.mean.is_finite() {
-        format!(
-            "n={:<3} {:>10} us [{}, {}]",
-            s.n,
-            us(s.mean),
-            us(s.ci95.0),
-            us(s.ci95.1)
-        )
-    } else {
-        format!("n={:<3} {:>10}", s.n, "-")
-    };
-    format!(
-        "  {} {}  {}  {:<8} {}",
-        c.short,
-        c.date,
-        mean,
-        verdict_word(&s.verdict),
-        c.summary
-    )
 }
 
 fn reproduce(a: &BisectArgs) -> String {
@@ -188,13 +79,13 @@ fn reproduce(a: &BisectArgs) -> String {
         "perfbisect bisect --repo {} --recipe {} --tool '{}' --threads {} --samples {} --max-samples {} --duration {} --alpha {} --min-effect {}",
         a.build.repo.display(),
         a.build.recipe,
-        a.tool,
-        a.threads,
-        a.stat.samples,
-        a.stat.max_samples,
-        a.stat.duration,
-        a.stat.alpha,
-        a.stat.min_effect
+        a.tool.tool,
+        a.tool.threads,
+        a.sampling.schedule.samples,
+        a.sampling.schedule.max_samples,
+        a.sampling.timing.duration,
+        a.stats.alpha.alpha,
+        a.stats.min_effect
     );
     if a.first_change_only {
         s.push_str(" --first-change-only");
@@ -208,40 +99,36 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let (good, bad) = repo::split_range(&a.range)?;
     let cfg = Config {
-        alpha: a.stat.alpha,
-        min_effect: a.stat.min_effect,
-        initial_samples: a.stat.samples.max(2),
-        max_samples: a.stat.max_samples,
+        alpha: a.stats.alpha.alpha,
+        min_effect: a.stats.min_effect,
+        schedule: a.sampling.schedule(),
         first_change_only: a.first_change_only,
     };
     cfg.validate(2)?;
     let reg = Registry::load(g.kernels_dir.as_deref())?;
-    let spec = reg.parse_spec(&a.tool)?;
+    let spec = reg.parse_spec(&a.tool.tool)?;
     let (repo, recipe) = a.build.open()?;
     let range = repo.range(&good, &bad)?;
     let cache = Cache::open(g.cache.as_deref())?;
     let n = range.commits.len();
     cfg.validate(n)?;
 
-    let id = {
-        let mut h = hashing::Hasher::new();
-        h.field(
-            &repo
-                .path
-                .canonicalize()
-                .unwrap_or(repo.path.clone())
-                .to_string_lossy(),
-        )
-        .field(&range.good.id)
-        .field(&range.bad.id)
-        .field(&spec.canonical())
-        .field(&a.threads.to_string())
-        .field(&a.build.recipe)
-        .field(&format!("{:?}", cfg))
-        .field(&a.stat.duration.to_string());
-        h.finish_short()
-    };
-    let text = a.format == Format::Text || a.format == Format::Table;
+    let id = ResumeKey {
+        repo: &repo
+            .path
+            .canonicalize()
+            .unwrap_or(repo.path.clone())
+            .to_string_lossy(),
+        good: &range.good.id,
+        bad: &range.bad.id,
+        tool: &spec.canonical(),
+        threads: a.tool.threads,
+        recipe: &a.build.recipe,
+        cfg: &cfg,
+        duration: a.sampling.timing.duration,
+    }
+    .id();
+    let text = a.format == BisectFormat::Text;
     let say = |s: &str| {
         if text {
             println!("{s}");
@@ -252,7 +139,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     say(&format!(
         "bisecting {} at {} thread(s) over {} commits ({}..{}), recipe {}",
         spec.short(),
-        a.threads,
+        a.tool.threads,
         n,
         range.good.short,
         range.bad.short,
@@ -265,19 +152,27 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         commits.push(range.good.clone());
         commits.len() - 1
     });
-    let mut oracle = Oracle::new(
-        &cache,
-        &repo,
-        a.build.options(&recipe),
-        &spec,
-        a.threads,
-        a.stat.duration,
-        commits,
-    );
-    oracle.timeout = a.stat.timeout;
     // Samples belong to this bisect: a re-run resumes with them, another
     // bisect takes its own, interleaved.
-    oracle.context = format!("bisect {id}");
+    let mut session = Session::new(
+        &cache,
+        a.sampling.timing.duration,
+        a.sampling.timing.timeout,
+        Reuse::Context(format!("bisect {id}")),
+    )
+    .with_repo(&repo, a.build.options(&recipe));
+    for c in &commits {
+        let lib = session.add_library(Library::Revision {
+            label: c.short.clone(),
+            commit: c.clone(),
+        });
+        session.add_subject(Subject {
+            lib,
+            spec: spec.clone(),
+            threads: a.tool.threads,
+            side: String::new(),
+        });
+    }
     save_state(&cache, &id, &a, "running", None)?;
 
     if let (Some(mb), Some(gi)) = (&range.merge_base, good_idx) {
@@ -285,7 +180,14 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
             "{good} is not an ancestor of {bad}: testing the merge base {} ({}) first, as git bisect does",
             mb.short, mb.date
         ));
-        let cmp = sequential_compare(&mut oracle, gi, 0, &cfg, cfg.alpha / 4.0)?;
+        let cmp = bisect::compare_pair(
+            &mut session,
+            gi,
+            0,
+            &cfg.schedule,
+            alpha::per_look(cfg.alpha, &cfg.schedule, 1),
+            cfg.min_effect,
+        )?;
         match cmp {
             Err(skip) => bail!("cannot measure the merge base or {good}: {skip}"),
             Ok(c) if matches!(c.verdict, Verdict::Slower | Verdict::Faster) => {
@@ -296,8 +198,13 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
                 );
             }
             Ok(c) => say(&format!(
-                "  merge base {} behaves like {good} ({}): searching {}..{bad}",
+                "  merge base {} {} {good} ({}): searching {}..{bad}",
                 mb.short,
+                if c.verdict == Verdict::Same {
+                    "behaves like"
+                } else {
+                    "could not be told apart (undecided at the sample cap) from"
+                },
                 c.ratio.pct(),
                 mb.short
             )),
@@ -306,8 +213,9 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
 
     {
         let print_steps = text;
-        oracle.on_step = Some(Box::new(move |s: &Step, c: &CommitInfo| {
-            let line = step_line(s, c);
+        let commits = commits.clone();
+        session.on_step = Some(Box::new(move |s: &Step| {
+            let line = step_line(s, &commits[s.commit]);
             if print_steps {
                 println!("{line}");
             } else {
@@ -315,7 +223,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
             }
         }));
     }
-    let result = match bisect::search(n, &cfg, &mut oracle) {
+    let result = match bisect::search(n, &cfg, &mut session) {
         Ok(r) => r,
         Err(e) => {
             // After Ctrl-C, whatever failed on the way out (a child killed by
@@ -329,19 +237,19 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
             return Err(e);
         }
     };
-    oracle.on_step = None;
-    let commits = &oracle.commits;
+    session.on_step = None;
+    let commits = &commits;
     let samples_total: usize = (0..commits.len())
-        .filter_map(|i| oracle.samples_of(i).map(|s| s.len()))
+        .filter_map(|i| session.samples(i).ok().map(|s| s.len()))
         .sum();
 
-    let culprits: Vec<CulpritJson> = match &result.outcome {
+    let culprits = match &result.outcome {
         Outcome::NoChange => Vec::new(),
         Outcome::Changes(cps) => cps.iter().map(|cp| culprit_json(cp, commits)).collect(),
     };
-    let json = BisectJson {
+    let json = BisectReport {
         tool: spec.short(),
-        threads: a.threads,
+        threads: a.tool.threads,
         range: a.range.clone(),
         repo: a.build.repo.display().to_string(),
         recipe: recipe.name.clone(),
@@ -367,225 +275,28 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
                 position: s.position,
             })
             .collect(),
-        builds: oracle.builds.values().cloned().collect(),
+        builds: session.builds.values().cloned().collect(),
         samples: samples_total,
-        samples_taken_now: oracle.samples_taken,
+        samples_taken_now: session.samples_taken,
         alpha_per_test: result.alpha_per_test,
         min_effect: cfg.min_effect,
         wall_s: started.elapsed().as_secs_f64(),
         reproduce: reproduce(&a),
     };
     save_state(&cache, &id, &a, "finished", Some(&json))?;
-    match a.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&json)?),
-        Format::Markdown => print!("{}", markdown(&json)),
-        _ => print!("{}", text_result(&json)),
-    }
+    print!("{}", a.format.render(&json)?);
     Ok(ExitCode::SUCCESS)
 }
 
-fn culprit_json(cp: &ChangePoint, commits: &[CommitInfo]) -> CulpritJson {
-    let c = &commits[cp.first_new];
-    let p = &commits[cp.last_old];
-    CulpritJson {
-        commit: c.id.clone(),
-        parent: p.id.clone(),
-        range: cp.first_new > cp.last_old + 1,
-        skipped: cp
-            .skipped_between
-            .iter()
-            .map(|i| commits[*i].id.clone())
-            .collect(),
-        info: c.into(),
-        ratio: cp.comparison.ratio.ratio,
-        ratio_ci: (cp.comparison.ratio.lo, cp.comparison.ratio.hi),
-        p_welch: cp.comparison.p_welch,
-        p_mwu: cp.comparison.p_mwu,
-        parent_mean_us: cp.comparison.a.mean,
-        culprit_mean_us: cp.comparison.b.mean,
-        partial: cp.partial,
-        uncertain: cp.uncertain,
-        comparison: cp.comparison,
-    }
-}
-
-fn direction_word(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Slower => "slowdown (regression)",
-        Verdict::Faster => "speed-up (fix)",
-        Verdict::Same => "no change",
-        Verdict::Undecided => "undecided",
-    }
-}
-
-fn text_result(j: &BisectJson) -> String {
-    let mut s = String::new();
-    s.push_str(&format!(
-        "\nends: {} {} us/op (n={}) -> {} {} us/op (n={}): {} {}, p(Welch)={:.2e}\n",
-        j.good.short,
-        us(j.ends.a.mean),
-        j.ends.a.n,
-        j.bad.short,
-        us(j.ends.b.mean),
-        j.ends.b.n,
-        direction_word(j.direction),
-        j.ends.ratio.pct(),
-        j.ends.p_welch
-    ));
-    if j.culprits.is_empty() {
-        s.push_str(&format!(
-            "result: the ends do not differ by at least {:.1}% with significance ({}); nothing to bisect\n",
-            j.min_effect * 100.0,
-            match j.direction {
-                Verdict::Same => "they are the same within that margin",
-                _ => "undecided at the sample cap: more samples or a larger --min-effect may decide",
-            }
-        ));
-    }
-    for (i, c) in j.culprits.iter().enumerate() {
-        let head = if c.range {
-            format!(
-                "the change is in one of {}..{} ({} skipped commit(s) between)",
-                &c.parent[..10],
-                &c.commit[..10],
-                c.skipped.len()
-            )
-        } else {
-            format!("culprit {}", c.info.commit)
-        };
-        s.push_str(&format!(
-            "\nresult {}: {head}{}{}\n",
-            i + 1,
-            if c.partial {
-                " [part of the range's change]"
-            } else {
-                ""
-            },
-            if c.uncertain { " [uncertain]" } else { "" }
-        ));
-        s.push_str(&format!(
-            "  author:  {}\n  date:    {}\n  subject: {}\n",
-            c.info.author, c.info.date, c.info.subject
-        ));
-        s.push_str(&format!(
-            "  parent {} {} us/op (n={}) -> {} {} us/op (n={})\n",
-            &c.parent[..10],
-            us(c.parent_mean_us),
-            c.comparison.a.n,
-            &c.commit[..10],
-            us(c.culprit_mean_us),
-            c.comparison.b.n
-        ));
-        s.push_str(&format!(
-            "  change:  {}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}\n",
-            c.comparison.ratio.pct(),
-            c.p_welch,
-            c.p_mwu,
-            if c.comparison.tests_disagree {
-                "  (the two tests disagree: check for outliers)"
-            } else {
-                ""
-            }
-        ));
-    }
-    let fresh = j.builds.iter().filter(|b| b.fresh).count();
-    let failed = j.builds.iter().filter(|b| !b.ok).count();
-    s.push_str(&format!(
-        "\nbuilds used: {} ({} built now, {} failed)  samples: {} ({} taken now)  wall time: {:.0} s\n",
-        j.builds.len(),
-        fresh,
-        failed,
-        j.samples,
-        j.samples_taken_now,
-        j.wall_s
-    ));
-    s.push_str(&format!("reproduce: {}\n", j.reproduce));
-    s
-}
-
-fn markdown(j: &BisectJson) -> String {
-    let mut s = format!(
-        "### perfbisect: `{}` at {} thread(s), `{}`\n\n",
-        j.tool, j.threads, j.range
-    );
-    s.push_str(&format!(
-        "Ends: `{}` {} µs/op → `{}` {} µs/op: **{}** {} (p={:.2e})\n\n",
-        j.good.short,
-        us(j.ends.a.mean),
-        j.bad.short,
-        us(j.ends.b.mean),
-        direction_word(j.direction),
-        j.ends.ratio.pct(),
-        j.ends.p_welch
-    ));
-    if !j.culprits.is_empty() {
-        s.push_str(
-            "| commit | date | subject | parent µs/op | commit µs/op | change | p (Welch) |\n",
-        );
-        s.push_str("| --- | --- | --- | ---: | ---: | --- | ---: |\n");
-        for c in &j.culprits {
-            s.push_str(&format!(
-                "| `{}`{} | {} | {} | {} | {} | {} | {:.2e} |\n",
-                &c.commit[..10],
-                if c.range { " (range)" } else { "" },
-                c.info.date,
-                c.info.subject.replace('|', "\\|"),
-                us(c.parent_mean_us),
-                us(c.culprit_mean_us),
-                c.comparison.ratio.pct(),
-                c.p_welch
-            ));
-        }
-        s.push('\n');
-    }
-    s.push_str("<details><summary>steps</summary>\n\n| commit | n | mean µs/op | verdict |\n| --- | ---: | ---: | --- |\n");
-    for st in &j.steps {
-        s.push_str(&format!(
-            "| `{}` | {} | {} | {} |\n",
-            st.info.short,
-            st.n,
-            us(st.mean_us),
-            st.verdict
-        ));
-    }
-    s.push_str(&format!("\n</details>\n\nReproduce: `{}`\n", j.reproduce));
-    s
-}
-
-/// Grow samples of two commits together until `compare` decides or the cap.
-/// Err(reason) when either side cannot be measured.
-pub fn sequential_compare(
-    m: &mut dyn Measurer,
-    a: usize,
-    b: usize,
-    cfg: &Config,
-    alpha_look: f64,
-) -> Result<std::result::Result<Comparison, String>> {
-    let mut last = None;
-    for n in cfg.schedule() {
-        let probes = m.ensure(&[(a, n), (b, n)])?;
-        let (xa, xb) = match (&probes[0], &probes[1]) {
-            (bisect::Probe::Samples(x), bisect::Probe::Samples(y)) => (x.clone(), y.clone()),
-            (bisect::Probe::Skip(r), _) | (_, bisect::Probe::Skip(r)) => return Ok(Err(r.clone())),
-        };
-        let c = stats::compare(&xa, &xb, alpha_look, cfg.min_effect);
-        let done = c.verdict != Verdict::Undecided;
-        last = Some(c);
-        if done {
-            break;
-        }
-    }
-    last.map(Ok).context("empty sampling schedule")
-}
-
-#[derive(Serialize, serde::Deserialize)]
+/// A bisect as kept in the cache (`bisects/ID.json`) and listed by `log`.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct SavedBisect {
     pub id: String,
     pub state: String,
     pub command: String,
     pub updated: u64,
     #[serde(default)]
-    pub result: Option<serde_json::Value>,
+    pub result: Option<BisectReport>,
 }
 
 fn save_state(
@@ -593,7 +304,7 @@ fn save_state(
     id: &str,
     a: &BisectArgs,
     state: &str,
-    result: Option<&BisectJson>,
+    result: Option<&BisectReport>,
 ) -> Result<()> {
     let dir = cache.dir("bisects")?;
     let saved = SavedBisect {
@@ -604,10 +315,44 @@ fn save_state(
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
-        result: result.map(serde_json::to_value).transpose()?,
+        result: result.cloned(),
     };
     cache::write_atomic(
         &dir.join(format!("{id}.json")),
         serde_json::to_string_pretty(&saved)?.as_bytes(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::alpha::Schedule;
+
+    /// The resume id is a promise to interrupted bisects: if this value
+    /// changes, their samples are orphaned. Change it only on purpose.
+    #[test]
+    fn resume_id_is_pinned() {
+        let cfg = Config {
+            alpha: 0.01,
+            min_effect: 0.03,
+            schedule: Schedule {
+                initial: 5,
+                max: 40,
+            },
+            first_change_only: false,
+        };
+        let key = ResumeKey {
+            repo: "/repo",
+            good: "0123456789abcdef0123456789abcdef01234567",
+            bad: "89abcdef0123456789abcdef0123456789abcdef",
+            tool: "pkeyread:format=pem,key=ec",
+            threads: 1,
+            recipe: "default",
+            cfg: &cfg,
+            duration: 1.0,
+        };
+        assert_eq!(key.id(), "ba7e0700cb066523");
+        let other = ResumeKey { threads: 2, ..key };
+        assert_ne!(other.id(), key.id());
+    }
 }

@@ -29,7 +29,7 @@ pub fn run(g: &Global, a: LogArgs) -> Result<ExitCode> {
         {
             Some(s) => all.push(s),
             None => eprintln!(
-                "perfbisect: warning: ignoring damaged bisect record {}",
+                "perfbisect: warning: ignoring damaged bisect record {} (or one written by an older perfbisect)",
                 p.display()
             ),
         }
@@ -41,31 +41,22 @@ pub fn run(g: &Global, a: LogArgs) -> Result<ExitCode> {
     }
     let mut t = Table::new(&["id", "when", "state", "result", "command"]);
     for s in &all {
-        let result = s
-            .result
-            .as_ref()
-            .map(|r| {
-                let culprits: Vec<String> = r["culprits"]
-                    .as_array()
-                    .map(|cs| {
-                        cs.iter()
-                            .map(|c| {
-                                format!(
-                                    "{} {:+.1}%",
-                                    c["commit"].as_str().unwrap_or("?").get(..10).unwrap_or("?"),
-                                    (c["ratio"].as_f64().unwrap_or(f64::NAN) - 1.0) * 100.0
-                                )
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if culprits.is_empty() {
-                    "no change".to_string()
-                } else {
-                    culprits.join(", ")
-                }
-            })
-            .unwrap_or_else(|| "-".into());
+        let result = match &s.result {
+            None => "-".to_string(),
+            Some(r) if r.culprits.is_empty() => "no change".to_string(),
+            Some(r) => r
+                .culprits
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} {:+.1}%",
+                        c.info.commit.get(..10).unwrap_or(&c.info.commit),
+                        (c.ratio - 1.0) * 100.0
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
         let when = chrono::DateTime::from_timestamp(s.updated as i64, 0)
             .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
             .unwrap_or_default();

@@ -1,6 +1,7 @@
 //! One module per command; each turns parsed arguments into calls on the
 //! pipeline stages and renders the result.
 
+pub mod args;
 pub mod bisect;
 pub mod build;
 pub mod cache;
@@ -13,41 +14,6 @@ pub mod recipes;
 pub mod report;
 pub mod run;
 pub mod simulate;
-
-/// `--threads 1,2,4`: every entry a positive integer.
-pub fn parse_threads(s: &str) -> Result<usize, String> {
-    match s.trim().parse::<usize>() {
-        Ok(0) => Err("thread counts must be at least 1".into()),
-        Ok(n) if n > 4096 => Err(format!("{n} threads is more than perfbisect allows (4096)")),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!("'{s}' is not a thread count")),
-    }
-}
-
-/// A positive, finite number of seconds.
-pub fn parse_duration(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        Ok(_) => Err("the duration must be more than 0 seconds".into()),
-        Err(_) => Err(format!("'{s}' is not a number of seconds")),
-    }
-}
-
-pub fn parse_samples(s: &str) -> Result<usize, String> {
-    match s.trim().parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!("'{s}' is not a positive number of samples")),
-    }
-}
-
-/// A probability strictly between 0 and 1 (alpha).
-pub fn parse_fraction(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
-        Ok(_) => Err("alpha must be between 0 and 1 (exclusive)".into()),
-        Err(_) => Err(format!("'{s}' is not a number")),
-    }
-}
 
 /// `--shard I/N`: this runner's share of a fixed, ordered list of cells.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,6 +51,28 @@ impl Shard {
     }
 }
 
+/// This shard's share of a fixed, ordered list of cells (all of it without
+/// `--shard`), so every runner splits the list the same way.
+pub fn sharded<T>(cells: Vec<T>, shard: Option<&Shard>) -> Vec<T> {
+    match shard {
+        None => cells,
+        Some(sh) => cells
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| sh.owns(*i))
+            .map(|(_, c)| c)
+            .collect(),
+    }
+}
+
+/// Every (tool index, threads) pair, tools outermost, then this shard's share.
+pub fn cells(specs: usize, threads: &[usize], shard: Option<&Shard>) -> Vec<(usize, usize)> {
+    let all = (0..specs)
+        .flat_map(|s| threads.iter().map(move |&t| (s, t)))
+        .collect();
+    sharded(all, shard)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,15 +88,5 @@ mod tests {
         for cell in 0..20 {
             assert_eq!(shards.iter().filter(|s| s.owns(cell)).count(), 1);
         }
-    }
-
-    #[test]
-    fn number_parsers_reject_nonsense() {
-        assert!(parse_threads("0").is_err());
-        assert!(parse_threads("8").is_ok());
-        assert!(parse_duration("0").is_err());
-        assert!(parse_duration("inf").is_err());
-        assert!(parse_fraction("1").is_err());
-        assert!(parse_fraction("0.05").is_ok());
     }
 }

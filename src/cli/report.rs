@@ -3,10 +3,22 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::gate::{self, GateFormat, GateJson};
-use super::matrix::{self, MatrixJson};
-use crate::report::Format;
+use super::gate::{self, GateFormat};
+use super::matrix::MatrixFormat;
+use crate::report::gate::{exit_code, GateReport, GATE_KIND};
+use crate::report::matrix::{MatrixReport, MATRIX_KIND};
 use crate::Global;
+
+/// What a merged result can be rendered as; each kind renders a subset
+/// (a matrix has no JUnit, a gate no CSV) and says so when asked for more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum MergeFormat {
+    Text,
+    Markdown,
+    Csv,
+    Json,
+    Junit,
+}
 
 #[derive(Args)]
 pub struct ReportCmd {
@@ -24,9 +36,9 @@ enum ReportAction {
         /// Allow results measured on different machines in one table
         #[arg(long)]
         allow_mixed_hosts: bool,
-        /// Output format (for gate results: text, markdown, json)
+        /// Output format (matrix: text, markdown, csv, json; gate: text, markdown, json, junit)
         #[arg(long, value_enum, default_value = "text")]
-        format: Format,
+        format: MergeFormat,
     },
 }
 
@@ -64,30 +76,43 @@ pub fn run(_g: &Global, a: ReportCmd) -> Result<ExitCode> {
         );
     }
     match kind.as_str() {
-        "perfbisect-matrix" => {
+        MATRIX_KIND => {
             let mut parts = Vec::new();
             for (f, _, v) in docs {
-                let m: MatrixJson = serde_json::from_value(v)
+                let m: MatrixReport = serde_json::from_value(v)
                     .map_err(|e| anyhow::anyhow!("{} is not a matrix result: {e}", f.display()))?;
                 parts.push((f, m));
             }
+            let mf = match format {
+                MergeFormat::Text => MatrixFormat::Text,
+                MergeFormat::Markdown => MatrixFormat::Markdown,
+                MergeFormat::Csv => MatrixFormat::Csv,
+                MergeFormat::Json => MatrixFormat::Json,
+                MergeFormat::Junit => {
+                    bail!("matrix results have no JUnit form (text, markdown, csv or json)")
+                }
+            };
             let merged = merge_matrix(parts, allow_mixed_hosts)?;
-            print!("{}", matrix::render(&merged, format)?);
+            print!("{}", mf.render(&merged)?);
             Ok(ExitCode::SUCCESS)
         }
-        "perfbisect-gate" => {
+        GATE_KIND => {
             let mut parts = Vec::new();
             for (f, _, v) in docs {
-                let g: GateJson = serde_json::from_value(v)
+                let g: GateReport = serde_json::from_value(v)
                     .map_err(|e| anyhow::anyhow!("{} is not a gate result: {e}", f.display()))?;
                 parts.push((f, g));
             }
-            let merged = merge_gate(parts, allow_mixed_hosts)?;
             let gf = match format {
-                Format::Json => GateFormat::Json,
-                Format::Markdown => GateFormat::Markdown,
-                _ => GateFormat::Text,
+                MergeFormat::Text => GateFormat::Text,
+                MergeFormat::Markdown => GateFormat::Markdown,
+                MergeFormat::Json => GateFormat::Json,
+                MergeFormat::Junit => GateFormat::Junit,
+                MergeFormat::Csv => {
+                    bail!("gate results have no CSV form (text, markdown, json or junit)")
+                }
             };
+            let merged = merge_gate(parts, allow_mixed_hosts)?;
             gate::emit(&merged, gf)?;
             Ok(ExitCode::from(merged.exit_code))
         }
@@ -117,7 +142,10 @@ fn check_hosts<'a>(
     Ok(())
 }
 
-pub fn merge_matrix(parts: Vec<(PathBuf, MatrixJson)>, allow_mixed: bool) -> Result<MatrixJson> {
+pub fn merge_matrix(
+    parts: Vec<(PathBuf, MatrixReport)>,
+    allow_mixed: bool,
+) -> Result<MatrixReport> {
     check_hosts(parts.iter().map(|(f, m)| (f, &m.host)), allow_mixed)?;
     let first = &parts[0].1;
     if let Some((f, m)) = parts
@@ -181,7 +209,7 @@ pub fn merge_matrix(parts: Vec<(PathBuf, MatrixJson)>, allow_mixed: bool) -> Res
     Ok(merged)
 }
 
-fn merge_gate(parts: Vec<(PathBuf, GateJson)>, allow_mixed: bool) -> Result<GateJson> {
+fn merge_gate(parts: Vec<(PathBuf, GateReport)>, allow_mixed: bool) -> Result<GateReport> {
     check_hosts(parts.iter().map(|(f, g)| (f, &g.host)), allow_mixed)?;
     let first = parts[0].1.clone();
     if let Some((f, _)) = parts.iter().find(|(_, g)| {
@@ -198,6 +226,6 @@ fn merge_gate(parts: Vec<(PathBuf, GateJson)>, allow_mixed: bool) -> Result<Gate
     let mut merged = first;
     merged.shard = None;
     merged.results = parts.into_iter().flat_map(|(_, g)| g.results).collect();
-    merged.exit_code = gate::exit_code(&merged.results, merged.undecided);
+    merged.exit_code = exit_code(&merged.results, merged.undecided);
     Ok(merged)
 }

@@ -1,38 +1,27 @@
 use anyhow::{Context, Result};
 use clap::Args;
-use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::args::{FixedSamplingArgs, ToolsArgs};
 use super::build::BuildArgs;
-use super::{parse_duration, parse_samples, parse_threads};
-use crate::build::builds;
 use crate::cache::Cache;
-use crate::measure::cells::{self as measure, Cell, Target};
+use crate::measure::engine::{Library, Reuse, Session, Subject, Target};
 use crate::measure::kernel::Registry;
 use crate::measure::prefix::Prefix;
 use crate::measure::runner;
-use crate::progress;
-use crate::report::{self, Format, RunResult};
+use crate::report::export::formats;
+use crate::report::run::{RunReport, RunResult};
 use crate::Global;
+
+formats!(RunFormat for RunReport { Text alias "table", Markdown, Csv, Json });
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// Tool spec NAME[:key=value,...]; repeatable; `all` for every kernel (see `perfbisect kernels`)
-    #[arg(long = "tool", required = true, value_name = "SPEC")]
-    pub tools: Vec<String>,
-    /// Thread counts, comma-separated
-    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = parse_threads, value_name = "LIST")]
-    pub threads: Vec<usize>,
-    /// Samples (fresh processes) per tool and thread count
-    #[arg(long, default_value = "10", value_parser = parse_samples)]
-    pub samples: usize,
-    /// Seconds each sample measures for
-    #[arg(long, default_value = "1", value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
-    pub duration: f64,
-    /// Kill a sample after this many seconds (default: 30 + 4 x duration)
-    #[arg(long, value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
-    pub timeout: Option<f64>,
+    #[command(flatten)]
+    pub tools: ToolsArgs,
+    #[command(flatten)]
+    pub sampling: FixedSamplingArgs,
     /// Installed OpenSSL prefix(es) holding include/ and lib/ (default: the system's)
     #[arg(long = "openssl-dir", value_name = "PREFIX")]
     pub openssl_dirs: Vec<PathBuf>,
@@ -42,139 +31,91 @@ pub struct RunArgs {
     #[command(flatten)]
     pub build: BuildArgs,
     /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: RunFormat,
 }
 
-#[derive(Serialize)]
-struct RunJson<'a> {
-    results: &'a [RunResult],
-}
-
+/// Measure every (OpenSSL, tool, threads) cell, interleaved, with fresh
+/// samples (nothing is reused or kept), and print the table.
 pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
     let reg = Registry::load(g.kernels_dir.as_deref())?;
-    let specs = reg.parse_specs(&a.tools)?;
-    let cache_dir = g.cache.as_deref();
-    let targets: Vec<Target> = if !a.revs.is_empty() {
-        let cache = Cache::open(cache_dir)?;
-        targets_for_revs(&cache, &a.build, &a.revs)?
-    } else if a.openssl_dirs.is_empty() {
-        vec![Target {
-            label: "system".into(),
-            prefix: Prefix::system()?,
-            commit: None,
-            expect_version: None,
-        }]
-    } else {
-        a.openssl_dirs
-            .iter()
-            .map(|d| {
-                Ok(Target {
-                    label: d.display().to_string(),
-                    prefix: Prefix::from_dir(d, &d.display().to_string())?,
-                    commit: None,
-                    expect_version: None,
-                })
-            })
-            .collect::<Result<_>>()?
-    };
+    let specs = reg.parse_specs(&a.tools.tools)?;
+    let threads = a.tools.threads_or(&[1]);
     let cache = Cache::open(g.cache.as_deref())?;
-    measure_and_print(&cache, &targets, &specs, &a)
-}
-
-/// Build (or take from the cache) each revision and make it a target whose
-/// samples must come from that build.
-pub fn targets_for_revs(cache: &Cache, b: &BuildArgs, revs: &[String]) -> Result<Vec<Target>> {
-    let (repo, recipe) = b.open()?;
-    let commits = revs
-        .iter()
-        .map(|r| repo.resolve(r))
-        .collect::<Result<Vec<_>>>()?;
-    let opts = b.options(&recipe);
-    let mut out = Vec::new();
-    for (rev, c) in revs.iter().zip(&commits) {
-        let built = builds::ensure(cache, &repo, c, &opts)?;
-        progress::info(&super::build::describe(rev, c, &built));
-        let Some(prefix) = built.prefix else {
-            anyhow::bail!(
-                "cannot measure {rev}: its build failed (log: {})",
-                built.log_path().display()
-            );
-        };
-        out.push(Target {
-            label: rev.clone(),
-            prefix,
-            commit: Some(c.id.clone()),
-            expect_version: Some(built.meta.version.clone()),
-        });
-    }
-    Ok(out)
-}
-
-/// Shared by `run --openssl-dir` and `run --rev`: measure every (target,
-/// tool, threads) cell interleaved and print the table.
-pub fn measure_and_print(
-    cache: &Cache,
-    targets: &[Target],
-    specs: &[crate::measure::kernel::ToolSpec],
-    a: &RunArgs,
-) -> Result<ExitCode> {
-    let mut cells = Vec::new();
-    for t in 0..targets.len() {
-        for s in 0..specs.len() {
-            for &threads in &a.threads {
-                cells.push(Cell {
-                    target: t,
-                    spec: s,
-                    threads,
-                });
-            }
+    let repo = if a.revs.is_empty() {
+        None
+    } else {
+        Some(a.build.open()?)
+    };
+    let mut libs = Vec::new();
+    if let Some((repo, _)) = &repo {
+        for rev in &a.revs {
+            libs.push(Library::Revision {
+                label: rev.clone(),
+                commit: repo.resolve(rev)?,
+            });
+        }
+    } else if a.openssl_dirs.is_empty() {
+        libs.push(Library::Installed(Target::installed(Prefix::system()?)));
+    } else {
+        for d in &a.openssl_dirs {
+            let label = d.display().to_string();
+            libs.push(Library::Installed(Target::installed(Prefix::from_dir(
+                d, &label,
+            )?)));
         }
     }
-    let plan = measure::Plan {
-        cache,
-        targets,
-        specs,
-        cells: cells.clone(),
-        samples: a.samples,
-        duration: a.duration,
-        timeout: a.timeout,
-    };
-    let results = measure::run(&plan)?;
-    // A kernel that fails is an error for `run`: there is no number to show.
-    if let Some((cell, r)) = cells
-        .iter()
-        .zip(&results)
-        .find(|(_, r)| r.failure.is_some())
-    {
-        anyhow::bail!(
-            "{} on {} with {} threads: {}",
-            specs[cell.spec].short(),
-            targets[cell.target].label,
-            cell.threads,
-            r.failure.as_deref().unwrap_or_default()
-        );
+    let mut session = Session::new(
+        &cache,
+        a.sampling.timing.duration,
+        a.sampling.timing.timeout,
+        Reuse::Nothing,
+    );
+    if let Some((repo, recipe)) = &repo {
+        session = session.with_repo(repo, a.build.options(recipe));
     }
-    let rows: Vec<RunResult> = cells
+    session.progress_bar = true;
+    let mut subjects = Vec::new();
+    for lib in libs {
+        let label = match &lib {
+            Library::Revision { label, .. } => label.clone(),
+            Library::Installed(t) => t.label.clone(),
+        };
+        let l = session.add_library(lib);
+        if let Err(why) = session.prepare_library(l)? {
+            anyhow::bail!("cannot measure {label}: {why}");
+        }
+        for (s, t) in super::cells(specs.len(), &threads, None) {
+            let i = session.add_subject(Subject {
+                lib: l,
+                spec: specs[s].clone(),
+                threads: t,
+                side: String::new(),
+            });
+            subjects.push((label.clone(), i));
+        }
+    }
+    let wants: Vec<(usize, usize)> = subjects
         .iter()
-        .zip(results)
-        .map(|(c, r)| {
-            RunResult::new(
-                &targets[c.target].label,
-                &specs[c.spec],
-                c.threads,
-                r.samples,
-                r.not_applicable,
-            )
-        })
+        .map(|&(_, i)| (i, a.sampling.samples))
         .collect();
-    match a.format {
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&RunJson { results: &rows })?
-        ),
-        f => print!("{}", report::run_table(&rows).render(f)?),
+    session.ensure(&wants)?;
+    let mut results = Vec::new();
+    for (label, i) in subjects {
+        let sub = session.subject(i);
+        let (samples, na) = match session.samples(i) {
+            Ok(s) => (s.to_vec(), None),
+            Err(why) if why.is_not_applicable() => (Vec::new(), Some(why.reason())),
+            // A kernel that fails is an error for `run`: there is no number to show.
+            Err(why) => anyhow::bail!(
+                "{} on {label} with {} threads: {why}",
+                sub.spec.short(),
+                sub.threads
+            ),
+        };
+        results.push(RunResult::new(&label, &sub.spec, sub.threads, samples, na));
     }
+    print!("{}", a.format.render(&RunReport { results })?);
     Ok(ExitCode::SUCCESS)
 }
 

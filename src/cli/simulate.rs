@@ -2,11 +2,13 @@ use anyhow::Result;
 use clap::Args;
 use std::process::ExitCode;
 
-use super::bisect::parse_effect;
-use super::{parse_fraction, parse_samples};
+use super::args::{parse_effect, ScheduleArgs, StatsArgs};
 use crate::analysis::bisect::Config;
 use crate::analysis::simulate::{self, SimConfig, SimStep};
-use crate::report::Format;
+use crate::report::export::formats;
+use crate::report::simulate::Simulated;
+
+formats!(SimulateFormat for Simulated { Text, Json });
 
 #[derive(Args)]
 pub struct SimulateArgs {
@@ -27,21 +29,19 @@ pub struct SimulateArgs {
     skip_rate: f64,
     #[arg(long, default_value = "1")]
     seed: u64,
-    #[arg(long, default_value = "5", value_parser = parse_samples)]
-    samples: usize,
-    #[arg(long, default_value = "40", value_parser = parse_samples)]
-    max_samples: usize,
-    #[arg(long, default_value = "0.01", value_parser = parse_fraction, allow_negative_numbers = true)]
-    alpha: f64,
-    #[arg(long, default_value = "3%", value_parser = parse_effect, allow_hyphen_values = true)]
-    min_effect: f64,
+    #[command(flatten)]
+    schedule: ScheduleArgs,
+    #[command(flatten)]
+    stats: StatsArgs,
+    /// Stop at the oldest change instead of finding every change in the range
     #[arg(long)]
     first_change_only: bool,
     /// Plain bisect for comparison: 20 samples per commit, t-test at 0.05
     #[arg(long)]
     baseline: bool,
+    /// Output format
     #[arg(long, value_enum, default_value = "text")]
-    format: Format,
+    format: SimulateFormat,
 }
 
 fn parse_step(s: &str) -> Result<SimStep, String> {
@@ -90,74 +90,15 @@ pub fn run(a: SimulateArgs) -> Result<ExitCode> {
         seed: a.seed,
         skip_rate: a.skip_rate,
         cfg: Config {
-            alpha: a.alpha,
-            min_effect: a.min_effect,
-            initial_samples: a.samples,
-            max_samples: a.max_samples,
+            alpha: a.stats.alpha.alpha,
+            min_effect: a.stats.min_effect,
+            schedule: a.schedule.schedule(),
             first_change_only: a.first_change_only,
         },
         baseline: a.baseline,
     };
     sc.cfg.validate(a.commits)?;
-    let r = simulate::simulate(&sc)?;
-    if a.format == Format::Json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let steps: Vec<String> = a
-        .steps
-        .iter()
-        .map(|s| {
-            format!(
-                "{:+.1}%@{}",
-                s.effect * 100.0,
-                s.at.map(|x| x.to_string())
-                    .unwrap_or_else(|| "random".into())
-            )
-        })
-        .collect();
-    println!(
-        "{} trials, {} commits, steps [{}], noise {:.1}%, {}",
-        r.trials,
-        a.commits,
-        steps.join(", "),
-        a.noise * 100.0,
-        if a.baseline {
-            "baseline: 20 samples/commit, t-test at 0.05".to_string()
-        } else {
-            format!(
-                "samples {}..{}, alpha {} (whole search), min effect {:.1}%",
-                a.samples,
-                a.max_samples,
-                a.alpha,
-                a.min_effect * 100.0
-            )
-        }
-    );
-    println!(
-        "accuracy (exact change points):  {:.2}%",
-        r.accuracy * 100.0
-    );
-    println!(
-        "every step detected:             {:.2}%",
-        r.detected_all_rate * 100.0
-    );
-    println!(
-        "false alarms on no-change range: {:.2}%",
-        r.false_alarm_rate * 100.0
-    );
-    println!("mean builds per bisect:          {:.1}", r.mean_builds);
-    println!("mean samples per bisect:         {:.1}", r.mean_samples);
-    println!(
-        "mean samples per decision:       {:.1}",
-        r.mean_samples_per_decision
-    );
-    println!(
-        "flagged uncertain:               {:.2}%",
-        r.uncertain_rate * 100.0
-    );
-    if r.errors > 0 {
-        println!("searches that failed:            {}", r.errors);
-    }
+    let report = simulate::simulate(&sc)?;
+    print!("{}", a.format.render(&Simulated { config: sc, report })?);
     Ok(ExitCode::SUCCESS)
 }

@@ -2,10 +2,10 @@
 //! isolated sampling child, the sample cache, and the engine that takes
 //! interleaved samples of several subjects. Makes no statistical decision.
 
-pub mod cells;
 pub mod compile;
+pub mod engine;
 pub mod kernel;
-pub mod oracle;
 pub mod prefix;
 pub mod runner;
 pub mod samples;
+pub mod unavailable;

@@ -20,6 +20,7 @@ use crate::hashing;
 use crate::measure::compile::CompiledKernel;
 use crate::measure::kernel::ToolSpec;
 use crate::measure::prefix::Prefix;
+use crate::measure::unavailable::Unavailable;
 
 pub const HIDDEN_SUBCOMMAND: &str = "__sample";
 
@@ -47,14 +48,8 @@ pub struct CounterResult {
     pub us_per_op: Option<f64>,
 }
 
-/// What one child process gave back.
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    Sample(Sample),
-    NotApplicable(String),
-    /// The kernel failed, crashed or hung: no number, and why.
-    Failed(String),
-}
+/// What one child process gave back: a sample, or why there is none.
+pub type Outcome = std::result::Result<Sample, Unavailable>;
 
 /// What the child prints.
 #[derive(Serialize, Deserialize)]
@@ -150,10 +145,10 @@ pub fn take_sample(req: &SampleRequest) -> Result<Outcome> {
             let _ = child.kill();
             let _ = child.wait();
             crate::interrupt::check()?;
-            return Ok(Outcome::Failed(format!(
-                "kernel {} timed out after {:.0} s (killed)",
-                req.spec.kernel.name, limit
-            )));
+            return Ok(Err(Unavailable::TimedOut {
+                kernel: req.spec.kernel.name.clone(),
+                seconds: limit,
+            }));
         }
         if let Some(s) = child.wait_timeout(left.min(Duration::from_millis(50)))? {
             break s;
@@ -176,13 +171,11 @@ pub fn take_sample(req: &SampleRequest) -> Result<Outcome> {
             if sig == libc::SIGINT {
                 return Err(crate::interrupt::Interrupted.into());
             }
-            return Ok(Outcome::Failed(format!(
-                "kernel {} crashed (signal {sig}{})",
-                req.spec.kernel.name,
-                signal_name(sig)
-                    .map(|n| format!(", {n}"))
-                    .unwrap_or_default()
-            )));
+            return Ok(Err(Unavailable::Crashed {
+                kernel: req.spec.kernel.name.clone(),
+                signal: sig,
+                name: signal_name(sig).map(str::to_string),
+            }));
         }
     }
     let line = stdout.lines().rev().find(|l| l.starts_with('{'));
@@ -190,10 +183,10 @@ pub fn take_sample(req: &SampleRequest) -> Result<Outcome> {
         Some(Ok(r)) => r,
         _ => {
             let last = stderr.lines().last().unwrap_or("no output");
-            return Ok(Outcome::Failed(format!(
-                "kernel {} child exited with {status} without a result: {last}",
-                req.spec.kernel.name
-            )));
+            return Ok(Err(Unavailable::KernelFailed {
+                kernel: req.spec.kernel.name.clone(),
+                message: format!("the child exited with {status} without a result: {last}"),
+            }));
         }
     };
     match report {
@@ -206,13 +199,13 @@ pub fn take_sample(req: &SampleRequest) -> Result<Outcome> {
                     req.prefix.lib_dir.display()
                 );
             }
-            Ok(Outcome::Sample(s))
+            Ok(Ok(s))
         }
-        ChildReport::NotApplicable { message } => Ok(Outcome::NotApplicable(message)),
-        ChildReport::Error { message } => Ok(Outcome::Failed(format!(
-            "kernel {} failed: {message}",
-            req.spec.kernel.name
-        ))),
+        ChildReport::NotApplicable { message } => Ok(Err(Unavailable::NotApplicable { message })),
+        ChildReport::Error { message } => Ok(Err(Unavailable::KernelFailed {
+            kernel: req.spec.kernel.name.clone(),
+            message,
+        })),
     }
 }
 

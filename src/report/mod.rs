@@ -1,7 +1,18 @@
-//! Rendering results for people and machines: tables, Markdown, CSV, JSON and
-//! SVG plots. Renders what it is given; measures and decides nothing.
+//! Rendering results for people and machines: tables, Markdown, CSV, JSON,
+//! JUnit and SVG plots. Each command's typed result lives here with its
+//! renderers; nothing here measures or decides.
 
+pub mod bisect;
+pub mod compare;
+pub mod export;
+pub mod gate;
+pub mod matrix;
 pub mod plot;
+pub mod run;
+pub mod simulate;
 pub mod table;
 
 pub use table::*;
+
+#[cfg(test)]
+mod render_tests;

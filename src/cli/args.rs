@@ -1,0 +1,181 @@
+//! Argument groups shared by the commands, each defined once and flattened
+//! into the commands that take it, so `--duration` means the same thing
+//! (and is validated the same way) everywhere.
+
+use clap::Args;
+
+use crate::analysis::alpha::Schedule;
+
+/// One tool at one thread count (bisect, compare, verify).
+#[derive(Args, Clone, Debug)]
+pub struct ToolArg {
+    /// Tool spec NAME[:key=value,...]
+    #[arg(long, value_name = "SPEC")]
+    pub tool: String,
+    /// Thread count
+    #[arg(long, default_value = "1", value_parser = parse_threads)]
+    pub threads: usize,
+}
+
+/// Several tools at several thread counts (run, matrix, gate).
+#[derive(Args, Clone, Debug)]
+pub struct ToolsArgs {
+    /// Tool spec NAME[:key=value,...]; repeatable; `all` for every kernel (see `perfbisect kernels`)
+    #[arg(long = "tool", required = true, value_name = "SPEC")]
+    pub tools: Vec<String>,
+    /// Thread counts, comma-separated [default: 1; matrix: 1,2,4]
+    #[arg(long, value_delimiter = ',', value_parser = parse_threads, value_name = "LIST")]
+    pub threads: Vec<usize>,
+}
+
+impl ToolsArgs {
+    /// The thread counts given, else the command's default.
+    pub fn threads_or(&self, default: &[usize]) -> Vec<usize> {
+        if self.threads.is_empty() {
+            default.to_vec()
+        } else {
+            self.threads.clone()
+        }
+    }
+}
+
+/// How long one sample measures, and when it is given up.
+#[derive(Args, Clone, Debug)]
+pub struct TimingArgs {
+    /// Seconds each sample measures for
+    #[arg(long, default_value = "1", value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
+    pub duration: f64,
+    /// Kill a sample after this many seconds (default: 30 + 4 x duration)
+    #[arg(long, value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+}
+
+/// A fixed number of samples per cell (run, matrix).
+#[derive(Args, Clone, Debug)]
+pub struct FixedSamplingArgs {
+    /// Samples (fresh processes) per cell
+    #[arg(long, default_value = "10", value_parser = parse_samples)]
+    pub samples: usize,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+}
+
+/// Samples grown until a comparison decides (bisect, compare, gate).
+#[derive(Args, Clone, Debug)]
+pub struct SequentialArgs {
+    #[command(flatten)]
+    pub schedule: ScheduleArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+}
+
+impl SequentialArgs {
+    pub fn schedule(&self) -> Schedule {
+        self.schedule.schedule()
+    }
+}
+
+/// The looks of a sequential comparison (also simulated).
+#[derive(Args, Clone, Debug)]
+pub struct ScheduleArgs {
+    /// Samples per subject to start with
+    #[arg(long, default_value = "5", value_parser = parse_samples)]
+    pub samples: usize,
+    /// Most samples per subject before a comparison is called undecided
+    #[arg(long, default_value = "40", value_parser = parse_samples)]
+    pub max_samples: usize,
+}
+
+impl ScheduleArgs {
+    pub fn schedule(&self) -> Schedule {
+        Schedule {
+            initial: self.samples.max(2),
+            max: self.max_samples,
+        }
+    }
+}
+
+/// The error rate a command's decisions together may have.
+#[derive(Args, Clone, Debug)]
+pub struct AlphaArg {
+    /// Error rate of the whole command (split across its tests)
+    #[arg(long, default_value = "0.01", value_parser = parse_fraction, allow_negative_numbers = true)]
+    pub alpha: f64,
+}
+
+/// Significance and the smallest change worth finding (bisect, compare).
+#[derive(Args, Clone, Debug)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub alpha: AlphaArg,
+    /// Smallest change worth finding, e.g. 3% or 0.03
+    #[arg(long, default_value = "3%", value_parser = parse_effect, allow_hyphen_values = true)]
+    pub min_effect: f64,
+}
+
+/// `3%`, `0.03` → 0.03; must be more than 0.
+pub fn parse_effect(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = if let Some(p) = t.strip_suffix('%') {
+        p.trim().parse::<f64>().map(|v| v / 100.0)
+    } else {
+        t.parse::<f64>()
+    }
+    .map_err(|_| format!("'{s}' is not an effect size such as 3% or 0.03"))?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err("the minimum effect must be more than 0".into());
+    }
+    Ok(v)
+}
+
+/// `--threads 1,2,4`: every entry a positive integer.
+pub fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("thread counts must be at least 1".into()),
+        Ok(n) if n > 4096 => Err(format!("{n} threads is more than perfbisect allows (4096)")),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{s}' is not a thread count")),
+    }
+}
+
+/// A positive, finite number of seconds.
+pub fn parse_duration(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(_) => Err("the duration must be more than 0 seconds".into()),
+        Err(_) => Err(format!("'{s}' is not a number of seconds")),
+    }
+}
+
+pub fn parse_samples(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("'{s}' is not a positive number of samples")),
+    }
+}
+
+/// A probability strictly between 0 and 1 (alpha).
+pub fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        Ok(_) => Err("alpha must be between 0 and 1 (exclusive)".into()),
+        Err(_) => Err(format!("'{s}' is not a number")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_parsers_reject_nonsense() {
+        assert!(parse_threads("0").is_err());
+        assert!(parse_threads("8").is_ok());
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration("inf").is_err());
+        assert!(parse_fraction("1").is_err());
+        assert!(parse_fraction("0.05").is_ok());
+        assert_eq!(parse_effect("3%"), Ok(0.03));
+        assert!(parse_effect("-3%").is_err());
+    }
+}

@@ -1,0 +1,505 @@
+//! The measurement engine: the only place that turns "n more samples of
+//! these subjects" into builds, version checks, kernel compiles, cached
+//! samples and fresh child runs taken in interleaved rounds.
+//!
+//! A *library* is one OpenSSL (a revision to build, or an installed prefix);
+//! a *subject* is one (library, tool, threads, side) whose samples are
+//! compared with others. Every command (run, bisect, compare/verify, matrix,
+//! gate) declares its subjects and asks for samples; none of them builds,
+//! compiles, loads cached samples or spawns a child itself.
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use crate::analysis::bisect::{Measurer, Probe, Step};
+use crate::analysis::rounds::{self, Sampler};
+use crate::build::builds::{self, BuildOptions};
+use crate::build::repo::{CommitInfo, Repo};
+use crate::cache::Cache;
+use crate::interrupt;
+use crate::measure::compile::{self, CompiledKernel};
+use crate::measure::kernel::ToolSpec;
+use crate::measure::prefix::{self, Prefix};
+use crate::measure::runner::{self, Sample, SampleRequest};
+use crate::measure::samples::SampleSet;
+use crate::measure::unavailable::Unavailable;
+use crate::progress;
+
+/// One OpenSSL to measure, ready to load: an installed prefix, the
+/// system's, or a build.
+#[derive(Debug, Clone, Serialize)]
+pub struct Target {
+    pub label: String,
+    pub prefix: Prefix,
+    /// For builds: the commit, so samples can be checked against its version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// For builds: the version the source tree declares ("3.2.1").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expect_version: Option<String>,
+}
+
+impl Target {
+    pub fn installed(prefix: Prefix) -> Target {
+        Target {
+            label: prefix.label.clone(),
+            prefix,
+            commit: None,
+            expect_version: None,
+        }
+    }
+
+    /// A sample counts only if it came from this library: the loaded
+    /// libcrypto lies in the prefix and, for builds, reports the build's
+    /// version (a sample of the system library is an error, never a number).
+    fn check(&self, s: &Sample) -> Result<()> {
+        if !self.prefix.contains_library(Path::new(&s.libcrypto_path)) {
+            anyhow::bail!(
+                "{}: the kernel loaded {} but the OpenSSL under test is in {}: refusing this sample",
+                self.label,
+                s.libcrypto_path,
+                self.prefix.lib_dir.display()
+            );
+        }
+        if let Some(want) = &self.expect_version {
+            let got = prefix::version_token(&s.openssl_version).unwrap_or_default();
+            if &got != want {
+                anyhow::bail!(
+                    "{}: the loaded library reports '{}' but the build is of {want}: refusing this sample",
+                    self.label,
+                    s.openssl_version
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where a library comes from.
+pub enum Library {
+    Revision { label: String, commit: CommitInfo },
+    Installed(Target),
+}
+
+/// One build this session used, for the reports.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct BuildUse {
+    pub commit: String,
+    pub fresh: bool,
+    pub ok: bool,
+    pub duration_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+}
+
+/// Which cached samples a session may reuse. Samples belong to the command
+/// that took them: a comparison's sides must be sampled interleaved with
+/// each other, not hours apart, so a bisect or a gate reuses only its own
+/// (a resumed run), while a matrix cell is a plain description of one
+/// library and is shared by every matrix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reuse {
+    /// Take every sample fresh and keep none (`run`).
+    Nothing,
+    /// Keep samples under this context and reuse them when it comes again.
+    Context(String),
+}
+
+pub struct Subject {
+    pub lib: usize,
+    pub spec: ToolSpec,
+    pub threads: usize,
+    /// Keeps two subjects of the same library apart (the sides of an A/A
+    /// comparison).
+    pub side: String,
+}
+
+enum LibState {
+    Unknown,
+    Ready(Target),
+    Unavailable(Unavailable),
+}
+
+struct Ready {
+    kernel: CompiledKernel,
+    store: Option<SampleSet>,
+    samples: Vec<Sample>,
+}
+
+enum SubjectState {
+    Unknown,
+    Ready(Box<Ready>),
+    Unavailable(Unavailable),
+}
+
+/// Live output: called with each decided step of a search.
+pub type StepCallback<'a> = Box<dyn FnMut(&Step) + 'a>;
+
+pub struct Session<'a> {
+    cache: &'a Cache,
+    repo: Option<(&'a Repo, BuildOptions<'a>)>,
+    duration: f64,
+    timeout: Option<f64>,
+    reuse: Reuse,
+    libs: Vec<(Library, LibState)>,
+    subjects: Vec<(Subject, SubjectState)>,
+    kernels: HashMap<(usize, String), CompiledKernel>,
+    /// Samples taken by this session (not from the cache).
+    pub samples_taken: usize,
+    pub builds: BTreeMap<String, BuildUse>,
+    pub on_step: Option<StepCallback<'a>>,
+    /// Show a progress bar over the samples `ensure` takes (tables of many
+    /// cells); a search prints its decided steps instead.
+    pub progress_bar: bool,
+}
+
+impl<'a> Session<'a> {
+    pub fn new(cache: &'a Cache, duration: f64, timeout: Option<f64>, reuse: Reuse) -> Self {
+        Session {
+            cache,
+            repo: None,
+            duration,
+            timeout,
+            reuse,
+            libs: Vec::new(),
+            subjects: Vec::new(),
+            kernels: HashMap::new(),
+            samples_taken: 0,
+            builds: BTreeMap::new(),
+            on_step: None,
+            progress_bar: false,
+        }
+    }
+
+    /// Revisions are built from this repository with these options.
+    pub fn with_repo(mut self, repo: &'a Repo, build: BuildOptions<'a>) -> Self {
+        self.repo = Some((repo, build));
+        self
+    }
+
+    /// Adds a library; a revision already added (GOOD beside its merge
+    /// base, the two sides of an A/A comparison) is built and loaded once.
+    pub fn add_library(&mut self, lib: Library) -> usize {
+        if let Library::Revision { commit, .. } = &lib {
+            let same = self.libs.iter().position(
+                |(l, _)| matches!(l, Library::Revision { commit: c, .. } if c.id == commit.id),
+            );
+            if let Some(i) = same {
+                return i;
+            }
+        }
+        self.libs.push((lib, LibState::Unknown));
+        self.libs.len() - 1
+    }
+
+    pub fn add_subject(&mut self, s: Subject) -> usize {
+        self.subjects.push((s, SubjectState::Unknown));
+        self.subjects.len() - 1
+    }
+
+    pub fn subject(&self, i: usize) -> &Subject {
+        &self.subjects[i].0
+    }
+
+    /// The library's loadable form, once prepared.
+    pub fn target(&self, lib: usize) -> Option<&Target> {
+        match &self.libs[lib].1 {
+            LibState::Ready(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Build (cached) a revision, or take an installed prefix as it is.
+    pub fn prepare_library(
+        &mut self,
+        lib: usize,
+    ) -> Result<std::result::Result<&Target, Unavailable>> {
+        if matches!(self.libs[lib].1, LibState::Unknown) {
+            interrupt::check()?;
+            let state = match &self.libs[lib].0 {
+                Library::Installed(t) => LibState::Ready(t.clone()),
+                Library::Revision { label, commit } => {
+                    let (repo, opts) = self
+                        .repo
+                        .as_ref()
+                        .ok_or_else(|| anyhow::anyhow!("no repository to build {label} from"))?;
+                    let built = builds::ensure(self.cache, repo, commit, opts)?;
+                    self.builds.insert(
+                        commit.id.clone(),
+                        BuildUse {
+                            commit: commit.id.clone(),
+                            fresh: built.fresh,
+                            ok: built.meta.ok,
+                            duration_s: built.meta.duration_s,
+                            log: (!built.meta.ok).then(|| built.log_path().display().to_string()),
+                        },
+                    );
+                    if built.fresh {
+                        progress::info(&format!(
+                            "  built {} (OpenSSL {}) in {:.0} s{}",
+                            commit.short,
+                            built.meta.version,
+                            built.meta.duration_s,
+                            built
+                                .meta
+                                .ccache_hit_rate
+                                .map(|r| format!(", ccache {:.0}%", r * 100.0))
+                                .unwrap_or_default()
+                        ));
+                    }
+                    match built.prefix.clone() {
+                        Some(prefix) => LibState::Ready(Target {
+                            label: label.clone(),
+                            prefix,
+                            commit: Some(commit.id.clone()),
+                            expect_version: Some(built.meta.version.clone()),
+                        }),
+                        None => LibState::Unavailable(Unavailable::BuildFailed {
+                            log: built.log_path().display().to_string(),
+                        }),
+                    }
+                }
+            };
+            self.libs[lib].1 = state;
+        }
+        Ok(match &self.libs[lib].1 {
+            LibState::Ready(t) => Ok(t),
+            LibState::Unavailable(u) => Err(u.clone()),
+            LibState::Unknown => unreachable!("prepared above"),
+        })
+    }
+
+    /// Library, version check, kernel compile and cached samples of subject `i`.
+    pub fn prepare(&mut self, i: usize) -> Result<()> {
+        if !matches!(self.subjects[i].1, SubjectState::Unknown) {
+            return Ok(());
+        }
+        let lib = self.subjects[i].0.lib;
+        let target = match self.prepare_library(lib)? {
+            Ok(t) => t.clone(),
+            Err(u) => {
+                self.subjects[i].1 = SubjectState::Unavailable(u);
+                return Ok(());
+            }
+        };
+        let (spec, threads, side) = {
+            let s = &self.subjects[i].0;
+            (s.spec.clone(), s.threads, s.side.clone())
+        };
+        let have = target.prefix.version_number();
+        if let Some(v) = &have {
+            if !compile::version_at_least(v, &spec.kernel.min_version) {
+                self.subjects[i].1 = SubjectState::Unavailable(Unavailable::TooOld {
+                    kernel: spec.kernel.name.clone(),
+                    needs: spec.kernel.min_version.clone(),
+                    have: v.clone(),
+                });
+                return Ok(());
+            }
+        }
+        let key = (lib, spec.kernel.name.clone());
+        let kernel = match self.kernels.get(&key) {
+            Some(k) => k.clone(),
+            None => {
+                let sp = progress::spinner(&format!(
+                    "compiling {} for {}",
+                    spec.kernel.name, target.label
+                ));
+                let k = compile::compile(self.cache, &spec.kernel, &target.prefix)?;
+                sp.finish_and_clear();
+                self.kernels.insert(key, k.clone());
+                k
+            }
+        };
+        let (store, samples) = match &self.reuse {
+            Reuse::Nothing => (None, Vec::new()),
+            Reuse::Context(context) => {
+                let store = SampleSet::open(
+                    self.cache,
+                    &target.prefix.identity()?,
+                    &spec,
+                    threads,
+                    self.duration,
+                    &format!("{context}|{side}"),
+                )?;
+                // A stored sample must pass the same checks as a fresh one.
+                let samples = store
+                    .load()?
+                    .into_iter()
+                    .filter(|s| target.check(s).is_ok())
+                    .collect();
+                (Some(store), samples)
+            }
+        };
+        self.subjects[i].1 = SubjectState::Ready(Box::new(Ready {
+            kernel,
+            store,
+            samples,
+        }));
+        Ok(())
+    }
+
+    /// Samples of subject `i` (all it holds, in the order taken), or why it
+    /// has none.
+    pub fn samples(&self, i: usize) -> std::result::Result<&[Sample], Unavailable> {
+        match &self.subjects[i].1 {
+            SubjectState::Ready(r) => Ok(&r.samples),
+            SubjectState::Unavailable(u) => Err(u.clone()),
+            SubjectState::Unknown => Err(Unavailable::KernelFailed {
+                kernel: self.subjects[i].0.spec.kernel.name.clone(),
+                message: "not prepared".into(),
+            }),
+        }
+    }
+
+    /// µs/op of subject `i`'s samples.
+    pub fn values(&self, i: usize) -> std::result::Result<Vec<f64>, Unavailable> {
+        self.samples(i)
+            .map(|s| s.iter().map(|s| s.us_per_op).collect())
+    }
+
+    /// Bring every (subject, n) to at least n samples, taken in interleaved
+    /// rounds. A subject that cannot be measured stays so; callers read why
+    /// from [`Session::samples`].
+    pub fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<()> {
+        for &(i, _) in wants {
+            self.prepare(i)?;
+        }
+        let missing: usize = wants
+            .iter()
+            .filter_map(|&(i, n)| Sampler::have(self, i).map(|h| n.saturating_sub(h)))
+            .sum();
+        if missing == 0 {
+            return Ok(());
+        }
+        let bar = self
+            .progress_bar
+            .then(|| progress::bar(missing as u64, "sampling"));
+        let mut filling = Filling { s: self, bar };
+        rounds::fill(&mut filling, wants)?;
+        if let Some(b) = filling.bar {
+            b.finish_and_clear();
+        }
+        Ok(())
+    }
+
+    fn take_one(&mut self, i: usize) -> Result<()> {
+        let (subject, state) = &mut self.subjects[i];
+        let SubjectState::Ready(r) = state else {
+            return Ok(());
+        };
+        let LibState::Ready(target) = &self.libs[subject.lib].1 else {
+            return Ok(());
+        };
+        let req = SampleRequest {
+            cache: self.cache,
+            kernel: &r.kernel,
+            spec: &subject.spec,
+            prefix: &target.prefix,
+            threads: subject.threads,
+            duration: self.duration,
+            timeout: self.timeout,
+        };
+        match runner::take_sample(&req)? {
+            Ok(s) => {
+                target.check(&s)?;
+                if let Some(store) = &r.store {
+                    store.append(&s)?;
+                }
+                self.samples_taken += 1;
+                progress::detail(&format!(
+                    "  sample {} {} t={} #{}: {:.4} us/op",
+                    target.label,
+                    subject.spec.short(),
+                    subject.threads,
+                    r.samples.len() + 1,
+                    s.us_per_op
+                ));
+                r.samples.push(s);
+            }
+            Err(u) => {
+                progress::detail(&format!(
+                    "  {} {} t={}: {u}",
+                    target.label,
+                    subject.spec.short(),
+                    subject.threads
+                ));
+                *state = SubjectState::Unavailable(u);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Sampler for Session<'_> {
+    fn have(&self, i: usize) -> Option<usize> {
+        match &self.subjects[i].1 {
+            SubjectState::Ready(r) => Some(r.samples.len()),
+            _ => None,
+        }
+    }
+
+    fn take_one(&mut self, i: usize) -> Result<()> {
+        Session::take_one(self, i)
+    }
+
+    fn check(&self) -> Result<()> {
+        interrupt::check()
+    }
+}
+
+/// The session plus the progress bar of one `ensure`.
+struct Filling<'s, 'a> {
+    s: &'s mut Session<'a>,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Sampler for Filling<'_, '_> {
+    fn have(&self, i: usize) -> Option<usize> {
+        Sampler::have(&*self.s, i)
+    }
+
+    fn take_one(&mut self, i: usize) -> Result<()> {
+        if let Some(b) = &self.bar {
+            let sub = self.s.subject(i);
+            let label = self
+                .s
+                .target(sub.lib)
+                .map(|t| t.label.clone())
+                .unwrap_or_default();
+            b.set_message(format!("{label} {} t={}", sub.spec.short(), sub.threads));
+        }
+        self.s.take_one(i)?;
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+        Ok(())
+    }
+
+    fn check(&self) -> Result<()> {
+        interrupt::check()
+    }
+}
+
+/// The search measures subjects by index: a bisect adds one subject per
+/// commit, in history order.
+impl Measurer for Session<'_> {
+    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        Session::ensure(self, wants)?;
+        Ok(wants
+            .iter()
+            .map(|&(i, _)| match self.values(i) {
+                Ok(v) => Probe::Samples(v),
+                Err(u) => Probe::Skip(u),
+            })
+            .collect())
+    }
+
+    fn decided(&mut self, step: &Step) {
+        if let Some(cb) = self.on_step.as_mut() {
+            cb(step);
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! The result of `bisect`: the ends, every tested commit, the change points
+//! (culprits) with their own comparison, and how to reproduce it. Written
+//! by `bisect`, kept in the cache and read back by `log`.
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use super::export::{Export, Markdown, Text};
+use crate::analysis::bisect::{ChangePoint, Step, StepVerdict};
+use crate::analysis::stats::{Comparison, Verdict};
+use crate::build::repo::CommitInfo;
+use crate::measure::engine::BuildUse;
+use crate::report::us;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CommitJson {
+    pub commit: String,
+    pub short: String,
+    pub date: String,
+    pub author: String,
+    pub subject: String,
+}
+
+impl From<&CommitInfo> for CommitJson {
+    fn from(c: &CommitInfo) -> Self {
+        CommitJson {
+            commit: c.id.clone(),
+            short: c.short.clone(),
+            date: c.date.clone(),
+            author: c.author.clone(),
+            subject: c.summary.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CulpritJson {
+    // The culprit's own id is `info.commit` (flattened: one "commit" key).
+    pub parent: String,
+    /// True when skipped commits leave a range: the change is in parent..commit.
+    pub range: bool,
+    pub skipped: Vec<String>,
+    #[serde(flatten)]
+    pub info: CommitJson,
+    pub ratio: f64,
+    pub ratio_ci: (f64, f64),
+    pub p_welch: f64,
+    pub p_mwu: f64,
+    pub parent_mean_us: f64,
+    pub culprit_mean_us: f64,
+    pub partial: bool,
+    pub uncertain: bool,
+    pub comparison: Comparison,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepJson {
+    #[serde(flatten)]
+    pub info: CommitJson,
+    pub n: usize,
+    pub mean_us: f64,
+    pub ci95_us: (f64, f64),
+    pub verdict: String,
+    pub position: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BisectReport {
+    pub tool: String,
+    pub threads: usize,
+    pub range: String,
+    pub repo: String,
+    pub recipe: String,
+    pub good: CommitJson,
+    pub bad: CommitJson,
+    pub merge_base: Option<CommitJson>,
+    pub direction: Verdict,
+    pub ends: Comparison,
+    pub outcome: String,
+    pub culprits: Vec<CulpritJson>,
+    pub steps: Vec<StepJson>,
+    pub builds: Vec<BuildUse>,
+    pub samples: usize,
+    pub samples_taken_now: usize,
+    pub alpha_per_test: f64,
+    pub min_effect: f64,
+    pub wall_s: f64,
+    pub reproduce: String,
+}
+
+pub fn verdict_word(v: &StepVerdict) -> String {
+    match v {
+        StepVerdict::Old => "old".into(),
+        StepVerdict::New => "new".into(),
+        StepVerdict::Between => "between (part of the change)".into(),
+        StepVerdict::Ambiguous => "ambiguous".into(),
+        StepVerdict::Skipped(r) => format!("skipped: {r}"),
+    }
+}
+
+pub fn step_line(s: &Step, c: &CommitInfo) -> String {
+    let mean = if s.mean.is_finite() {
+        format!(
+            "n={:<3} {:>10} us [{}, {}]",
+            s.n,
+            us(s.mean),
+            us(s.ci95.0),
+            us(s.ci95.1)
+        )
+    } else {
+        format!("n={:<3} {:>10}", s.n, "-")
+    };
+    format!(
+        "  {} {}  {}  {:<8} {}",
+        c.short,
+        c.date,
+        mean,
+        verdict_word(&s.verdict),
+        c.summary
+    )
+}
+
+pub fn culprit_json(cp: &ChangePoint, commits: &[CommitInfo]) -> CulpritJson {
+    let c = &commits[cp.first_new];
+    let p = &commits[cp.last_old];
+    CulpritJson {
+        parent: p.id.clone(),
+        range: cp.first_new > cp.last_old + 1,
+        skipped: cp
+            .skipped_between
+            .iter()
+            .map(|i| commits[*i].id.clone())
+            .collect(),
+        info: c.into(),
+        ratio: cp.comparison.ratio.ratio,
+        ratio_ci: (cp.comparison.ratio.lo, cp.comparison.ratio.hi),
+        p_welch: cp.comparison.p_welch,
+        p_mwu: cp.comparison.p_mwu,
+        parent_mean_us: cp.comparison.a.mean,
+        culprit_mean_us: cp.comparison.b.mean,
+        partial: cp.partial,
+        uncertain: cp.uncertain,
+        comparison: cp.comparison,
+    }
+}
+
+fn direction_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Slower => "slowdown (regression)",
+        Verdict::Faster => "speed-up (fix)",
+        Verdict::Same => "no change",
+        Verdict::Undecided => "undecided",
+    }
+}
+
+fn text_result(j: &BisectReport) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "\nends: {} {} us/op (n={}) -> {} {} us/op (n={}): {} {}, p(Welch)={:.2e}\n",
+        j.good.short,
+        us(j.ends.a.mean),
+        j.ends.a.n,
+        j.bad.short,
+        us(j.ends.b.mean),
+        j.ends.b.n,
+        direction_word(j.direction),
+        j.ends.ratio.pct(),
+        j.ends.p_welch
+    ));
+    if j.culprits.is_empty() {
+        s.push_str(&format!(
+            "result: the ends do not differ by at least {:.1}% with significance ({}); nothing to bisect\n",
+            j.min_effect * 100.0,
+            match j.direction {
+                Verdict::Same => "they are the same within that margin",
+                _ => "undecided at the sample cap: more samples or a larger --min-effect may decide",
+            }
+        ));
+    }
+    for (i, c) in j.culprits.iter().enumerate() {
+        let head = if c.range {
+            format!(
+                "the change is in one of {}..{} ({} skipped commit(s) between)",
+                &c.parent[..10],
+                &c.info.commit[..10],
+                c.skipped.len()
+            )
+        } else {
+            format!("culprit {}", c.info.commit)
+        };
+        s.push_str(&format!(
+            "\nresult {}: {head}{}{}\n",
+            i + 1,
+            if c.partial {
+                " [part of the range's change]"
+            } else {
+                ""
+            },
+            if c.uncertain { " [uncertain]" } else { "" }
+        ));
+        s.push_str(&format!(
+            "  author:  {}\n  date:    {}\n  subject: {}\n",
+            c.info.author, c.info.date, c.info.subject
+        ));
+        s.push_str(&format!(
+            "  parent {} {} us/op (n={}) -> {} {} us/op (n={})\n",
+            &c.parent[..10],
+            us(c.parent_mean_us),
+            c.comparison.a.n,
+            &c.info.commit[..10],
+            us(c.culprit_mean_us),
+            c.comparison.b.n
+        ));
+        s.push_str(&format!(
+            "  change:  {}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}\n",
+            c.comparison.ratio.pct(),
+            c.p_welch,
+            c.p_mwu,
+            if c.comparison.tests_disagree {
+                "  (the two tests disagree: check for outliers)"
+            } else {
+                ""
+            }
+        ));
+    }
+    let fresh = j.builds.iter().filter(|b| b.fresh).count();
+    let failed = j.builds.iter().filter(|b| !b.ok).count();
+    s.push_str(&format!(
+        "\nbuilds used: {} ({} built now, {} failed)  samples: {} ({} taken now)  wall time: {:.0} s\n",
+        j.builds.len(),
+        fresh,
+        failed,
+        j.samples,
+        j.samples_taken_now,
+        j.wall_s
+    ));
+    s.push_str(&format!("reproduce: {}\n", j.reproduce));
+    s
+}
+
+fn markdown(j: &BisectReport) -> String {
+    let mut s = format!(
+        "### perfbisect: `{}` at {} thread(s), `{}`\n\n",
+        j.tool, j.threads, j.range
+    );
+    s.push_str(&format!(
+        "Ends: `{}` {} µs/op → `{}` {} µs/op: **{}** {} (p={:.2e})\n\n",
+        j.good.short,
+        us(j.ends.a.mean),
+        j.bad.short,
+        us(j.ends.b.mean),
+        direction_word(j.direction),
+        j.ends.ratio.pct(),
+        j.ends.p_welch
+    ));
+    if !j.culprits.is_empty() {
+        s.push_str(
+            "| commit | date | subject | parent µs/op | commit µs/op | change | p (Welch) |\n",
+        );
+        s.push_str("| --- | --- | --- | ---: | ---: | --- | ---: |\n");
+        for c in &j.culprits {
+            s.push_str(&format!(
+                "| `{}`{} | {} | {} | {} | {} | {} | {:.2e} |\n",
+                &c.info.commit[..10],
+                if c.range { " (range)" } else { "" },
+                c.info.date,
+                c.info.subject.replace('|', "\\|"),
+                us(c.parent_mean_us),
+                us(c.culprit_mean_us),
+                c.comparison.ratio.pct(),
+                c.p_welch
+            ));
+        }
+        s.push('\n');
+    }
+    s.push_str("<details><summary>steps</summary>\n\n| commit | n | mean µs/op | verdict |\n| --- | ---: | ---: | --- |\n");
+    for st in &j.steps {
+        s.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            st.info.short,
+            st.n,
+            us(st.mean_us),
+            st.verdict
+        ));
+    }
+    s.push_str(&format!("\n</details>\n\nReproduce: `{}`\n", j.reproduce));
+    s
+}
+
+impl Export<BisectReport> for Text {
+    fn export(&self, r: &BisectReport) -> Result<String> {
+        Ok(text_result(r))
+    }
+}
+
+impl Export<BisectReport> for Markdown {
+    fn export(&self, r: &BisectReport) -> Result<String> {
+        Ok(markdown(r))
+    }
+}

@@ -1,0 +1,145 @@
+//! The result of `compare` / `verify`, and a gate cell's comparison.
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use super::export::{Export, Markdown, Text};
+use crate::analysis::stats::{Comparison, Verdict};
+use crate::report::us;
+
+/// B against A at one (tool, threads). The JSON keeps the flat figures
+/// users script against (`ratio`, `ratio_ci`, `p_welch`, …) and the full
+/// comparison beside them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CompareReport {
+    pub tool: String,
+    pub threads: usize,
+    pub a: String,
+    pub b: String,
+    pub a_commit: String,
+    pub b_commit: String,
+    pub verdict: Verdict,
+    /// mean(B) / mean(A) of µs/op: above 1 means B is slower.
+    pub ratio: f64,
+    pub ratio_ci: (f64, f64),
+    pub p_welch: f64,
+    pub p_mwu: f64,
+    pub a_mean_us: f64,
+    pub b_mean_us: f64,
+    pub a_n: usize,
+    pub b_n: usize,
+    pub tests_disagree: bool,
+    pub alpha: f64,
+    pub min_effect: f64,
+    pub comparison: Comparison,
+}
+
+pub struct Sides<'a> {
+    pub a: &'a str,
+    pub b: &'a str,
+    pub a_commit: &'a str,
+    pub b_commit: &'a str,
+}
+
+impl CompareReport {
+    pub fn new(
+        tool: &str,
+        threads: usize,
+        sides: Sides,
+        c: &Comparison,
+        alpha: f64,
+        min_effect: f64,
+    ) -> CompareReport {
+        CompareReport {
+            tool: tool.to_string(),
+            threads,
+            a: sides.a.to_string(),
+            b: sides.b.to_string(),
+            a_commit: sides.a_commit.to_string(),
+            b_commit: sides.b_commit.to_string(),
+            verdict: c.verdict,
+            ratio: c.ratio.ratio,
+            ratio_ci: (c.ratio.lo, c.ratio.hi),
+            p_welch: c.p_welch,
+            p_mwu: c.p_mwu,
+            a_mean_us: c.a.mean,
+            b_mean_us: c.b.mean,
+            a_n: c.a.n,
+            b_n: c.b.n,
+            tests_disagree: c.tests_disagree,
+            alpha,
+            min_effect,
+            comparison: *c,
+        }
+    }
+
+    pub fn verdict_sentence(&self) -> String {
+        let pct = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
+        match self.verdict {
+            Verdict::Slower => format!("B is slower: {}", pct(self.ratio)),
+            Verdict::Faster => format!("B is faster: {}", pct(self.ratio)),
+            Verdict::Same => format!(
+                "no significant change (any change is within ±{:.1}%)",
+                self.min_effect * 100.0
+            ),
+            Verdict::Undecided => format!(
+                "no significant change, but undecided: a change of ±{:.1}% cannot be ruled out with {} samples",
+                self.min_effect * 100.0,
+                self.a_n.min(self.b_n)
+            ),
+        }
+    }
+
+    fn change(&self) -> String {
+        format!(
+            "{:+.1}% [{:+.1}%, {:+.1}%]",
+            (self.ratio - 1.0) * 100.0,
+            (self.ratio_ci.0 - 1.0) * 100.0,
+            (self.ratio_ci.1 - 1.0) * 100.0
+        )
+    }
+}
+
+fn short(id: &str) -> &str {
+    id.get(..10).unwrap_or(id)
+}
+
+impl Export<CompareReport> for Text {
+    fn export(&self, j: &CompareReport) -> Result<String> {
+        Ok(format!(
+            "{} at {} thread(s)\n  A {} ({}): {} us/op (n={})\n  B {} ({}): {} us/op (n={})\n  B/A: {}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}\nverdict: {}\n",
+            j.tool,
+            j.threads,
+            j.a,
+            short(&j.a_commit),
+            us(j.a_mean_us),
+            j.a_n,
+            j.b,
+            short(&j.b_commit),
+            us(j.b_mean_us),
+            j.b_n,
+            j.change(),
+            j.p_welch,
+            j.p_mwu,
+            if j.tests_disagree { "  (the two tests disagree)" } else { "" },
+            j.verdict_sentence()
+        ))
+    }
+}
+
+impl Export<CompareReport> for Markdown {
+    fn export(&self, j: &CompareReport) -> Result<String> {
+        Ok(format!(
+            "| tool | threads | A µs/op | B µs/op | B/A | p (Welch) | verdict |\n| --- | ---: | ---: | ---: | --- | ---: | --- |\n| `{}` | {} | {} (`{}`) | {} (`{}`) | {} | {:.2e} | {:?} |\n",
+            j.tool,
+            j.threads,
+            us(j.a_mean_us),
+            j.a,
+            us(j.b_mean_us),
+            j.b,
+            j.change(),
+            j.p_welch,
+            j.verdict
+        ))
+    }
+}

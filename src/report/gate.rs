@@ -1,0 +1,258 @@
+//! The result of `gate`: one cell per (tool, threads), the exit code, and
+//! its renderers (text, Markdown for GITHUB_STEP_SUMMARY, JSON, JUnit).
+
+use anyhow::Result;
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+
+use super::compare::CompareReport;
+use super::export::{Export, Junit, Markdown, Text};
+use crate::host::Host;
+use crate::report::{us, Table};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UndecidedPolicy {
+    Pass,
+    Fail,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateOutcome {
+    Regression,
+    Improvement,
+    Same,
+    Undecided,
+    NotApplicable,
+    Error,
+}
+
+impl GateOutcome {
+    pub fn word(self) -> &'static str {
+        match self {
+            GateOutcome::Regression => "regression",
+            GateOutcome::Improvement => "improvement",
+            GateOutcome::Same => "same",
+            GateOutcome::Undecided => "undecided",
+            GateOutcome::NotApplicable => "not_applicable",
+            GateOutcome::Error => "error",
+        }
+    }
+
+    /// Whether this outcome fails the gate under the policy.
+    pub fn fails(self, undecided: UndecidedPolicy) -> bool {
+        self == GateOutcome::Regression
+            || (self == GateOutcome::Undecided && undecided == UndecidedPolicy::Fail)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GateResult {
+    pub outcome: GateOutcome,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<CompareReport>,
+    pub tool: String,
+    pub threads: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GateReport {
+    pub kind: String,
+    pub host: Host,
+    pub base: String,
+    pub head: String,
+    pub base_commit: String,
+    pub head_commit: String,
+    pub max_regression: f64,
+    pub alpha: f64,
+    pub undecided: UndecidedPolicy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    pub results: Vec<GateResult>,
+    pub exit_code: u8,
+}
+
+pub const GATE_KIND: &str = "perfbisect-gate";
+
+/// 1 when a regression (or, by policy, an undecided result) fails the gate,
+/// else 2 when something could not be measured, else 0.
+pub fn exit_code(results: &[GateResult], undecided: UndecidedPolicy) -> u8 {
+    if results.iter().any(|r| r.outcome.fails(undecided)) {
+        1
+    } else if results.iter().any(|r| r.outcome == GateOutcome::Error) {
+        2
+    } else {
+        0
+    }
+}
+
+fn table(g: &GateReport) -> Table {
+    let mut t = Table::new(&[
+        "tool",
+        "threads",
+        "base us/op",
+        "head us/op",
+        "change",
+        "p (Welch)",
+        "result",
+    ])
+    .numeric_from(1);
+    for r in &g.results {
+        let c = r.comparison.as_ref();
+        let dash = || "-".to_string();
+        t.push(vec![
+            r.tool.clone(),
+            r.threads.to_string(),
+            c.map(|c| us(c.a_mean_us)).unwrap_or_else(dash),
+            c.map(|c| us(c.b_mean_us)).unwrap_or_else(dash),
+            c.map(|c| c.comparison.ratio.pct()).unwrap_or_else(dash),
+            c.map(|c| format!("{:.2e}", c.p_welch)).unwrap_or_else(dash),
+            match r.outcome {
+                GateOutcome::Error | GateOutcome::NotApplicable => {
+                    format!("{}: {}", r.outcome.word(), r.message)
+                }
+                o => o.word().to_string(),
+            },
+        ]);
+    }
+    t
+}
+
+fn summary_line(g: &GateReport) -> String {
+    let n = |o: GateOutcome| g.results.iter().filter(|r| r.outcome == o).count();
+    format!(
+        "gate: {} regression(s), {} improvement(s), {} same, {} undecided, {} error(s) (threshold {:.1}%, {} vs {}) -> exit {}",
+        n(GateOutcome::Regression),
+        n(GateOutcome::Improvement),
+        n(GateOutcome::Same),
+        n(GateOutcome::Undecided),
+        n(GateOutcome::Error),
+        g.max_regression * 100.0,
+        g.head,
+        g.base,
+        g.exit_code
+    )
+}
+
+impl Export<GateReport> for Text {
+    fn export(&self, g: &GateReport) -> Result<String> {
+        Ok(format!("{}{}\n", table(g).text(), summary_line(g)))
+    }
+}
+
+impl Export<GateReport> for Markdown {
+    fn export(&self, g: &GateReport) -> Result<String> {
+        Ok(format!(
+            "### perfbisect gate: `{}` vs `{}`\n\n{}\n{}\n",
+            g.head,
+            g.base,
+            table(g).markdown(),
+            summary_line(g)
+        ))
+    }
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// One test case per (tool, threads).
+impl Export<GateReport> for Junit {
+    fn export(&self, g: &GateReport) -> Result<String> {
+        let failures = g
+            .results
+            .iter()
+            .filter(|r| r.outcome.fails(g.undecided))
+            .count();
+        let errors = g
+            .results
+            .iter()
+            .filter(|r| r.outcome == GateOutcome::Error)
+            .count();
+        let mut s = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"perfbisect gate {} vs {}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">\n",
+            xml(&g.head),
+            xml(&g.base),
+            g.results.len()
+        );
+        for r in &g.results {
+            s.push_str(&format!(
+                "    <testcase classname=\"perfbisect.gate\" name=\"{} threads={}\">\n",
+                xml(&r.tool),
+                r.threads
+            ));
+            let m = xml(&r.message);
+            s.push_str(&match r.outcome {
+                o if o.fails(g.undecided) => format!("      <failure message=\"{m}\"/>\n"),
+                GateOutcome::Error => format!("      <error message=\"{m}\"/>\n"),
+                GateOutcome::NotApplicable => format!("      <skipped message=\"{m}\"/>\n"),
+                _ => format!("      <system-out>{m}</system-out>\n"),
+            });
+            s.push_str("    </testcase>\n");
+        }
+        s.push_str("  </testsuite>\n</testsuites>\n");
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use GateOutcome::*;
+
+    fn result(outcome: GateOutcome) -> GateResult {
+        GateResult {
+            outcome,
+            message: format!("{} <&>", outcome.word()),
+            comparison: None,
+            tool: "pkeyread".into(),
+            threads: 1,
+        }
+    }
+
+    #[test]
+    fn exit_codes_follow_the_outcomes() {
+        use UndecidedPolicy::*;
+        assert_eq!(exit_code(&[result(Same), result(Improvement)], Pass), 0);
+        assert_eq!(exit_code(&[result(Same), result(Regression)], Pass), 1);
+        assert_eq!(exit_code(&[result(Undecided)], Pass), 0);
+        assert_eq!(exit_code(&[result(Undecided)], Fail), 1);
+        assert_eq!(exit_code(&[result(Error), result(Same)], Pass), 2);
+        assert_eq!(exit_code(&[result(Error), result(Regression)], Pass), 1);
+        assert_eq!(exit_code(&[result(NotApplicable)], Pass), 0);
+    }
+
+    #[test]
+    fn junit_has_one_case_per_comparison_and_escapes() {
+        let j = GateReport {
+            kind: GATE_KIND.into(),
+            host: Host {
+                cpu_model: "cpu".into(),
+                cores: 2,
+            },
+            base: "main".into(),
+            head: "pr".into(),
+            base_commit: "a".into(),
+            head_commit: "b".into(),
+            max_regression: 0.05,
+            alpha: 0.01,
+            undecided: UndecidedPolicy::Pass,
+            shard: None,
+            results: vec![result(Regression), result(Same), result(Error)],
+            exit_code: 1,
+        };
+        let x = Junit.export(&j).unwrap();
+        assert_eq!(x.matches("<testcase ").count(), 3);
+        assert!(x.contains("failures=\"1\" errors=\"1\""), "{x}");
+        assert!(x.contains("regression &lt;&amp;&gt;"), "{x}");
+        assert!(!x.contains("<&>"));
+        // read back as written
+        let back: GateReport = serde_json::from_str(&serde_json::to_string(&j).unwrap()).unwrap();
+        assert_eq!(back.results[2].outcome, Error);
+    }
+}

@@ -1,0 +1,163 @@
+//! The result of `run`: one line per (OpenSSL, tool, threads).
+
+use anyhow::Result;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+use super::export::{Csv, Export, Markdown, Text};
+use crate::analysis::stats;
+use crate::measure::runner::Sample;
+use crate::report::{us, Table};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub results: Vec<RunResult>,
+}
+
+impl Export<RunReport> for Text {
+    fn export(&self, r: &RunReport) -> Result<String> {
+        Ok(run_table(&r.results).text())
+    }
+}
+
+impl Export<RunReport> for Markdown {
+    fn export(&self, r: &RunReport) -> Result<String> {
+        Ok(run_table(&r.results).markdown())
+    }
+}
+
+impl Export<RunReport> for Csv {
+    fn export(&self, r: &RunReport) -> Result<String> {
+        Ok(run_table(&r.results).csv())
+    }
+}
+
+/// One (target, tool, threads) line of `perfbisect run`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub target: String,
+    pub tool: String,
+    pub spec: String,
+    pub args: BTreeMap<String, String>,
+    pub threads: usize,
+    pub n: usize,
+    pub mean_us: Option<f64>,
+    pub stddev_us: Option<f64>,
+    pub ci95_us: Option<(f64, f64)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mb_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters_us: BTreeMap<String, f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_applicable: Option<String>,
+    pub samples: Vec<Sample>,
+}
+
+impl RunResult {
+    pub fn new(
+        target: &str,
+        spec: &crate::measure::kernel::ToolSpec,
+        threads: usize,
+        samples: Vec<Sample>,
+        not_applicable: Option<String>,
+    ) -> RunResult {
+        let xs: Vec<f64> = samples.iter().map(|s| s.us_per_op).collect();
+        let s = (!xs.is_empty()).then(|| stats::summarize(&xs));
+        let mb: Vec<f64> = samples.iter().filter_map(|s| s.mb_per_s).collect();
+        let mut counters_us = BTreeMap::new();
+        for name in &spec.kernel.counters {
+            let v: Vec<f64> = samples
+                .iter()
+                .filter_map(|s| s.counters.get(name).and_then(|c| c.us_per_op))
+                .collect();
+            if !v.is_empty() {
+                counters_us.insert(name.clone(), v.iter().sum::<f64>() / v.len() as f64);
+            }
+        }
+        RunResult {
+            target: target.to_string(),
+            tool: spec.kernel.name.clone(),
+            spec: spec.short(),
+            args: spec.args.clone(),
+            threads,
+            n: xs.len(),
+            mean_us: s.as_ref().map(|s| s.mean),
+            stddev_us: s.as_ref().map(|s| s.sd),
+            ci95_us: s.as_ref().map(|s| s.ci95),
+            mb_per_s: (!mb.is_empty()).then(|| mb.iter().sum::<f64>() / mb.len() as f64),
+            counters_us,
+            not_applicable,
+            samples,
+        }
+    }
+}
+
+fn run_table(results: &[RunResult]) -> Table {
+    let multi_target = results
+        .iter()
+        .any(|r| r.target != results.first().map(|f| f.target.as_str()).unwrap_or(""));
+    let with_mb = results.iter().any(|r| r.mb_per_s.is_some());
+    let with_counters = results.iter().any(|r| !r.counters_us.is_empty());
+    let mut headers = vec![
+        "openssl",
+        "tool",
+        "threads",
+        "n",
+        "mean us/op",
+        "std dev",
+        "95% CI",
+    ];
+    if !multi_target {
+        headers.remove(0);
+    }
+    if with_mb {
+        headers.push("MB/s");
+    }
+    if with_counters {
+        headers.push("counters (us/op)");
+    }
+    let first_num = if multi_target { 2 } else { 1 };
+    let mut t = Table::new(&headers).numeric_from(first_num);
+    for r in results {
+        let mut row = Vec::new();
+        if multi_target {
+            row.push(r.target.clone());
+        }
+        row.push(r.spec.clone());
+        row.push(r.threads.to_string());
+        row.push(r.n.to_string());
+        match (&r.not_applicable, r.mean_us) {
+            (Some(why), _) => {
+                row.push("n/a".into());
+                row.push("-".into());
+                row.push(why.clone());
+            }
+            (None, Some(m)) => {
+                row.push(us(m));
+                row.push(us(r.stddev_us.unwrap_or(f64::NAN)));
+                let (lo, hi) = r.ci95_us.unwrap_or((f64::NAN, f64::NAN));
+                row.push(format!("[{}, {}]", us(lo), us(hi)));
+            }
+            (None, None) => {
+                row.extend(["-".into(), "-".into(), "-".into()]);
+            }
+        }
+        if with_mb {
+            row.push(
+                r.mb_per_s
+                    .map(|v| format!("{v:.1}"))
+                    .unwrap_or_else(|| "-".into()),
+            );
+        }
+        if with_counters {
+            let c: Vec<String> = r
+                .counters_us
+                .iter()
+                .map(|(k, v)| format!("{k}={}", us(*v)))
+                .collect();
+            row.push(c.join(" "));
+        }
+        t.push(row);
+    }
+    t
+}
