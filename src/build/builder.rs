@@ -128,6 +128,9 @@ pub struct BuildRequest<'a> {
     pub log_path: &'a Path,
     /// Use ccache if it is on PATH.
     pub ccache: bool,
+    /// ccache remote storage (CCACHE_REMOTE_STORAGE) for this build's
+    /// compiler calls only: perfbisect's own environment is never changed.
+    pub ccache_remote: Option<&'a str>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -207,6 +210,9 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         ));
         env.push(("CCACHE_NOHASHDIR".into(), "1".into()));
         env.push(("CCACHE_STATSLOG".into(), stats_log.clone().into_os_string()));
+        if let Some(url) = req.ccache_remote {
+            env.push(("CCACHE_REMOTE_STORAGE".into(), url.into()));
+        }
     }
     for (k, v) in &req.recipe.env {
         env.push((k.clone(), v.into()));
@@ -769,6 +775,7 @@ mod tests {
             jobs: 2,
             log_path: &log,
             ccache: false,
+            ccache_remote: None,
         };
         let mut events = Vec::new();
         let e = build(&req, &mut |ev| events.push(ev))
@@ -812,6 +819,7 @@ mod tests {
             jobs: 1,
             log_path: &d.path().join("log"),
             ccache: false,
+            ccache_remote: None,
         };
         let e = build(&req, &mut |_| {}).unwrap_err().to_string();
         assert!(e.contains("is not empty"), "{e}");
@@ -858,6 +866,7 @@ mod tests {
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             log_path: &log,
             ccache,
+            ccache_remote: None,
         };
         let mut lines = 0usize;
         let report = build(&req, &mut |ev| match ev {

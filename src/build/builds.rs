@@ -55,6 +55,7 @@ pub struct BuildOptions<'a> {
     pub recipe: &'a Recipe,
     pub rebuild: bool,
     pub jobs: usize,
+    pub ccache_remote: Option<String>,
 }
 
 pub fn default_jobs() -> usize {
@@ -135,6 +136,7 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         jobs: o.jobs,
         log_path: &log,
         ccache: true,
+        ccache_remote: o.ccache_remote.as_deref(),
     };
     let started = Instant::now();
     let mut phase = "";

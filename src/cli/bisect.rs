@@ -12,11 +12,10 @@ use crate::build::repo;
 use crate::cache::{self, Cache};
 use crate::measure::engine::{Library, Reuse, Session, Subject};
 use crate::measure::kernel::Registry;
-use crate::report::bisect::{culprit_json, step_line, verdict_word, BisectReport, StepJson};
-use crate::report::export::formats;
+use crate::report::bisect::{
+    culprit_json, step_line, verdict_word, BisectFormat, BisectReport, SavedBisect, StepJson,
+};
 use crate::{hashing, progress, Global};
-
-formats!(BisectFormat for BisectReport { Text, Markdown, Json });
 
 #[derive(Args)]
 pub struct BisectArgs {
@@ -286,17 +285,6 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     save_state(&cache, &id, &a, "finished", Some(&json))?;
     print!("{}", a.format.render(&json)?);
     Ok(ExitCode::SUCCESS)
-}
-
-/// A bisect as kept in the cache (`bisects/ID.json`) and listed by `log`.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub struct SavedBisect {
-    pub id: String,
-    pub state: String,
-    pub command: String,
-    pub updated: u64,
-    #[serde(default)]
-    pub result: Option<BisectReport>,
 }
 
 fn save_state(

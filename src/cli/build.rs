@@ -43,9 +43,6 @@ impl BuildArgs {
                     "unsupported ccache remote storage '{url}' (expected redis://, redis+unix:, http:// or file:)"
                 );
             }
-            // ccache reads it from the environment of every compiler call;
-            // set before any thread or child exists.
-            std::env::set_var("CCACHE_REMOTE_STORAGE", url);
         }
         let recipe = recipe::load(&self.recipe, None)?;
         let repo = Repo::open(&self.repo)?;
@@ -57,6 +54,7 @@ impl BuildArgs {
             recipe,
             rebuild: self.rebuild,
             jobs: self.jobs.unwrap_or_else(builds::default_jobs).max(1),
+            ccache_remote: self.ccache_remote.clone(),
         }
     }
 }

@@ -8,11 +8,8 @@ use crate::analysis::{alpha, bisect};
 use crate::cache::Cache;
 use crate::measure::engine::{Library, Reuse, Session, Subject};
 use crate::measure::kernel::Registry;
-use crate::report::compare::{CompareReport, Sides};
-use crate::report::export::formats;
+use crate::report::compare::{CompareFormat, CompareReport, Sides};
 use crate::Global;
-
-formats!(CompareFormat for CompareReport { Text, Markdown, Json });
 
 #[derive(Args)]
 pub struct CompareArgs {

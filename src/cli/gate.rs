@@ -1,6 +1,5 @@
 use anyhow::Result;
 use clap::Args;
-use std::io::Write;
 use std::process::ExitCode;
 
 use super::args::{parse_effect, AlphaArg, SequentialArgs, ToolsArgs};
@@ -13,13 +12,11 @@ use crate::host::Host;
 use crate::measure::engine::{Library, Reuse, Session, Subject};
 use crate::measure::kernel::Registry;
 use crate::report::compare::{CompareReport, Sides};
-use crate::report::export::{formats, Export, Markdown};
+
 use crate::report::gate::{
-    exit_code, GateOutcome, GateReport, GateResult, UndecidedPolicy, GATE_KIND,
+    exit_code, GateFormat, GateOutcome, GateReport, GateResult, UndecidedPolicy, GATE_KIND,
 };
 use crate::{progress, Global};
-
-formats!(GateFormat for GateReport { Text, Markdown, Json, Junit });
 
 #[derive(Args)]
 pub struct GateArgs {
@@ -173,35 +170,6 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
         exit_code: exit_code(&results, a.undecided),
         results,
     };
-    emit(&report, a.format)?;
+    report.emit(a.format)?;
     Ok(ExitCode::from(report.exit_code))
-}
-
-/// Print the gate's result, warn about undecided cells that pass, and
-/// append the Markdown table to GitHub's step summary when there is one.
-pub fn emit(report: &GateReport, format: GateFormat) -> Result<()> {
-    if let Ok(path) = std::env::var("GITHUB_STEP_SUMMARY") {
-        if !path.is_empty() {
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .map_err(|e| anyhow::anyhow!("cannot append to GITHUB_STEP_SUMMARY {path}: {e}"))?;
-            f.write_all(Markdown.export(report)?.as_bytes())?;
-        }
-    }
-    if report.undecided == UndecidedPolicy::Pass {
-        for r in report
-            .results
-            .iter()
-            .filter(|r| r.outcome == GateOutcome::Undecided)
-        {
-            eprintln!(
-                "perfbisect: warning: {} at {} thread(s) is undecided; passing (--undecided fail to fail instead)",
-                r.tool, r.threads
-            );
-        }
-    }
-    print!("{}", format.render(report)?);
-    Ok(())
 }

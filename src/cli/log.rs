@@ -2,8 +2,8 @@ use anyhow::Result;
 use clap::Args;
 use std::process::ExitCode;
 
-use super::bisect::SavedBisect;
 use crate::cache::Cache;
+use crate::report::bisect::SavedBisect;
 use crate::report::{Format, Table};
 use crate::Global;
 

@@ -12,11 +12,8 @@ use crate::host::Host;
 use crate::measure::engine::{Library, Reuse, Session, Subject, Target};
 use crate::measure::kernel::Registry;
 use crate::measure::prefix::Prefix;
-use crate::report::export::formats;
-use crate::report::matrix::{write_plots, MatrixCell, MatrixReport, MATRIX_KIND};
+use crate::report::matrix::{write_plots, MatrixCell, MatrixFormat, MatrixReport, MATRIX_KIND};
 use crate::{progress, Global};
-
-formats!(MatrixFormat for MatrixReport { Text, Markdown, Csv, Json });
 
 #[derive(Args)]
 pub struct MatrixArgs {

@@ -1,5 +1,8 @@
-//! One module per command; each turns parsed arguments into calls on the
-//! pipeline stages and renders the result.
+//! One module per command: parse arguments (shared groups in [`args`]),
+//! declare subjects to the measurement engine, hand the samples to the
+//! analysis, and render the typed result with the format asked for. A
+//! command does not sample, split alpha or format numbers itself, and no
+//! command is a library for another.
 
 pub mod args;
 pub mod bisect;

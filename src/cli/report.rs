@@ -3,10 +3,8 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::gate::{self, GateFormat};
-use super::matrix::MatrixFormat;
-use crate::report::gate::{exit_code, GateReport, GATE_KIND};
-use crate::report::matrix::{MatrixReport, MATRIX_KIND};
+use crate::report::gate::{exit_code, GateFormat, GateReport, GATE_KIND};
+use crate::report::matrix::{MatrixFormat, MatrixReport, MATRIX_KIND};
 use crate::Global;
 
 /// What a merged result can be rendered as; each kind renders a subset
@@ -113,7 +111,7 @@ pub fn run(_g: &Global, a: ReportCmd) -> Result<ExitCode> {
                 }
             };
             let merged = merge_gate(parts, allow_mixed_hosts)?;
-            gate::emit(&merged, gf)?;
+            merged.emit(gf)?;
             Ok(ExitCode::from(merged.exit_code))
         }
         _ => bail!(

@@ -10,11 +10,8 @@ use crate::measure::engine::{Library, Reuse, Session, Subject, Target};
 use crate::measure::kernel::Registry;
 use crate::measure::prefix::Prefix;
 use crate::measure::runner;
-use crate::report::export::formats;
-use crate::report::run::{RunReport, RunResult};
+use crate::report::run::{RunFormat, RunReport, RunResult};
 use crate::Global;
-
-formats!(RunFormat for RunReport { Text alias "table", Markdown, Csv, Json });
 
 #[derive(Args)]
 pub struct RunArgs {

@@ -5,10 +5,7 @@ use std::process::ExitCode;
 use super::args::{parse_effect, ScheduleArgs, StatsArgs};
 use crate::analysis::bisect::Config;
 use crate::analysis::simulate::{self, SimConfig, SimStep};
-use crate::report::export::formats;
-use crate::report::simulate::Simulated;
-
-formats!(SimulateFormat for Simulated { Text, Json });
+use crate::report::simulate::{SimulateFormat, Simulated};
 
 #[derive(Args)]
 pub struct SimulateArgs {

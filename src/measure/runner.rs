@@ -49,7 +49,7 @@ pub struct CounterResult {
 }
 
 /// What one child process gave back: a sample, or why there is none.
-pub type Outcome = std::result::Result<Sample, Unavailable>;
+pub type SampleOutcome = std::result::Result<Sample, Unavailable>;
 
 /// What the child prints.
 #[derive(Serialize, Deserialize)]
@@ -80,7 +80,7 @@ impl SampleRequest<'_> {
 }
 
 /// Take one sample in a fresh child process.
-pub fn take_sample(req: &SampleRequest) -> Result<Outcome> {
+pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
     // The object must still be the one perfbisect compiled (see compile.rs).
     let actual = hashing::file_sha256(&req.kernel.so)?;
     if actual != req.kernel.sha256 {
@@ -307,9 +307,9 @@ type IntFn = unsafe extern "C" fn() -> c_int;
 /// The kernel's global state pointer, shared with worker threads as the ABI
 /// allows (the kernel is responsible for its thread safety).
 #[derive(Clone, Copy)]
-struct Global(*mut c_void);
-unsafe impl Send for Global {}
-unsafe impl Sync for Global {}
+struct KernelShared(*mut c_void);
+unsafe impl Send for KernelShared {}
+unsafe impl Sync for KernelShared {}
 
 struct Fns {
     thread_init: ThreadFn,
@@ -402,7 +402,7 @@ fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
             }
             _ => bail!("setup: {}", errstr(&err)),
         }
-        let result = run_threads(a, Global(global), &fns);
+        let result = run_threads(a, KernelShared(global), &fns);
         teardown(global);
         let (wall, cpu, per_thread) = result?;
         let total: u64 = per_thread.iter().map(|t| t.ops).sum();
@@ -437,7 +437,11 @@ fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
 /// Worker threads wait at a barrier, the clock starts when they are all
 /// released, and each runs batches sized so that timing and the stop check
 /// cost nothing measurable per operation.
-fn run_threads(a: &ChildArgs, global: Global, fns: &Fns) -> Result<(f64, f64, Vec<ThreadResult>)> {
+fn run_threads(
+    a: &ChildArgs,
+    global: KernelShared,
+    fns: &Fns,
+) -> Result<(f64, f64, Vec<ThreadResult>)> {
     let barrier = Arc::new(Barrier::new(a.threads + 1));
     let stop = Arc::new(AtomicBool::new(false));
     let failed = Arc::new(AtomicBool::new(false));

@@ -5,12 +5,14 @@
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use super::export::{Export, Markdown, Text};
+use super::export::{formats, Export, Markdown, Text};
 use crate::analysis::bisect::{ChangePoint, Step, StepVerdict};
 use crate::analysis::stats::{Comparison, Verdict};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::report::us;
+
+formats!(BisectFormat for BisectReport { Text, Markdown, Json });
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CommitJson {
@@ -86,6 +88,17 @@ pub struct BisectReport {
     pub min_effect: f64,
     pub wall_s: f64,
     pub reproduce: String,
+}
+
+/// A bisect as kept in the cache (`bisects/ID.json`) and listed by `log`.
+#[derive(Serialize, Deserialize)]
+pub struct SavedBisect {
+    pub id: String,
+    pub state: String,
+    pub command: String,
+    pub updated: u64,
+    #[serde(default)]
+    pub result: Option<BisectReport>,
 }
 
 pub fn verdict_word(v: &StepVerdict) -> String {

@@ -3,9 +3,11 @@
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use super::export::{Export, Markdown, Text};
+use super::export::{formats, Export, Markdown, Text};
 use crate::analysis::stats::{Comparison, Verdict};
 use crate::report::us;
+
+formats!(CompareFormat for CompareReport { Text, Markdown, Json });
 
 /// B against A at one (tool, threads). The JSON keeps the flat figures
 /// users script against (`ratio`, `ratio_ci`, `p_welch`, …) and the full

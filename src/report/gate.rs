@@ -4,11 +4,14 @@
 use anyhow::Result;
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
+use std::io::Write;
 
 use super::compare::CompareReport;
-use super::export::{Export, Junit, Markdown, Text};
+use super::export::{formats, Export, Junit, Markdown, Text};
 use crate::host::Host;
 use crate::report::{us, Table};
+
+formats!(GateFormat for GateReport { Text, Markdown, Json, Junit });
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -197,6 +200,40 @@ impl Export<GateReport> for Junit {
         }
         s.push_str("  </testsuite>\n</testsuites>\n");
         Ok(s)
+    }
+}
+
+/// Print the gate's result, warn about undecided cells that pass, and
+/// append the Markdown table to GitHub's step summary when there is one.
+impl GateReport {
+    pub fn emit(&self, format: GateFormat) -> Result<()> {
+        let report = self;
+        if let Ok(path) = std::env::var("GITHUB_STEP_SUMMARY") {
+            if !path.is_empty() {
+                let mut f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path)
+                    .map_err(|e| {
+                        anyhow::anyhow!("cannot append to GITHUB_STEP_SUMMARY {path}: {e}")
+                    })?;
+                f.write_all(Markdown.export(report)?.as_bytes())?;
+            }
+        }
+        if report.undecided == UndecidedPolicy::Pass {
+            for r in report
+                .results
+                .iter()
+                .filter(|r| r.outcome == GateOutcome::Undecided)
+            {
+                eprintln!(
+                "perfbisect: warning: {} at {} thread(s) is undecided; passing (--undecided fail to fail instead)",
+                r.tool, r.threads
+            );
+            }
+        }
+        print!("{}", format.render(report)?);
+        Ok(())
     }
 }
 

@@ -6,11 +6,13 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::export::{Csv, Export, Markdown, Text};
+use super::export::{formats, Csv, Export, Markdown, Text};
 use super::plot;
 use crate::host::Host;
 use crate::progress;
 use crate::report::{us, Table};
+
+formats!(MatrixFormat for MatrixReport { Text, Markdown, Csv, Json });
 
 pub const MATRIX_KIND: &str = "perfbisect-matrix";
 

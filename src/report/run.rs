@@ -4,10 +4,12 @@ use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-use super::export::{Csv, Export, Markdown, Text};
+use super::export::{formats, Csv, Export, Markdown, Text};
 use crate::analysis::stats;
 use crate::measure::runner::Sample;
 use crate::report::{us, Table};
+
+formats!(RunFormat for RunReport { Text alias "table", Markdown, Csv, Json });
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {

@@ -4,8 +4,10 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use super::export::{Export, Text};
+use super::export::{formats, Export, Text};
 use crate::analysis::simulate::{SimConfig, SimReport};
+
+formats!(SimulateFormat for Simulated { Text, Json });
 
 /// JSON is the report alone (its shape is pinned); text restates the
 /// configuration in its first line.
