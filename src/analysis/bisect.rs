@@ -775,7 +775,7 @@ mod tests {
                 bail!("disk full");
             }
             self.calls.push(wants.to_vec());
-            rounds::fill(self, wants)?;
+            rounds::fill(self, wants, None)?;
             Ok(wants
                 .iter()
                 .map(|&(c, _)| {

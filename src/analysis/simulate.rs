@@ -135,7 +135,7 @@ impl Measurer for SimMeasurer {
         for w in wants {
             self.is_skipped(w.0);
         }
-        rounds::fill(self, wants)?;
+        rounds::fill(self, wants, None)?;
         Ok(wants
             .iter()
             .map(|&(c, _)| match self.have(c) {

@@ -9,6 +9,8 @@
 //! compiles, loads cached samples or spawns a child itself.
 
 use anyhow::Result;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -153,6 +155,8 @@ pub struct Session<'a> {
     /// Show a progress bar over the samples `ensure` takes (tables of many
     /// cells); a search prints its decided steps instead.
     pub progress_bar: bool,
+    /// The order of the subjects within each round (see analysis::rounds).
+    order: StdRng,
 }
 
 impl<'a> Session<'a> {
@@ -170,6 +174,7 @@ impl<'a> Session<'a> {
             builds: BTreeMap::new(),
             on_step: None,
             progress_bar: false,
+            order: StdRng::from_entropy(),
         }
     }
 
@@ -377,11 +382,13 @@ impl<'a> Session<'a> {
         let bar = self
             .progress_bar
             .then(|| progress::bar(missing as u64, "sampling"));
+        let mut order = self.order.clone();
         let mut filling = Filling { s: self, bar };
-        rounds::fill(&mut filling, wants)?;
+        rounds::fill(&mut filling, wants, Some(&mut order))?;
         if let Some(b) = filling.bar {
             b.finish_and_clear();
         }
+        self.order = order;
         Ok(())
     }
 
