@@ -64,6 +64,10 @@ pub trait Measurer {
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>>;
     /// Called when a commit's verdict is final (for live output). Default: do nothing.
     fn decided(&mut self, _step: &Step) {}
+    /// How errors name commit `i` (a short sha in the real pipeline).
+    fn name(&self, i: usize) -> String {
+        format!("commit {i}")
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -148,11 +152,15 @@ pub struct ChangePoint {
     /// `last_old + 1` for a single culprit; larger when skipped commits leave a range.
     pub first_new: usize,
     pub skipped_between: Vec<usize>,
-    /// Verification: samples of `last_old` (a) against `first_new` (b).
+    /// Confirmation: `last_old` (a) against `first_new` (b) on a fresh block of samples taken
+    /// for it alone (interleaved, in random order), never the samples that selected the pair, so
+    /// its ratio, interval and p-values are not biased by the selection.
     pub comparison: Comparison,
+    /// The confirmation found the change significant (at its own share of alpha).
+    pub confirmed: bool,
     /// This change explains only part of the end-to-end change (the range holds more than one).
     pub partial: bool,
-    /// A commit on the way here stayed ambiguous, or the verification did not confirm the change.
+    /// A commit on the way here stayed ambiguous (the search went on by the closer end).
     pub uncertain: bool,
 }
 
@@ -179,6 +187,12 @@ pub struct SearchResult {
     /// Sequential decisions made: the ends, each classified candidate, each sub-range check.
     pub decisions: usize,
     pub alpha_per_test: f64,
+    /// Significance tests actually run by the search (every look of every decision; a candidate's
+    /// look is two tests) and by the confirmations.
+    pub tests: usize,
+    /// The family-wise error bound achieved: Bonferroni's sum of the levels of every test run. A
+    /// range with several changes can spend more than the budget `alpha`; this says how much.
+    pub family_alpha: f64,
 }
 
 /// A sub-range still to search: `lo` is known to differ from `hi`.
@@ -245,9 +259,17 @@ struct Searcher<'a> {
     skipped: HashMap<usize, Unavailable>,
     steps: Vec<Step>,
     decisions: usize,
+    /// Σ of the levels of the tests run so far, and their count.
+    spent: f64,
+    tests: usize,
 }
 
 impl Searcher<'_> {
+    fn spend(&mut self, tests: usize, level: f64) {
+        self.tests += tests;
+        self.spent += tests as f64 * level;
+    }
+
     /// Windows of `k` samples after `bases` for each commit, taken interleaved. Slicing (rather than
     /// using everything `ensure` returns) keeps the search a function of the requested samples, so a
     /// resumed search with a warm cache replays the same decisions.
@@ -309,19 +331,21 @@ impl Searcher<'_> {
         let ends = [0, self.n - 1];
         let looks = self.schedule.clone();
         let (alpha, me) = (self.alpha, self.cfg.min_effect);
-        let r = sequential(&looks, alpha, me, |k| {
+        let r = sequential(&looks, alpha, me, false, |k| {
             let w = self.windows(&ends, &[0, 0], k)?;
             self.claimed.insert(0, k);
             self.claimed.insert(self.n - 1, k);
+            self.spend(1, alpha);
             Ok(w)
         })?;
+        let (old, new) = (self.m.name(0), self.m.name(self.n - 1));
         match r {
             Ok(done) => Ok(done),
             Err((Side::Both, r0, r1)) => {
-                bail!("both ends cannot be measured: old end: {r0}; new end: {r1}")
+                bail!("neither end can be measured: old end {old}: {r0}; new end {new}: {r1}")
             }
-            Err((Side::A, r, _)) => bail!("the old end (good) cannot be measured: {r}"),
-            Err((Side::B, r, _)) => bail!("the new end (bad) cannot be measured: {r}"),
+            Err((Side::A, r, _)) => bail!("the old end (good) {old} cannot be measured: {r}"),
+            Err((Side::B, r, _)) => bail!("the new end (bad) {new} cannot be measured: {r}"),
         }
     }
 
@@ -351,6 +375,7 @@ impl Searcher<'_> {
             };
             let vo = stats::compare(xo, &x, self.alpha, self.cfg.min_effect).verdict;
             let vn = stats::compare(xn, &x, self.alpha, self.cfg.min_effect).verdict;
+            self.spend(2, self.alpha);
             let differs = |v: Verdict| matches!(v, Verdict::Slower | Verdict::Faster);
             let (d_old, d_new) = (differs(vo), differs(vn));
             let pos = position(xo, &x, xn, pos_conf);
@@ -396,6 +421,7 @@ impl Searcher<'_> {
                 }
             };
             let c = stats::compare(a, b, self.alpha, self.cfg.min_effect);
+            self.spend(1, self.alpha);
             if matches!(c.verdict, Verdict::Slower | Verdict::Faster) {
                 return Ok(true);
             }
@@ -496,35 +522,40 @@ impl Searcher<'_> {
         Ok(found)
     }
 
-    /// Culprit against its parent on all samples the search took of both, topped up to at least
-    /// 2 × initial each.
-    fn verify(&mut self, f: &Found, ends: &Comparison) -> Result<ChangePoint> {
-        let min = self.cfg.schedule.initial * 2;
-        let t_old = self.claimed(f.last_old).max(min);
-        let t_new = self.claimed(f.first_new).max(min);
+    /// Confirm a change point: its parent against it on a fresh block of samples (after every
+    /// sample the search used), grown over the looks of the schedule from 2 × initial on, at
+    /// `alpha_look` per look. The reported numbers come from this block alone.
+    fn confirm(&mut self, f: &Found, ends: &Comparison, alpha_look: f64) -> Result<ChangePoint> {
         let commits = [f.last_old, f.first_new];
-        let wants = [(f.last_old, t_old), (f.first_new, t_new)];
-        let probes = self.m.ensure(&wants)?;
-        let mut xs = Vec::new();
-        for ((c, t), p) in commits.iter().zip([t_old, t_new]).zip(probes) {
-            match p {
-                Probe::Samples(v) => {
-                    let seen = self.seen.entry(*c).or_insert(0);
-                    *seen = (*seen).max(v.len());
-                    xs.push(v[..t.min(v.len())].to_vec());
-                }
-                Probe::Skip(r) => bail!("commit {c} was measured before but now cannot be: {r}"),
-            }
-            self.claimed.insert(*c, t);
-        }
-        if xs.len() != 2 {
-            bail!("measurer returned {} results for 2 commits", xs.len());
-        }
-        let comparison = stats::compare(&xs[0], &xs[1], self.alpha, self.cfg.min_effect);
+        let bases = [self.claimed(f.last_old), self.claimed(f.first_new)];
+        let min = self.cfg.schedule.initial * 2;
+        let looks: Vec<usize> = self
+            .schedule
+            .iter()
+            .copied()
+            .filter(|&k| k >= min)
+            .collect();
+        let looks = if looks.is_empty() { vec![min] } else { looks };
+        let me = self.cfg.min_effect;
+        let r = sequential(&looks, alpha_look, me, true, |k| {
+            let w = self.windows(&commits, &bases, k)?;
+            self.claimed.insert(f.last_old, bases[0] + k);
+            self.claimed.insert(f.first_new, bases[1] + k);
+            self.spend(1, alpha_look);
+            Ok(w)
+        })?;
+        let (comparison, _, _) = match r {
+            Ok(done) => done,
+            Err((_, why, _)) => bail!(
+                "{} or {} was measured before but now cannot be: {why}",
+                self.m.name(f.last_old),
+                self.m.name(f.first_new)
+            ),
+        };
         let confirmed = matches!(comparison.verdict, Verdict::Slower | Verdict::Faster);
-        let e = ends.ratio.ratio;
         // "Clearly smaller": the whole interval of this change lies nearer to 1 than the
-        // end-to-end ratio.
+        // end-to-end ratio (estimated on every sample of the ends, see `search`).
+        let e = ends.ratio.ratio;
         let smaller = match ends.verdict {
             Verdict::Slower => comparison.ratio.hi < e,
             Verdict::Faster => comparison.ratio.lo > e,
@@ -538,8 +569,9 @@ impl Searcher<'_> {
             first_new: f.first_new,
             skipped_between,
             comparison,
+            confirmed,
             partial: f.partial || smaller,
-            uncertain: f.uncertain || !confirmed,
+            uncertain: f.uncertain,
         })
     }
 }
@@ -562,6 +594,7 @@ fn sequential<F>(
     looks: &[usize],
     alpha_look: f64,
     min_effect: f64,
+    settle_size: bool,
     mut window: F,
 ) -> Result<std::result::Result<Compared, Unmeasurable>>
 where
@@ -584,7 +617,15 @@ where
             _ => unreachable!("two windows checked above"),
         };
         let c = stats::compare(&a, &b, alpha_look, min_effect);
-        let done = c.verdict != Verdict::Undecided;
+        // With `settle_size`, a significant change whose interval still straddles min-effect
+        // is not done: "at least min-effect" (a failed gate, a culprit's size) must rest on the
+        // interval, not on a point estimate picked by optional stopping. The ends of a search
+        // need only the direction.
+        let done = match c.verdict {
+            Verdict::Undecided => false,
+            Verdict::Slower | Verdict::Faster => !settle_size || c.size != stats::Size::Uncertain,
+            Verdict::Same => true,
+        };
         last = Some((c, a, b));
         if done {
             break;
@@ -605,7 +646,7 @@ pub fn compare_pair(
     alpha_look: f64,
     min_effect: f64,
 ) -> Result<std::result::Result<Comparison, Unavailable>> {
-    let r = sequential(&schedule.looks(), alpha_look, min_effect, |k| {
+    let r = sequential(&schedule.looks(), alpha_look, min_effect, true, |k| {
         let probes = m.ensure(&[(a, k), (b, k)])?;
         Ok(probes
             .into_iter()
@@ -666,6 +707,8 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         skipped: HashMap::new(),
         steps: Vec::new(),
         decisions: 1,
+        spent: 0.0,
+        tests: 0,
     };
     let (ends, old, new) = s.compare_ends()?;
     let direction = ends.verdict;
@@ -679,9 +722,25 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
             partial: false,
         })?;
         let several = found.len() > 1;
+        // The ends were sampled again beside every candidate: their ratio on all those samples
+        // is far more precise than the first look's, and is what a change is measured against.
+        let (c0, cn) = (s.claimed(0), s.claimed(n - 1));
+        let all = s.m.ensure(&[(0, c0), (n - 1, cn)])?;
+        let ends_now = match (all.first(), all.get(1)) {
+            (Some(Probe::Samples(o)), Some(Probe::Samples(b))) => {
+                let (o, b) = (&o[..c0.min(o.len())], &b[..cn.min(b.len())]);
+                let mut c = stats::compare(o, b, s.alpha, cfg.min_effect);
+                c.verdict = ends.verdict;
+                c
+            }
+            _ => ends,
+        };
+        // Each confirmation is a comparison of its own: together they may make a false
+        // confirmation with probability at most alpha.
+        let alpha_confirm = alpha::per_look(cfg.alpha, &cfg.schedule, found.len());
         let mut cps = Vec::with_capacity(found.len());
         for f in &found {
-            let mut cp = s.verify(f, &ends)?;
+            let mut cp = s.confirm(f, &ends_now, alpha_confirm)?;
             cp.partial |= several;
             cps.push(cp);
         }
@@ -701,6 +760,8 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         samples_taken,
         decisions: s.decisions,
         alpha_per_test: s.alpha,
+        tests: s.tests,
+        family_alpha: s.spent.min(1.0),
     })
 }
 
@@ -829,7 +890,12 @@ mod tests {
                     unreachable!()
                 };
                 assert_eq!(cps[0].comparison.verdict, dir);
-                assert!(!cps[0].partial && !cps[0].uncertain);
+                assert!(
+                    !cps[0].partial && !cps[0].uncertain && cps[0].confirmed,
+                    "n={n} at={at} effect={effect}: {:?} ends {:?}",
+                    cps[0],
+                    r.ends.ratio
+                );
                 assert!(cps[0].comparison.a.n >= 10 && cps[0].comparison.b.n >= 10);
                 assert!((cps[0].comparison.ratio.ratio - (1.0 + effect)).abs() < 0.05);
                 // the search asked for every sample it saw, and nothing else was drawn

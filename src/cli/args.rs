@@ -5,6 +5,7 @@
 use clap::Args;
 
 use crate::analysis::alpha::Schedule;
+use crate::measure::engine::Timing;
 
 /// One tool at one thread count (bisect, compare, verify).
 #[derive(Args, Clone, Debug)]
@@ -48,6 +49,19 @@ pub struct TimingArgs {
     /// Kill a sample after this many seconds (default: 30 + 4 x duration)
     #[arg(long, value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
     pub timeout: Option<f64>,
+    /// Take a crashed or timed-out sample again this many times (new process) before giving up
+    #[arg(long, default_value = "2", value_name = "N")]
+    pub retries: usize,
+}
+
+impl TimingArgs {
+    pub fn timing(&self) -> Timing {
+        Timing {
+            duration: self.duration,
+            timeout: self.timeout,
+            retries: self.retries,
+        }
+    }
 }
 
 /// A fixed number of samples per cell (run, matrix).

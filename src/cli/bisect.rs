@@ -155,8 +155,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     // bisect takes its own, interleaved.
     let mut session = Session::new(
         &cache,
-        a.sampling.timing.duration,
-        a.sampling.timing.timeout,
+        a.sampling.timing.timing(),
         Reuse::Context(format!("bisect {id}")),
     )
     .with_repo(&repo, a.build.options(&recipe));

@@ -74,8 +74,7 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode
     // sides never share samples, even in an A/A comparison.
     let mut session = Session::new(
         &cache,
-        o.sampling.timing.duration,
-        o.sampling.timing.timeout,
+        o.sampling.timing.timing(),
         Reuse::Context(format!("compare {} {}", ca.id, cb.id)),
     )
     .with_repo(&repo, o.build.options(&recipe));

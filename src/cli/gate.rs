@@ -66,8 +66,7 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
     // and head never share samples, even when they are one commit.
     let mut session = Session::new(
         &cache,
-        a.sampling.timing.duration,
-        a.sampling.timing.timeout,
+        a.sampling.timing.timing(),
         Reuse::Context(format!("gate {} {}", base.id, head.id)),
     )
     .with_repo(&repo, a.build.options(&recipe));

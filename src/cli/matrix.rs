@@ -72,8 +72,7 @@ pub fn run(g: &Global, a: MatrixArgs) -> Result<ExitCode> {
     };
     let mut session = Session::new(
         &cache,
-        a.sampling.timing.duration,
-        a.sampling.timing.timeout,
+        a.sampling.timing.timing(),
         Reuse::Context("matrix".into()),
     );
     if let Some((repo, recipe)) = &repo {

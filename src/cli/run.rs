@@ -62,12 +62,7 @@ pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
             )?)));
         }
     }
-    let mut session = Session::new(
-        &cache,
-        a.sampling.timing.duration,
-        a.sampling.timing.timeout,
-        Reuse::Nothing,
-    );
+    let mut session = Session::new(&cache, a.sampling.timing.timing(), Reuse::Nothing);
     if let Some((repo, recipe)) = &repo {
         session = session.with_repo(repo, a.build.options(recipe));
     }

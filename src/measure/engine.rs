@@ -139,6 +139,18 @@ enum SubjectState {
 /// Live output: called with each decided step of a search.
 pub type StepCallback<'a> = Box<dyn FnMut(&Step) + 'a>;
 
+/// How each sample is taken.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// Seconds each sample measures for.
+    pub duration: f64,
+    /// Kill a sample after this long (None: derived from the duration).
+    pub timeout: Option<f64>,
+    /// A crashed or timed-out sample is taken again this many times, in a new process, before
+    /// its subject is given up: one bad moment must not skip a commit for good.
+    pub retries: usize,
+}
+
 pub struct Session<'a> {
     cache: &'a Cache,
     repo: Option<(&'a Repo, BuildOptions<'a>)>,
@@ -157,15 +169,18 @@ pub struct Session<'a> {
     pub progress_bar: bool,
     /// The order of the subjects within each round (see analysis::rounds).
     order: StdRng,
+    retries: usize,
+    /// Samples that failed and were retried.
+    pub retried: usize,
 }
 
 impl<'a> Session<'a> {
-    pub fn new(cache: &'a Cache, duration: f64, timeout: Option<f64>, reuse: Reuse) -> Self {
+    pub fn new(cache: &'a Cache, timing: Timing, reuse: Reuse) -> Self {
         Session {
             cache,
             repo: None,
-            duration,
-            timeout,
+            duration: timing.duration,
+            timeout: timing.timeout,
             reuse,
             libs: Vec::new(),
             subjects: Vec::new(),
@@ -175,6 +190,8 @@ impl<'a> Session<'a> {
             on_step: None,
             progress_bar: false,
             order: StdRng::from_entropy(),
+            retries: timing.retries,
+            retried: 0,
         }
     }
 
@@ -409,7 +426,23 @@ impl<'a> Session<'a> {
             duration: self.duration,
             timeout: self.timeout,
         };
-        match runner::take_sample(&req)? {
+        let mut outcome = runner::take_sample(&req)?;
+        for _ in 0..self.retries {
+            match &outcome {
+                Err(u) if u.is_kernel_failure() => {
+                    progress::detail(&format!(
+                        "  {} {} t={}: {u}; trying again in a new process",
+                        target.label,
+                        subject.spec.short(),
+                        subject.threads
+                    ));
+                    self.retried += 1;
+                    outcome = runner::take_sample(&req)?;
+                }
+                _ => break,
+            }
+        }
+        match outcome {
             Ok(s) => {
                 target.check(&s)?;
                 if let Some(store) = &r.store {
@@ -507,6 +540,13 @@ impl Measurer for Session<'_> {
     fn decided(&mut self, step: &Step) {
         if let Some(cb) = self.on_step.as_mut() {
             cb(step);
+        }
+    }
+
+    fn name(&self, i: usize) -> String {
+        match &self.libs[self.subjects[i].0.lib].0 {
+            Library::Revision { commit, .. } => commit.short.clone(),
+            Library::Installed(t) => t.label.clone(),
         }
     }
 }

@@ -52,6 +52,16 @@ impl Unavailable {
             Unavailable::TooOld { .. } | Unavailable::NotApplicable { .. }
         )
     }
+
+    /// A failure of one process (crash, hang, error) that a new process may not repeat.
+    pub fn is_kernel_failure(&self) -> bool {
+        matches!(
+            self,
+            Unavailable::Crashed { .. }
+                | Unavailable::TimedOut { .. }
+                | Unavailable::KernelFailed { .. }
+        )
+    }
 }
 
 impl Unavailable {
