@@ -36,6 +36,9 @@ pub struct BisectArgs {
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     format: BisectFormat,
+    /// Also write the profile (µs/op of every tested commit along the range) as an SVG into DIR
+    #[arg(long, value_name = "DIR")]
+    plot: Option<std::path::PathBuf>,
 }
 
 /// What identifies one bisect, so a re-run finds its samples (resume) and
@@ -255,6 +258,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         good: (&range.good).into(),
         bad: (&range.bad).into(),
         merge_base: range.merge_base.as_ref().map(|m| m.into()),
+        commits: n,
         direction: result.direction,
         ends: result.ends,
         outcome: match &result.outcome {
@@ -267,6 +271,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
             .iter()
             .map(|s| StepJson {
                 info: (&commits[s.commit]).into(),
+                index: s.commit,
                 n: s.n,
                 mean_us: s.mean,
                 ci95_us: s.ci95,
@@ -284,6 +289,10 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     };
     save_state(&cache, &id, &a, "finished", Some(&json))?;
     print!("{}", a.format.render(&json)?);
+    if let Some(dir) = &a.plot {
+        let path = json.write_plot(dir)?;
+        progress::info(&format!("wrote {}", path.display()));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -4,8 +4,10 @@
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
 use super::export::{formats, Export, Markdown, Text};
+use super::plot::{self, Mark, PointKind, Profile, ProfilePoint};
 use crate::analysis::bisect::{ChangePoint, Step, StepVerdict};
 use crate::analysis::stats::{Comparison, Verdict};
 use crate::build::repo::CommitInfo;
@@ -59,8 +61,15 @@ pub struct CulpritJson {
 pub struct StepJson {
     #[serde(flatten)]
     pub info: CommitJson,
+    /// Position in the range's first-parent list, 0 = the old end (older
+    /// results have none: read as 0, with `BisectReport::commits` 0).
+    #[serde(default)]
+    pub index: usize,
     pub n: usize,
+    // A skipped commit has no mean; JSON writes NaN as null.
+    #[serde(deserialize_with = "nan_if_null")]
     pub mean_us: f64,
+    #[serde(deserialize_with = "nan_pair_if_null")]
     pub ci95_us: (f64, f64),
     pub verdict: String,
     pub position: Option<f64>,
@@ -76,6 +85,10 @@ pub struct BisectReport {
     pub good: CommitJson,
     pub bad: CommitJson,
     pub merge_base: Option<CommitJson>,
+    /// Commits in the searched range (the steps' `index` runs below it);
+    /// 0 in results written before it was recorded.
+    #[serde(default)]
+    pub commits: usize,
     pub direction: Verdict,
     pub ends: Comparison,
     pub outcome: String,
@@ -88,6 +101,15 @@ pub struct BisectReport {
     pub min_effect: f64,
     pub wall_s: f64,
     pub reproduce: String,
+}
+
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+fn nan_pair_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<(f64, f64), D::Error> {
+    let (a, b) = <(Option<f64>, Option<f64>)>::deserialize(d)?;
+    Ok((a.unwrap_or(f64::NAN), b.unwrap_or(f64::NAN)))
 }
 
 /// A bisect as kept in the cache (`bisects/ID.json`) and listed by `log`.
@@ -309,5 +331,115 @@ impl Export<BisectReport> for Text {
 impl Export<BisectReport> for Markdown {
     fn export(&self, r: &BisectReport) -> Result<String> {
         Ok(markdown(r))
+    }
+}
+
+fn point_kind(verdict: &str) -> PointKind {
+    match verdict.split([' ', ':']).next().unwrap_or("") {
+        "old" => PointKind::Old,
+        "new" => PointKind::New,
+        "between" => PointKind::Between,
+        "skipped" => PointKind::Skipped,
+        _ => PointKind::Ambiguous,
+    }
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        s.chars().take(max - 1).collect::<String>() + "…"
+    }
+}
+
+impl BisectReport {
+    /// Each tested commit once (its last verdict), with its position in the
+    /// range and the range's length. Results written before positions were
+    /// recorded are laid out by date, one tested commit per position.
+    pub fn tested(&self) -> (Vec<(usize, &StepJson)>, usize) {
+        let mut last: Vec<&StepJson> = Vec::new();
+        for s in &self.steps {
+            last.retain(|p| p.info.commit != s.info.commit);
+            last.push(s);
+        }
+        if self.commits > 0 {
+            let mut v: Vec<(usize, &StepJson)> = last.into_iter().map(|s| (s.index, s)).collect();
+            v.sort_by_key(|(i, _)| *i);
+            (v, self.commits)
+        } else {
+            last.sort_by(|a, b| a.info.date.cmp(&b.info.date));
+            let n = last.len();
+            (last.into_iter().enumerate().collect(), n)
+        }
+    }
+
+    pub fn profile(&self) -> Profile {
+        let (tested, commits) = self.tested();
+        let at = |id: &str| {
+            tested
+                .iter()
+                .find(|(_, s)| s.info.commit == id)
+                .map(|t| t.0)
+        };
+        let changes = self
+            .culprits
+            .iter()
+            .filter_map(|c| {
+                Some(Mark {
+                    parent: at(&c.parent)?,
+                    culprit: at(&c.info.commit)?,
+                    label: format!(
+                        "{} {} {:+.1}%{}",
+                        c.info.short,
+                        truncate(&c.info.subject, 40),
+                        (c.ratio - 1.0) * 100.0,
+                        if c.range { " (range)" } else { "" }
+                    ),
+                })
+            })
+            .collect();
+        let end = |which: &str, c: &CommitJson| {
+            format!("{which} end {} ({})", c.short, truncate(&c.subject, 30))
+        };
+        Profile {
+            title: format!(
+                "{} at {} thread(s): {}",
+                self.tool, self.threads, self.range
+            ),
+            commits,
+            points: tested
+                .iter()
+                .map(|(x, s)| ProfilePoint {
+                    x: *x,
+                    mean: s.mean_us,
+                    ci: s.ci95_us,
+                    kind: point_kind(&s.verdict),
+                    date: s.info.date.clone(),
+                })
+                .collect(),
+            ends: (
+                end("old", self.merge_base.as_ref().unwrap_or(&self.good)),
+                end("new", &self.bad),
+            ),
+            changes,
+        }
+    }
+
+    pub fn profile_svg(&self) -> Result<String> {
+        plot::profile_svg(&self.profile())
+    }
+
+    /// `bisect --plot DIR`: DIR/profile-TOOL-tN.svg.
+    pub fn write_plot(&self, dir: &Path) -> Result<PathBuf> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("cannot create plot directory {}: {e}", dir.display()))?;
+        let path = dir.join(format!(
+            "profile-{}-t{}.svg",
+            plot::file_stem(&self.tool),
+            self.threads
+        ));
+        std::fs::write(&path, self.profile_svg()?)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        Ok(path)
     }
 }

@@ -228,16 +228,7 @@ pub fn write_plots(dir: &Path, m: &MatrixReport) -> Result<()> {
         if series.is_empty() {
             continue;
         }
-        let file: String = spec
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let file = plot::file_stem(&spec);
         let path = dir.join(format!("{file}.svg"));
         plot::threads_plot(
             &path,
