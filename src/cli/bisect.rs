@@ -3,7 +3,7 @@ use clap::Args;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use super::args::{SequentialArgs, StatsArgs, ToolArg};
+use super::args::{LinkArgs, SequentialArgs, StatsArgs, ToolArg};
 use super::build::BuildArgs;
 use crate::analysis::alpha;
 use crate::analysis::bisect::{self, Config, Outcome, Step};
@@ -14,6 +14,7 @@ use crate::measure::engine::{Library, Reuse, Session, Subject};
 use crate::measure::kernel::Registry;
 use crate::report::bisect::{
     culprit_json, step_line, verdict_word, BisectFormat, BisectReport, SavedBisect, StepJson,
+    BISECT_KIND,
 };
 use crate::{hashing, progress, Global};
 
@@ -36,6 +37,8 @@ pub struct BisectArgs {
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     format: BisectFormat,
+    #[command(flatten)]
+    links: LinkArgs,
     /// Also write the profile (µs/op of every tested commit along the range) as an SVG into DIR
     #[arg(long, value_name = "DIR")]
     plot: Option<std::path::PathBuf>,
@@ -107,6 +110,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         first_change_only: a.first_change_only,
     };
     cfg.validate(2)?;
+    let links = a.links.links()?;
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     let spec = reg.parse_spec(&a.tool.tool)?;
     let (repo, recipe) = a.build.open()?;
@@ -250,6 +254,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         Outcome::Changes(cps) => cps.iter().map(|cp| culprit_json(cp, commits)).collect(),
     };
     let json = BisectReport {
+        kind: BISECT_KIND.into(),
         tool: spec.short(),
         threads: a.tool.threads,
         range: a.range.clone(),
@@ -288,7 +293,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         reproduce: reproduce(&a),
     };
     save_state(&cache, &id, &a, "finished", Some(&json))?;
-    print!("{}", a.format.render(&json)?);
+    print!("{}", a.format.render_linked(&json, &links)?);
     if let Some(dir) = &a.plot {
         let path = json.write_plot(dir)?;
         progress::info(&format!("wrote {}", path.display()));

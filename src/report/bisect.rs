@@ -6,7 +6,8 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-use super::export::{formats, Export, Markdown, Text};
+use super::export::{formats, Export, Links, Markdown, Text};
+use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Mark, PointKind, Profile, ProfilePoint};
 use crate::analysis::bisect::{ChangePoint, Step, StepVerdict};
 use crate::analysis::stats::{Comparison, Verdict};
@@ -14,7 +15,9 @@ use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::report::us;
 
-formats!(BisectFormat for BisectReport { Text, Markdown, Json });
+formats!(BisectFormat for BisectReport { Text, Markdown, Json, Html });
+
+pub const BISECT_KIND: &str = "perfbisect-bisect";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CommitJson {
@@ -77,6 +80,9 @@ pub struct StepJson {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BisectReport {
+    /// BISECT_KIND; empty in results written before it was recorded.
+    #[serde(default)]
+    pub kind: String,
     pub tool: String,
     pub threads: usize,
     pub range: String,
@@ -188,7 +194,7 @@ fn direction_word(v: Verdict) -> &'static str {
     }
 }
 
-fn text_result(j: &BisectReport) -> String {
+fn text_result(j: &BisectReport, links: &Links) -> String {
     let mut s = String::new();
     s.push_str(&format!(
         "\nends: {} {} us/op (n={}) -> {} {} us/op (n={}): {} {}, p(Welch)={:.2e}\n",
@@ -221,7 +227,11 @@ fn text_result(j: &BisectReport) -> String {
                 c.skipped.len()
             )
         } else {
-            format!("culprit {}", c.info.commit)
+            format!(
+                "culprit {}{}",
+                c.info.commit,
+                links.text_suffix(&c.info.commit)
+            )
         };
         s.push_str(&format!(
             "\nresult {}: {head}{}{}\n",
@@ -273,7 +283,7 @@ fn text_result(j: &BisectReport) -> String {
     s
 }
 
-fn markdown(j: &BisectReport) -> String {
+fn markdown(j: &BisectReport, links: &Links) -> String {
     let mut s = format!(
         "### perfbisect: `{}` at {} thread(s), `{}`\n\n",
         j.tool, j.threads, j.range
@@ -295,8 +305,8 @@ fn markdown(j: &BisectReport) -> String {
         s.push_str("| --- | --- | --- | ---: | ---: | --- | ---: |\n");
         for c in &j.culprits {
             s.push_str(&format!(
-                "| `{}`{} | {} | {} | {} | {} | {} | {:.2e} |\n",
-                &c.info.commit[..10],
+                "| {}{} | {} | {} | {} | {} | {} | {:.2e} |\n",
+                links.markdown(&c.info.commit, &c.info.commit[..10]),
                 if c.range { " (range)" } else { "" },
                 c.info.date,
                 c.info.subject.replace('|', "\\|"),
@@ -311,8 +321,8 @@ fn markdown(j: &BisectReport) -> String {
     s.push_str("<details><summary>steps</summary>\n\n| commit | n | mean µs/op | verdict |\n| --- | ---: | ---: | --- |\n");
     for st in &j.steps {
         s.push_str(&format!(
-            "| `{}` | {} | {} | {} |\n",
-            st.info.short,
+            "| {} | {} | {} | {} |\n",
+            links.markdown(&st.info.commit, &st.info.short),
             st.n,
             us(st.mean_us),
             st.verdict
@@ -324,13 +334,196 @@ fn markdown(j: &BisectReport) -> String {
 
 impl Export<BisectReport> for Text {
     fn export(&self, r: &BisectReport) -> Result<String> {
-        Ok(text_result(r))
+        Ok(text_result(r, &Links::default()))
+    }
+
+    fn export_linked(&self, r: &BisectReport, links: &Links) -> Result<String> {
+        Ok(text_result(r, links))
     }
 }
 
 impl Export<BisectReport> for Markdown {
     fn export(&self, r: &BisectReport) -> Result<String> {
-        Ok(markdown(r))
+        Ok(markdown(r, &Links::default()))
+    }
+
+    fn export_linked(&self, r: &BisectReport, links: &Links) -> Result<String> {
+        Ok(markdown(r, links))
+    }
+}
+
+fn direction_badge(v: Verdict) -> String {
+    html::badge(match v {
+        Verdict::Slower => "slowdown",
+        Verdict::Faster => "speed-up",
+        Verdict::Same => "no change",
+        Verdict::Undecided => "undecided",
+    })
+}
+
+impl HtmlSections for BisectReport {
+    fn section(&self, links: &Links) -> Result<Section> {
+        let j = self;
+        let heading = format!(
+            "bisect: <code>{}</code> at {} thread(s), <code>{}</code>",
+            esc(&j.tool),
+            j.threads,
+            esc(&j.range)
+        );
+        let mut summary = format!(
+            "<p>Ends: {} {} µs/op → {} {} µs/op: {} {} (p = {:.2e}).</p>\n",
+            links.html(&j.good.commit, &j.good.short),
+            us(j.ends.a.mean),
+            links.html(&j.bad.commit, &j.bad.short),
+            us(j.ends.b.mean),
+            direction_badge(j.direction),
+            esc(&j.ends.ratio.pct()),
+            j.ends.p_welch
+        );
+        if j.culprits.is_empty() {
+            summary.push_str(&format!(
+                "<p>No change point: the ends do not differ by at least {:.1}% with significance.</p>\n",
+                j.min_effect * 100.0
+            ));
+        } else {
+            summary.push_str("<ol>\n");
+            for c in &j.culprits {
+                let what = if c.range {
+                    format!(
+                        "the change is in {}..{} ({} skipped commit(s) between)",
+                        links.html(&c.parent, &c.parent[..10.min(c.parent.len())]),
+                        links.html(&c.info.commit, &c.info.short),
+                        c.skipped.len()
+                    )
+                } else {
+                    format!("culprit {}", links.html(&c.info.commit, &c.info.short))
+                };
+                let mut notes = String::new();
+                if c.partial {
+                    notes.push_str(
+                        " <span class=\"badge neutral\">part of the range's change</span>",
+                    );
+                }
+                if c.uncertain {
+                    notes.push_str(&format!(" {}", html::badge("uncertain")));
+                }
+                summary.push_str(&format!(
+                    "<li>{what}: <b>{}</b> ({}, {}): {} → {} µs/op, <b>{}</b>, p = {:.2e}{notes}</li>\n",
+                    esc(&c.info.subject),
+                    esc(&c.info.date),
+                    esc(&c.info.author),
+                    us(c.parent_mean_us),
+                    us(c.culprit_mean_us),
+                    esc(&c.comparison.ratio.pct()),
+                    c.p_welch
+                ));
+            }
+            summary.push_str("</ol>\n");
+        }
+
+        let mut tables = String::new();
+        if !j.culprits.is_empty() {
+            let rows: Vec<Vec<String>> = j
+                .culprits
+                .iter()
+                .map(|c| {
+                    vec![
+                        links.html(&c.info.commit, &c.info.short),
+                        esc(&c.info.date),
+                        esc(&c.info.subject),
+                        us(c.parent_mean_us),
+                        us(c.culprit_mean_us),
+                        esc(&c.comparison.ratio.pct()),
+                        format!("{:.2e}", c.p_welch),
+                        format!("{:.2e}", c.p_mwu),
+                    ]
+                })
+                .collect();
+            tables
+                .push_str("<p>Change points (parent against culprit, on all their samples):</p>\n");
+            tables.push_str(&html::table(
+                &[
+                    "commit",
+                    "date",
+                    "subject",
+                    "parent µs/op",
+                    "commit µs/op",
+                    "change [95% CI]",
+                    "p (Welch)",
+                    "p (Mann-Whitney)",
+                ],
+                3,
+                &rows,
+            ));
+        }
+        let (tested, commits) = j.tested();
+        let order = |id: &str| {
+            j.steps
+                .iter()
+                .position(|s| s.info.commit == id)
+                .map(|i| (i + 1).to_string())
+                .unwrap_or_default()
+        };
+        let rows: Vec<Vec<String>> = tested
+            .iter()
+            .map(|(x, s)| {
+                vec![
+                    links.html(&s.info.commit, &s.info.short),
+                    esc(&s.info.date),
+                    esc(&s.info.subject),
+                    esc(&s.verdict),
+                    x.to_string(),
+                    order(&s.info.commit),
+                    s.n.to_string(),
+                    us(s.mean_us),
+                    format!("{} – {}", us(s.ci95_us.0), us(s.ci95_us.1)),
+                ]
+            })
+            .collect();
+        tables.push_str(&format!(
+            "<p>Tested commits in range order ({} of {commits}):</p>\n",
+            tested.len()
+        ));
+        tables.push_str(&html::table(
+            &[
+                "commit",
+                "date",
+                "subject",
+                "verdict",
+                "position",
+                "tested as",
+                "n",
+                "mean µs/op",
+                "95% CI",
+            ],
+            4,
+            &rows,
+        ));
+        let fresh = j.builds.iter().filter(|b| b.fresh).count();
+        let failed = j.builds.iter().filter(|b| !b.ok).count();
+        tables.push_str(&format!(
+            "<p>Builds used: {} ({fresh} built now, {failed} failed); samples: {} ({} taken now); wall time {:.0} s; recipe <code>{}</code>; alpha per test {:.2e}.</p>\n",
+            j.builds.len(),
+            j.samples,
+            j.samples_taken_now,
+            j.wall_s,
+            esc(&j.recipe),
+            j.alpha_per_test
+        ));
+        let plots = html::figure(
+            &j.profile_svg()?,
+            &format!(
+                "{} at {} thread(s): µs/op (95% interval) of every tested commit along {}; dashed red lines are change points, shaded stretches were not tested.",
+                j.tool, j.threads, j.range
+            ),
+        );
+        Ok(Section {
+            heading,
+            summary,
+            tables,
+            plots,
+            reproduce: html::command(&j.reproduce),
+        })
     }
 }
 

@@ -2,10 +2,9 @@
 //! per OpenSSL version, error bars of one standard deviation), and a
 //! bisect's profile (µs/op along the range, change points marked).
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor;
-use std::path::Path;
 
 pub struct Series {
     pub label: String,
@@ -46,12 +45,6 @@ fn thread_ticks(series: &[Series]) -> Vec<f64> {
     t.sort();
     t.dedup();
     t.into_iter().map(|x| x as f64).collect()
-}
-
-/// The plot written to a file (`matrix --plot`).
-pub fn threads_plot(path: &Path, title: &str, series: &[Series]) -> Result<()> {
-    let svg = threads_svg(title, series)?;
-    std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The plot as SVG text, to write or to inline in a page.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::bisect::{BisectReport, CommitJson, CulpritJson, StepJson};
 use super::compare::{CompareReport, Sides};
-use super::export::{Csv, Export, Json, Junit, Markdown, Text};
+use super::export::{Csv, Export, Html, Json, Junit, Links, Markdown, Text};
 use super::gate::{GateOutcome, GateReport, GateResult, UndecidedPolicy, GATE_KIND};
 use super::matrix::{MatrixCell, MatrixReport, MATRIX_KIND};
 use super::run::{RunReport, RunResult};
@@ -80,6 +80,7 @@ fn bisect_report() -> BisectReport {
         }
     };
     BisectReport {
+        kind: super::bisect::BISECT_KIND.into(),
         tool: "pkeyread:format=pem,key=ec".into(),
         threads: 1,
         range: "openssl-3.0.0..openssl-3.2.1".into(),
@@ -213,6 +214,7 @@ fn bisect_over(
         .collect();
     let ends = comparison(&samples(0), &samples(commits - 1));
     BisectReport {
+        kind: super::bisect::BISECT_KIND.into(),
         tool: "pkeyread:format=pem,key=ec".into(),
         threads: 1,
         range: range.into(),
@@ -547,4 +549,81 @@ fn bisect_json_reads_back_skips_and_older_results() {
         "by date, oldest first"
     );
     old.profile_svg().unwrap();
+}
+
+#[test]
+fn html_renderers() {
+    let links = Links::new(Some("https://github.com/openssl/openssl/commit/{sha}")).unwrap();
+    insta::assert_snapshot!(
+        "bisect_html",
+        Html.export_linked(&bisect_report(), &links).unwrap()
+    );
+    insta::assert_snapshot!(
+        "compare_html",
+        Html.export_linked(&compare_report(), &links).unwrap()
+    );
+    insta::assert_snapshot!(
+        "gate_html",
+        Html.export_linked(&gate_report(), &links).unwrap()
+    );
+    insta::assert_snapshot!(
+        "matrix_html",
+        Html.export_linked(&matrix_report(), &links).unwrap()
+    );
+    // Without a template: no links, nothing else changes.
+    let plain = Html.export(&compare_report()).unwrap();
+    assert!(!plain.contains("<a href"));
+    // Text from the results is escaped everywhere on the page.
+    let sparse = Html.export(&sparse_bisect()).unwrap();
+    assert!(sparse.contains("look up &lt;every&gt; time &amp; &quot;cache&quot;"));
+    assert!(!sparse.contains("<every>"));
+}
+
+#[test]
+fn commit_links_in_markdown_and_text() {
+    let links = Links::new(Some("https://example.org/{sha}")).unwrap();
+    let r = bisect_report();
+    let url = format!("https://example.org/{}", r.culprits[0].info.commit);
+    let md = Markdown.export_linked(&r, &links).unwrap();
+    assert!(
+        md.contains(&format!("[`{}`]({url})", &r.culprits[0].info.commit[..10])),
+        "{md}"
+    );
+    let text = Text.export_linked(&r, &links).unwrap();
+    assert!(
+        text.contains(&format!("culprit {} <{url}>", r.culprits[0].info.commit)),
+        "{text}"
+    );
+    let c = Markdown.export_linked(&compare_report(), &links).unwrap();
+    assert!(c.contains("https://example.org/bbbb"), "{c}");
+}
+
+/// The results `tests/report_html.rs` renders are these fixtures' JSON;
+/// `PERFBISECT_UPDATE_FIXTURES=1` rewrites them after a change here.
+#[test]
+fn report_fixtures_are_current() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report");
+    let files = [
+        (
+            "bisect.json",
+            Json.export(&release_history_bisect()).unwrap(),
+        ),
+        ("bisect-sparse.json", Json.export(&sparse_bisect()).unwrap()),
+        ("compare.json", Json.export(&compare_report()).unwrap()),
+        ("gate.json", Json.export(&gate_report()).unwrap()),
+        ("matrix.json", Json.export(&matrix_report()).unwrap()),
+    ];
+    for (name, json) in files {
+        let path = dir.join(name);
+        if std::env::var_os("PERFBISECT_UPDATE_FIXTURES").is_some() {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &json).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == json,
+            "{} is out of date: PERFBISECT_UPDATE_FIXTURES=1 cargo test --bins report_fixtures",
+            path.display()
+        );
+    }
 }
