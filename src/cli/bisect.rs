@@ -6,7 +6,7 @@ use std::time::Instant;
 use super::args::{LinkArgs, SequentialArgs, StatsArgs, ToolArg};
 use super::build::BuildArgs;
 use crate::analysis::alpha;
-use crate::analysis::bisect::{self, Config, Outcome, Step};
+use crate::analysis::bisect::{self, Config, Measurer, Outcome, Probe, Step, StepVerdict};
 use crate::analysis::stats::Verdict;
 use crate::build::repo;
 use crate::cache::{self, Cache};
@@ -217,19 +217,18 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         }
     }
 
-    {
-        let print_steps = text;
-        let commits = commits.clone();
-        session.on_step = Some(Box::new(move |s: &Step| {
-            let line = step_line(s, &commits[s.commit]);
-            if print_steps {
-                println!("{line}");
-            } else {
-                progress::info(&line);
-            }
-        }));
-    }
-    let result = match bisect::search(n, &cfg, &mut session) {
+    let found = {
+        let mut live = Live {
+            session: &mut session,
+            commits: &commits,
+            print_steps: text,
+            status: progress::SearchStatus::new(n),
+        };
+        let found = bisect::search(n, &cfg, &mut live);
+        live.status.finish();
+        found
+    };
+    let result = match found {
         Ok(r) => r,
         Err(e) => {
             // After Ctrl-C, whatever failed on the way out (a child killed by
@@ -243,7 +242,6 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
             return Err(e);
         }
     };
-    session.on_step = None;
     let commits = &commits;
     let samples_total: usize = (0..commits.len())
         .filter_map(|i| session.samples(i).ok().map(|s| s.len()))
@@ -299,6 +297,49 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         progress::info(&format!("wrote {}", path.display()));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The session seen by the search, with live output: each decided step as
+/// a line (stdout in text format, else stderr) and, on a terminal, the
+/// status line.
+struct Live<'s, 'a> {
+    session: &'s mut Session<'a>,
+    commits: &'s [repo::CommitInfo],
+    print_steps: bool,
+    status: progress::SearchStatus,
+}
+
+impl Measurer for Live<'_, '_> {
+    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        let shorts: Vec<&str> = wants
+            .iter()
+            .filter_map(|(i, _)| self.commits.get(*i).map(|c| c.short.as_str()))
+            .collect();
+        self.status.doing(format!("sampling {}", shorts.join(" ")));
+        Measurer::ensure(&mut *self.session, wants)
+    }
+
+    fn decided(&mut self, s: &Step) {
+        let line = step_line(s, &self.commits[s.commit]);
+        if self.print_steps {
+            progress::above_status(|| println!("{line}"));
+        } else {
+            progress::info(&line);
+        }
+        let b = self.session.builds.values();
+        let builds = progress::BuildCounts {
+            built: b.clone().filter(|b| b.fresh && b.ok).count(),
+            cached: b.clone().filter(|b| !b.fresh && b.ok).count(),
+            failed: b.filter(|b| !b.ok).count(),
+        };
+        let side = match s.verdict {
+            StepVerdict::Old => progress::Side::Old,
+            StepVerdict::New => progress::Side::New,
+            StepVerdict::Skipped(_) => progress::Side::Skipped,
+            StepVerdict::Between | StepVerdict::Ambiguous => progress::Side::Both,
+        };
+        self.status.step(s.commit, side, builds);
+    }
 }
 
 fn save_state(
