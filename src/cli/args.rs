@@ -193,3 +193,18 @@ mod tests {
         assert!(parse_effect("-3%").is_err());
     }
 }
+
+/// `--commit-url`: shas as links in HTML and Markdown (and the URL after a
+/// culprit's sha in text).
+#[derive(Args, Clone, Debug)]
+pub struct LinkArgs {
+    /// Link commits to this URL, {sha} replaced by the full commit id, e.g. https://github.com/openssl/openssl/commit/{sha}
+    #[arg(long, value_name = "TEMPLATE", env = "PERFBISECT_COMMIT_URL")]
+    pub commit_url: Option<String>,
+}
+
+impl LinkArgs {
+    pub fn links(&self) -> anyhow::Result<crate::report::export::Links> {
+        crate::report::export::Links::new(self.commit_url.as_deref())
+    }
+}

@@ -3,10 +3,10 @@ use clap::Args;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use super::args::{SequentialArgs, StatsArgs, ToolArg};
+use super::args::{LinkArgs, SequentialArgs, StatsArgs, ToolArg};
 use super::build::BuildArgs;
 use crate::analysis::alpha;
-use crate::analysis::bisect::{self, Config, Outcome, Step};
+use crate::analysis::bisect::{self, Config, Measurer, Outcome, Probe, Step, StepVerdict};
 use crate::analysis::stats::Verdict;
 use crate::build::repo;
 use crate::cache::{self, Cache};
@@ -14,6 +14,7 @@ use crate::measure::engine::{Library, Reuse, Session, Subject};
 use crate::measure::kernel::Registry;
 use crate::report::bisect::{
     culprit_json, step_line, verdict_word, BisectFormat, BisectReport, SavedBisect, StepJson,
+    BISECT_KIND,
 };
 use crate::{hashing, progress, Global};
 
@@ -36,6 +37,11 @@ pub struct BisectArgs {
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     format: BisectFormat,
+    #[command(flatten)]
+    links: LinkArgs,
+    /// Also write the profile (µs/op of every tested commit along the range) as an SVG into DIR
+    #[arg(long, value_name = "DIR")]
+    plot: Option<std::path::PathBuf>,
 }
 
 /// What identifies one bisect, so a re-run finds its samples (resume) and
@@ -104,6 +110,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         first_change_only: a.first_change_only,
     };
     cfg.validate(2)?;
+    let links = a.links.links()?;
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     let spec = reg.parse_spec(&a.tool.tool)?;
     let (repo, recipe) = a.build.open()?;
@@ -209,19 +216,18 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         }
     }
 
-    {
-        let print_steps = text;
-        let commits = commits.clone();
-        session.on_step = Some(Box::new(move |s: &Step| {
-            let line = step_line(s, &commits[s.commit]);
-            if print_steps {
-                println!("{line}");
-            } else {
-                progress::info(&line);
-            }
-        }));
-    }
-    let result = match bisect::search(n, &cfg, &mut session) {
+    let found = {
+        let mut live = Live {
+            session: &mut session,
+            commits: &commits,
+            print_steps: text,
+            status: progress::SearchStatus::new(n),
+        };
+        let found = bisect::search(n, &cfg, &mut live);
+        live.status.finish();
+        found
+    };
+    let result = match found {
         Ok(r) => r,
         Err(e) => {
             // After Ctrl-C, whatever failed on the way out (a child killed by
@@ -235,7 +241,6 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
             return Err(e);
         }
     };
-    session.on_step = None;
     let commits = &commits;
     let samples_total: usize = (0..commits.len())
         .filter_map(|i| session.samples(i).ok().map(|s| s.len()))
@@ -246,6 +251,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         Outcome::Changes(cps) => cps.iter().map(|cp| culprit_json(cp, commits)).collect(),
     };
     let json = BisectReport {
+        kind: BISECT_KIND.into(),
         tool: spec.short(),
         threads: a.tool.threads,
         range: a.range.clone(),
@@ -254,6 +260,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         good: (&range.good).into(),
         bad: (&range.bad).into(),
         merge_base: range.merge_base.as_ref().map(|m| m.into()),
+        commits: n,
         direction: result.direction,
         ends: result.ends,
         outcome: match &result.outcome {
@@ -266,6 +273,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
             .iter()
             .map(|s| StepJson {
                 info: (&commits[s.commit]).into(),
+                index: s.commit,
                 n: s.n,
                 mean_us: s.mean,
                 ci95_us: s.ci95,
@@ -282,8 +290,55 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         reproduce: reproduce(&a),
     };
     save_state(&cache, &id, &a, "finished", Some(&json))?;
-    print!("{}", a.format.render(&json)?);
+    print!("{}", a.format.render_linked(&json, &links)?);
+    if let Some(dir) = &a.plot {
+        let path = json.write_plot(dir)?;
+        progress::info(&format!("wrote {}", path.display()));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The session seen by the search, with live output: each decided step as
+/// a line (stdout in text format, else stderr) and, on a terminal, the
+/// status line.
+struct Live<'s, 'a> {
+    session: &'s mut Session<'a>,
+    commits: &'s [repo::CommitInfo],
+    print_steps: bool,
+    status: progress::SearchStatus,
+}
+
+impl Measurer for Live<'_, '_> {
+    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        let shorts: Vec<&str> = wants
+            .iter()
+            .filter_map(|(i, _)| self.commits.get(*i).map(|c| c.short.as_str()))
+            .collect();
+        self.status.doing(format!("sampling {}", shorts.join(" ")));
+        Measurer::ensure(&mut *self.session, wants)
+    }
+
+    fn decided(&mut self, s: &Step) {
+        let line = step_line(s, &self.commits[s.commit]);
+        if self.print_steps {
+            progress::above_status(|| println!("{line}"));
+        } else {
+            progress::info(&line);
+        }
+        let b = self.session.builds.values();
+        let builds = progress::BuildCounts {
+            built: b.clone().filter(|b| b.fresh && b.ok).count(),
+            cached: b.clone().filter(|b| !b.fresh && b.ok).count(),
+            failed: b.filter(|b| !b.ok).count(),
+        };
+        let side = match s.verdict {
+            StepVerdict::Old => progress::Side::Old,
+            StepVerdict::New => progress::Side::New,
+            StepVerdict::Skipped(_) => progress::Side::Skipped,
+            StepVerdict::Between | StepVerdict::Ambiguous => progress::Side::Both,
+        };
+        self.status.step(s.commit, side, builds);
+    }
 }
 
 fn save_state(

@@ -2,7 +2,7 @@ use anyhow::Result;
 use clap::Args;
 use std::process::ExitCode;
 
-use super::args::{SequentialArgs, StatsArgs, ToolArg};
+use super::args::{LinkArgs, SequentialArgs, StatsArgs, ToolArg};
 use super::build::BuildArgs;
 use crate::analysis::{alpha, bisect};
 use crate::cache::Cache;
@@ -45,6 +45,8 @@ pub struct CommonArgs {
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     format: CompareFormat,
+    #[command(flatten)]
+    links: LinkArgs,
 }
 
 pub fn run_compare(g: &Global, a: CompareArgs) -> Result<ExitCode> {
@@ -62,6 +64,7 @@ pub fn run_verify(g: &Global, a: VerifyArgs) -> Result<ExitCode> {
 /// Measure two revisions interleaved, growing samples until the verdict is
 /// decided (or the cap), and print it.
 fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode> {
+    let links = o.links.links()?;
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     let spec = reg.parse_spec(&o.tool.tool)?;
     let (repo, recipe) = o.build.open()?;
@@ -114,6 +117,6 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode
         alpha,
         o.stats.min_effect,
     );
-    print!("{}", o.format.render(&report)?);
+    print!("{}", o.format.render_linked(&report, &links)?);
     Ok(ExitCode::SUCCESS)
 }

@@ -3,9 +3,13 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::args::LinkArgs;
+use crate::report::bisect::{BisectReport, SavedBisect, BISECT_KIND};
+use crate::report::compare::{CompareReport, COMPARE_KIND};
 use crate::report::gate::{exit_code, GateFormat, GateReport, GATE_KIND};
+use crate::report::html::{self, HtmlSections};
 use crate::report::matrix::{MatrixFormat, MatrixReport, MATRIX_KIND};
-use crate::Global;
+use crate::{progress, Global};
 
 /// What a merged result can be rendered as; each kind renders a subset
 /// (a matrix has no JUnit, a gate no CSV) and says so when asked for more.
@@ -38,14 +42,32 @@ enum ReportAction {
         #[arg(long, value_enum, default_value = "text")]
         format: MergeFormat,
     },
+    /// One self-contained HTML page (DIR/index.html) from bisect, compare/verify, matrix and gate results
+    Html {
+        /// JSON files written with --format json (a bisect's cache entry from `perfbisect log` too)
+        #[arg(required = true, value_name = "RESULT.json")]
+        files: Vec<PathBuf>,
+        /// Directory to write index.html into (created if missing)
+        #[arg(short, long, value_name = "DIR")]
+        output: PathBuf,
+        #[command(flatten)]
+        links: LinkArgs,
+    },
 }
 
 pub fn run(_g: &Global, a: ReportCmd) -> Result<ExitCode> {
-    let ReportAction::Merge {
-        files,
-        allow_mixed_hosts,
-        format,
-    } = a.action;
+    let (files, allow_mixed_hosts, format) = match a.action {
+        ReportAction::Merge {
+            files,
+            allow_mixed_hosts,
+            format,
+        } => (files, allow_mixed_hosts, format),
+        ReportAction::Html {
+            files,
+            output,
+            links,
+        } => return html_page(&files, &output, &links),
+    };
     let mut docs = Vec::new();
     for f in &files {
         let text =
@@ -226,4 +248,76 @@ fn merge_gate(parts: Vec<(PathBuf, GateReport)>, allow_mixed: bool) -> Result<Ga
     merged.results = parts.into_iter().flat_map(|(_, g)| g.results).collect();
     merged.exit_code = exit_code(&merged.results, merged.undecided);
     Ok(merged)
+}
+
+/// A result `report html` can render.
+enum Loaded {
+    Bisect(Box<BisectReport>),
+    Compare(Box<CompareReport>),
+    Matrix(Box<MatrixReport>),
+    Gate(Box<GateReport>),
+}
+
+/// Which result a JSON file holds: by its "kind", or, for bisect and
+/// compare results written before they had one, by the fields only that
+/// result has.
+fn load(f: &std::path::Path) -> Result<Loaded> {
+    let text =
+        std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
+    let not_ours = || {
+        anyhow::anyhow!(
+            "{} is not a perfbisect bisect, compare/verify, matrix or gate result (their --format json)",
+            f.display()
+        )
+    };
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|_| not_ours())?;
+    let has = |k: &str| v.get(k).is_some();
+    let kind = v.get("kind").and_then(|k| k.as_str()).unwrap_or("");
+    let bad = |what: &str, e: serde_json::Error| {
+        anyhow::anyhow!("{} is not a readable {what} result: {e}", f.display())
+    };
+    Ok(match kind {
+        BISECT_KIND => Loaded::Bisect(serde_json::from_value(v).map_err(|e| bad("bisect", e))?),
+        COMPARE_KIND => Loaded::Compare(serde_json::from_value(v).map_err(|e| bad("compare", e))?),
+        MATRIX_KIND => Loaded::Matrix(serde_json::from_value(v).map_err(|e| bad("matrix", e))?),
+        GATE_KIND => Loaded::Gate(serde_json::from_value(v).map_err(|e| bad("gate", e))?),
+        "" if has("state") && has("command") && has("id") => {
+            let saved: SavedBisect = serde_json::from_value(v).map_err(|e| bad("bisect", e))?;
+            match saved.result {
+                Some(r) => Loaded::Bisect(Box::new(r)),
+                None => bail!(
+                    "{} is a bisect that has no result ({}): run it to the end first",
+                    f.display(),
+                    saved.state
+                ),
+            }
+        }
+        "" if has("culprits") && has("steps") => {
+            Loaded::Bisect(serde_json::from_value(v).map_err(|e| bad("bisect", e))?)
+        }
+        "" if has("verdict") && has("a_commit") && has("b_commit") => {
+            Loaded::Compare(serde_json::from_value(v).map_err(|e| bad("compare", e))?)
+        }
+        _ => return Err(not_ours()),
+    })
+}
+
+fn html_page(files: &[PathBuf], dir: &std::path::Path, links: &LinkArgs) -> Result<ExitCode> {
+    let links = links.links()?;
+    let mut sections = Vec::new();
+    for f in files {
+        let r: Box<dyn HtmlSections> = match load(f)? {
+            Loaded::Bisect(r) => r,
+            Loaded::Compare(r) => r,
+            Loaded::Matrix(r) => r,
+            Loaded::Gate(r) => r,
+        };
+        sections.push(r.section(&links)?);
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join("index.html");
+    crate::cache::write_atomic(&path, html::page(&sections).as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    progress::info(&format!("wrote {}", path.display()));
+    Ok(ExitCode::SUCCESS)
 }

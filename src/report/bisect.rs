@@ -4,15 +4,20 @@
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
-use super::export::{formats, Export, Markdown, Text};
+use super::export::{formats, Export, Links, Markdown, Text};
+use super::html::{self, esc, HtmlSections, Section};
+use super::plot::{self, Mark, PointKind, Profile, ProfilePoint};
 use crate::analysis::bisect::{ChangePoint, Step, StepVerdict};
 use crate::analysis::stats::{Comparison, Verdict};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::report::us;
 
-formats!(BisectFormat for BisectReport { Text, Markdown, Json });
+formats!(BisectFormat for BisectReport { Text, Markdown, Json, Html });
+
+pub const BISECT_KIND: &str = "perfbisect-bisect";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CommitJson {
@@ -59,8 +64,15 @@ pub struct CulpritJson {
 pub struct StepJson {
     #[serde(flatten)]
     pub info: CommitJson,
+    /// Position in the range's first-parent list, 0 = the old end (older
+    /// results have none: read as 0, with `BisectReport::commits` 0).
+    #[serde(default)]
+    pub index: usize,
     pub n: usize,
+    // A skipped commit has no mean; JSON writes NaN as null.
+    #[serde(deserialize_with = "nan_if_null")]
     pub mean_us: f64,
+    #[serde(deserialize_with = "nan_pair_if_null")]
     pub ci95_us: (f64, f64),
     pub verdict: String,
     pub position: Option<f64>,
@@ -68,6 +80,9 @@ pub struct StepJson {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BisectReport {
+    /// BISECT_KIND; empty in results written before it was recorded.
+    #[serde(default)]
+    pub kind: String,
     pub tool: String,
     pub threads: usize,
     pub range: String,
@@ -76,6 +91,10 @@ pub struct BisectReport {
     pub good: CommitJson,
     pub bad: CommitJson,
     pub merge_base: Option<CommitJson>,
+    /// Commits in the searched range (the steps' `index` runs below it);
+    /// 0 in results written before it was recorded.
+    #[serde(default)]
+    pub commits: usize,
     pub direction: Verdict,
     pub ends: Comparison,
     pub outcome: String,
@@ -88,6 +107,15 @@ pub struct BisectReport {
     pub min_effect: f64,
     pub wall_s: f64,
     pub reproduce: String,
+}
+
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+fn nan_pair_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<(f64, f64), D::Error> {
+    let (a, b) = <(Option<f64>, Option<f64>)>::deserialize(d)?;
+    Ok((a.unwrap_or(f64::NAN), b.unwrap_or(f64::NAN)))
 }
 
 /// A bisect as kept in the cache (`bisects/ID.json`) and listed by `log`.
@@ -166,7 +194,7 @@ fn direction_word(v: Verdict) -> &'static str {
     }
 }
 
-fn text_result(j: &BisectReport) -> String {
+fn text_result(j: &BisectReport, links: &Links) -> String {
     let mut s = String::new();
     s.push_str(&format!(
         "\nends: {} {} us/op (n={}) -> {} {} us/op (n={}): {} {}, p(Welch)={:.2e}\n",
@@ -199,7 +227,11 @@ fn text_result(j: &BisectReport) -> String {
                 c.skipped.len()
             )
         } else {
-            format!("culprit {}", c.info.commit)
+            format!(
+                "culprit {}{}",
+                c.info.commit,
+                links.text_suffix(&c.info.commit)
+            )
         };
         s.push_str(&format!(
             "\nresult {}: {head}{}{}\n",
@@ -251,7 +283,7 @@ fn text_result(j: &BisectReport) -> String {
     s
 }
 
-fn markdown(j: &BisectReport) -> String {
+fn markdown(j: &BisectReport, links: &Links) -> String {
     let mut s = format!(
         "### perfbisect: `{}` at {} thread(s), `{}`\n\n",
         j.tool, j.threads, j.range
@@ -273,8 +305,8 @@ fn markdown(j: &BisectReport) -> String {
         s.push_str("| --- | --- | --- | ---: | ---: | --- | ---: |\n");
         for c in &j.culprits {
             s.push_str(&format!(
-                "| `{}`{} | {} | {} | {} | {} | {} | {:.2e} |\n",
-                &c.info.commit[..10],
+                "| {}{} | {} | {} | {} | {} | {} | {:.2e} |\n",
+                links.markdown(&c.info.commit, &c.info.commit[..10]),
                 if c.range { " (range)" } else { "" },
                 c.info.date,
                 c.info.subject.replace('|', "\\|"),
@@ -289,8 +321,8 @@ fn markdown(j: &BisectReport) -> String {
     s.push_str("<details><summary>steps</summary>\n\n| commit | n | mean µs/op | verdict |\n| --- | ---: | ---: | --- |\n");
     for st in &j.steps {
         s.push_str(&format!(
-            "| `{}` | {} | {} | {} |\n",
-            st.info.short,
+            "| {} | {} | {} | {} |\n",
+            links.markdown(&st.info.commit, &st.info.short),
             st.n,
             us(st.mean_us),
             st.verdict
@@ -302,12 +334,305 @@ fn markdown(j: &BisectReport) -> String {
 
 impl Export<BisectReport> for Text {
     fn export(&self, r: &BisectReport) -> Result<String> {
-        Ok(text_result(r))
+        Ok(text_result(r, &Links::default()))
+    }
+
+    fn export_linked(&self, r: &BisectReport, links: &Links) -> Result<String> {
+        Ok(text_result(r, links))
     }
 }
 
 impl Export<BisectReport> for Markdown {
     fn export(&self, r: &BisectReport) -> Result<String> {
-        Ok(markdown(r))
+        Ok(markdown(r, &Links::default()))
+    }
+
+    fn export_linked(&self, r: &BisectReport, links: &Links) -> Result<String> {
+        Ok(markdown(r, links))
+    }
+}
+
+fn direction_badge(v: Verdict) -> String {
+    html::badge(match v {
+        Verdict::Slower => "slowdown",
+        Verdict::Faster => "speed-up",
+        Verdict::Same => "no change",
+        Verdict::Undecided => "undecided",
+    })
+}
+
+impl HtmlSections for BisectReport {
+    fn section(&self, links: &Links) -> Result<Section> {
+        let j = self;
+        let heading = format!(
+            "bisect: <code>{}</code> at {} thread(s), <code>{}</code>",
+            esc(&j.tool),
+            j.threads,
+            esc(&j.range)
+        );
+        let mut summary = format!(
+            "<p>Ends: {} {} µs/op → {} {} µs/op: {} {} (p = {:.2e}).</p>\n",
+            links.html(&j.good.commit, &j.good.short),
+            us(j.ends.a.mean),
+            links.html(&j.bad.commit, &j.bad.short),
+            us(j.ends.b.mean),
+            direction_badge(j.direction),
+            esc(&j.ends.ratio.pct()),
+            j.ends.p_welch
+        );
+        if j.culprits.is_empty() {
+            summary.push_str(&format!(
+                "<p>No change point: the ends do not differ by at least {:.1}% with significance.</p>\n",
+                j.min_effect * 100.0
+            ));
+        } else {
+            summary.push_str("<ol>\n");
+            for c in &j.culprits {
+                let what = if c.range {
+                    format!(
+                        "the change is in {}..{} ({} skipped commit(s) between)",
+                        links.html(&c.parent, &c.parent[..10.min(c.parent.len())]),
+                        links.html(&c.info.commit, &c.info.short),
+                        c.skipped.len()
+                    )
+                } else {
+                    format!("culprit {}", links.html(&c.info.commit, &c.info.short))
+                };
+                let mut notes = String::new();
+                if c.partial {
+                    notes.push_str(
+                        " <span class=\"badge neutral\">part of the range's change</span>",
+                    );
+                }
+                if c.uncertain {
+                    notes.push_str(&format!(" {}", html::badge("uncertain")));
+                }
+                summary.push_str(&format!(
+                    "<li>{what}: <b>{}</b> ({}, {}): {} → {} µs/op, <b>{}</b>, p = {:.2e}{notes}</li>\n",
+                    esc(&c.info.subject),
+                    esc(&c.info.date),
+                    esc(&c.info.author),
+                    us(c.parent_mean_us),
+                    us(c.culprit_mean_us),
+                    esc(&c.comparison.ratio.pct()),
+                    c.p_welch
+                ));
+            }
+            summary.push_str("</ol>\n");
+        }
+
+        let mut tables = String::new();
+        if !j.culprits.is_empty() {
+            let rows: Vec<Vec<String>> = j
+                .culprits
+                .iter()
+                .map(|c| {
+                    vec![
+                        links.html(&c.info.commit, &c.info.short),
+                        esc(&c.info.date),
+                        esc(&c.info.subject),
+                        us(c.parent_mean_us),
+                        us(c.culprit_mean_us),
+                        esc(&c.comparison.ratio.pct()),
+                        format!("{:.2e}", c.p_welch),
+                        format!("{:.2e}", c.p_mwu),
+                    ]
+                })
+                .collect();
+            tables
+                .push_str("<p>Change points (parent against culprit, on all their samples):</p>\n");
+            tables.push_str(&html::table(
+                &[
+                    "commit",
+                    "date",
+                    "subject",
+                    "parent µs/op",
+                    "commit µs/op",
+                    "change [95% CI]",
+                    "p (Welch)",
+                    "p (Mann-Whitney)",
+                ],
+                3,
+                &rows,
+            ));
+        }
+        let (tested, commits) = j.tested();
+        let order = |id: &str| {
+            j.steps
+                .iter()
+                .position(|s| s.info.commit == id)
+                .map(|i| (i + 1).to_string())
+                .unwrap_or_default()
+        };
+        let rows: Vec<Vec<String>> = tested
+            .iter()
+            .map(|(x, s)| {
+                vec![
+                    links.html(&s.info.commit, &s.info.short),
+                    esc(&s.info.date),
+                    esc(&s.info.subject),
+                    esc(&s.verdict),
+                    x.to_string(),
+                    order(&s.info.commit),
+                    s.n.to_string(),
+                    us(s.mean_us),
+                    format!("{} – {}", us(s.ci95_us.0), us(s.ci95_us.1)),
+                ]
+            })
+            .collect();
+        tables.push_str(&format!(
+            "<p>Tested commits in range order ({} of {commits}):</p>\n",
+            tested.len()
+        ));
+        tables.push_str(&html::table(
+            &[
+                "commit",
+                "date",
+                "subject",
+                "verdict",
+                "position",
+                "tested as",
+                "n",
+                "mean µs/op",
+                "95% CI",
+            ],
+            4,
+            &rows,
+        ));
+        let fresh = j.builds.iter().filter(|b| b.fresh).count();
+        let failed = j.builds.iter().filter(|b| !b.ok).count();
+        tables.push_str(&format!(
+            "<p>Builds used: {} ({fresh} built now, {failed} failed); samples: {} ({} taken now); wall time {:.0} s; recipe <code>{}</code>; alpha per test {:.2e}.</p>\n",
+            j.builds.len(),
+            j.samples,
+            j.samples_taken_now,
+            j.wall_s,
+            esc(&j.recipe),
+            j.alpha_per_test
+        ));
+        let plots = html::figure(
+            &j.profile_svg()?,
+            &format!(
+                "{} at {} thread(s): µs/op (95% interval) of every tested commit along {}; dashed red lines are change points, shaded stretches were not tested.",
+                j.tool, j.threads, j.range
+            ),
+        );
+        Ok(Section {
+            heading,
+            summary,
+            tables,
+            plots,
+            reproduce: html::command(&j.reproduce),
+        })
+    }
+}
+
+fn point_kind(verdict: &str) -> PointKind {
+    match verdict.split([' ', ':']).next().unwrap_or("") {
+        "old" => PointKind::Old,
+        "new" => PointKind::New,
+        "between" => PointKind::Between,
+        "skipped" => PointKind::Skipped,
+        _ => PointKind::Ambiguous,
+    }
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        s.chars().take(max - 1).collect::<String>() + "…"
+    }
+}
+
+impl BisectReport {
+    /// Each tested commit once (its last verdict), with its position in the
+    /// range and the range's length. Results written before positions were
+    /// recorded are laid out by date, one tested commit per position.
+    pub fn tested(&self) -> (Vec<(usize, &StepJson)>, usize) {
+        let mut last: Vec<&StepJson> = Vec::new();
+        for s in &self.steps {
+            last.retain(|p| p.info.commit != s.info.commit);
+            last.push(s);
+        }
+        if self.commits > 0 {
+            let mut v: Vec<(usize, &StepJson)> = last.into_iter().map(|s| (s.index, s)).collect();
+            v.sort_by_key(|(i, _)| *i);
+            (v, self.commits)
+        } else {
+            last.sort_by(|a, b| a.info.date.cmp(&b.info.date));
+            let n = last.len();
+            (last.into_iter().enumerate().collect(), n)
+        }
+    }
+
+    pub fn profile(&self) -> Profile {
+        let (tested, commits) = self.tested();
+        let at = |id: &str| {
+            tested
+                .iter()
+                .find(|(_, s)| s.info.commit == id)
+                .map(|t| t.0)
+        };
+        let changes = self
+            .culprits
+            .iter()
+            .filter_map(|c| {
+                Some(Mark {
+                    parent: at(&c.parent)?,
+                    culprit: at(&c.info.commit)?,
+                    label: format!(
+                        "{} {} {:+.1}%{}",
+                        c.info.short,
+                        truncate(&c.info.subject, 40),
+                        (c.ratio - 1.0) * 100.0,
+                        if c.range { " (range)" } else { "" }
+                    ),
+                })
+            })
+            .collect();
+        let end = |which: &str, c: &CommitJson| {
+            format!("{which} end {} ({})", c.short, truncate(&c.subject, 30))
+        };
+        Profile {
+            title: format!(
+                "{} at {} thread(s): {}",
+                self.tool, self.threads, self.range
+            ),
+            commits,
+            points: tested
+                .iter()
+                .map(|(x, s)| ProfilePoint {
+                    x: *x,
+                    mean: s.mean_us,
+                    ci: s.ci95_us,
+                    kind: point_kind(&s.verdict),
+                    date: s.info.date.clone(),
+                })
+                .collect(),
+            ends: (
+                end("old", self.merge_base.as_ref().unwrap_or(&self.good)),
+                end("new", &self.bad),
+            ),
+            changes,
+        }
+    }
+
+    pub fn profile_svg(&self) -> Result<String> {
+        plot::profile_svg(&self.profile())
+    }
+
+    /// `bisect --plot DIR`: DIR/profile-TOOL-tN.svg.
+    pub fn write_plot(&self, dir: &Path) -> Result<PathBuf> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("cannot create plot directory {}: {e}", dir.display()))?;
+        let path = dir.join(format!(
+            "profile-{}-t{}.svg",
+            plot::file_stem(&self.tool),
+            self.threads
+        ));
+        std::fs::write(&path, self.profile_svg()?)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        Ok(path)
     }
 }

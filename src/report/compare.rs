@@ -3,17 +3,23 @@
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use super::export::{formats, Export, Markdown, Text};
+use super::export::{formats, Export, Links, Markdown, Text};
+use super::html::{self, esc, HtmlSections, Section};
 use crate::analysis::stats::{Comparison, Verdict};
 use crate::report::us;
 
-formats!(CompareFormat for CompareReport { Text, Markdown, Json });
+formats!(CompareFormat for CompareReport { Text, Markdown, Json, Html });
+
+pub const COMPARE_KIND: &str = "perfbisect-compare";
 
 /// B against A at one (tool, threads). The JSON keeps the flat figures
 /// users script against (`ratio`, `ratio_ci`, `p_welch`, …) and the full
 /// comparison beside them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CompareReport {
+    /// COMPARE_KIND; empty in results written before it was recorded.
+    #[serde(default)]
+    pub kind: String,
     pub tool: String,
     pub threads: usize,
     pub a: String,
@@ -53,6 +59,7 @@ impl CompareReport {
         min_effect: f64,
     ) -> CompareReport {
         CompareReport {
+            kind: COMPARE_KIND.into(),
             tool: tool.to_string(),
             threads,
             a: sides.a.to_string(),
@@ -108,16 +115,22 @@ fn short(id: &str) -> &str {
 
 impl Export<CompareReport> for Text {
     fn export(&self, j: &CompareReport) -> Result<String> {
+        self.export_linked(j, &Links::default())
+    }
+
+    fn export_linked(&self, j: &CompareReport, links: &Links) -> Result<String> {
         Ok(format!(
-            "{} at {} thread(s)\n  A {} ({}): {} us/op (n={})\n  B {} ({}): {} us/op (n={})\n  B/A: {}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}\nverdict: {}\n",
+            "{} at {} thread(s)\n  A {} ({}{}): {} us/op (n={})\n  B {} ({}{}): {} us/op (n={})\n  B/A: {}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}\nverdict: {}\n",
             j.tool,
             j.threads,
             j.a,
             short(&j.a_commit),
+            links.text_suffix(&j.a_commit),
             us(j.a_mean_us),
             j.a_n,
             j.b,
             short(&j.b_commit),
+            links.text_suffix(&j.b_commit),
             us(j.b_mean_us),
             j.b_n,
             j.change(),
@@ -131,17 +144,124 @@ impl Export<CompareReport> for Text {
 
 impl Export<CompareReport> for Markdown {
     fn export(&self, j: &CompareReport) -> Result<String> {
+        self.export_linked(j, &Links::default())
+    }
+
+    fn export_linked(&self, j: &CompareReport, links: &Links) -> Result<String> {
         Ok(format!(
-            "| tool | threads | A µs/op | B µs/op | B/A | p (Welch) | verdict |\n| --- | ---: | ---: | ---: | --- | ---: | --- |\n| `{}` | {} | {} (`{}`) | {} (`{}`) | {} | {:.2e} | {:?} |\n",
+            "| tool | threads | A µs/op | B µs/op | B/A | p (Welch) | verdict |\n| --- | ---: | ---: | ---: | --- | ---: | --- |\n| `{}` | {} | {} (`{}`{}) | {} (`{}`{}) | {} | {:.2e} | {:?} |\n",
             j.tool,
             j.threads,
             us(j.a_mean_us),
             j.a,
+            md_link(links, &j.a_commit),
             us(j.b_mean_us),
             j.b,
+            md_link(links, &j.b_commit),
             j.change(),
             j.p_welch,
             j.verdict
         ))
+    }
+}
+
+/// " at [`sha`](url)" after a revision name, when the commit has a link.
+fn md_link(links: &Links, commit: &str) -> String {
+    match links.url(commit) {
+        Some(_) => format!(" at {}", links.markdown(commit, short(commit))),
+        None => String::new(),
+    }
+}
+
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Slower => "slower",
+        Verdict::Faster => "faster",
+        Verdict::Same => "same",
+        Verdict::Undecided => "undecided",
+    }
+}
+
+impl CompareReport {
+    /// The command that measures this again (the sampling options are not
+    /// recorded in the result; the defaults are shown).
+    pub fn command(&self) -> String {
+        format!(
+            "perfbisect compare --tool '{}' --threads {} --alpha {} --min-effect {} {} {}",
+            self.tool, self.threads, self.alpha, self.min_effect, self.a, self.b
+        )
+    }
+}
+
+impl HtmlSections for CompareReport {
+    fn section(&self, links: &Links) -> Result<Section> {
+        let j = self;
+        let heading = format!(
+            "compare: <code>{}</code> at {} thread(s), <code>{}</code> → <code>{}</code>",
+            esc(&j.tool),
+            j.threads,
+            esc(&j.a),
+            esc(&j.b)
+        );
+        let summary = format!(
+            "<p>{} {} (95% interval of B/A [{:+.1}%, {:+.1}%], p = {:.2e}{}).</p>\n",
+            html::badge(verdict_word(j.verdict)),
+            esc(&j.verdict_sentence()),
+            (j.ratio_ci.0 - 1.0) * 100.0,
+            (j.ratio_ci.1 - 1.0) * 100.0,
+            j.p_welch,
+            if j.tests_disagree {
+                "; Welch and Mann-Whitney disagree: check for outliers"
+            } else {
+                ""
+            }
+        );
+        let row = |side: &str, name: &str, commit: &str, n: usize, mean: f64, ci: (f64, f64)| {
+            vec![
+                side.to_string(),
+                format!("<code>{}</code>", esc(name)),
+                links.html(commit, short(commit)),
+                n.to_string(),
+                us(mean),
+                format!("{} – {}", us(ci.0), us(ci.1)),
+            ]
+        };
+        let mut tables = html::table(
+            &["side", "revision", "commit", "n", "mean µs/op", "95% CI"],
+            3,
+            &[
+                row(
+                    "A",
+                    &j.a,
+                    &j.a_commit,
+                    j.a_n,
+                    j.a_mean_us,
+                    j.comparison.a.ci95,
+                ),
+                row(
+                    "B",
+                    &j.b,
+                    &j.b_commit,
+                    j.b_n,
+                    j.b_mean_us,
+                    j.comparison.b.ci95,
+                ),
+            ],
+        );
+        tables.push_str(&format!(
+            "<p>B/A {}; p (Welch) {:.2e}, p (Mann-Whitney) {:.2e}; alpha {}, smallest change of interest {:.1}%.</p>\n",
+            esc(&j.change()),
+            j.p_welch,
+            j.p_mwu,
+            j.alpha,
+            j.min_effect * 100.0
+        ));
+        Ok(Section {
+            heading,
+            summary,
+            tables,
+            plots: String::new(),
+            reproduce: html::command(&j.command()),
+        })
     }
 }

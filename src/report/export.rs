@@ -2,11 +2,67 @@
 //! result type implements the formats it can be rendered in, and each
 //! command's `--format` offers exactly those (see [`formats!`]).
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use serde::Serialize;
 
 pub trait Export<R: ?Sized> {
     fn export(&self, r: &R) -> Result<String>;
+
+    /// With shas turned into links (`--commit-url`); renderers that have no
+    /// place for a link ignore them.
+    fn export_linked(&self, r: &R, _links: &Links) -> Result<String> {
+        self.export(r)
+    }
+}
+
+/// `--commit-url TEMPLATE`: where a commit can be looked at, e.g.
+/// `https://github.com/openssl/openssl/commit/{sha}`.
+#[derive(Debug, Clone, Default)]
+pub struct Links {
+    template: Option<String>,
+}
+
+impl Links {
+    pub fn new(template: Option<&str>) -> Result<Links> {
+        if let Some(t) = template {
+            if !t.contains("{sha}") {
+                bail!("--commit-url '{t}' has no {{sha}} to put the commit in");
+            }
+        }
+        Ok(Links {
+            template: template.map(str::to_string),
+        })
+    }
+
+    /// The URL of a full commit id; none for what is not a sha (a tag
+    /// given on the command line, a prefix label).
+    pub fn url(&self, sha: &str) -> Option<String> {
+        let t = self.template.as_ref()?;
+        (sha.len() >= 7 && sha.chars().all(|c| c.is_ascii_hexdigit()))
+            .then(|| t.replace("{sha}", sha))
+    }
+
+    /// `` `short` `` or `` [`short`](url) ``.
+    pub fn markdown(&self, sha: &str, shown: &str) -> String {
+        match self.url(sha) {
+            Some(u) => format!("[`{shown}`]({u})"),
+            None => format!("`{shown}`"),
+        }
+    }
+
+    /// " <url>" to append after a sha in text, or nothing.
+    pub fn text_suffix(&self, sha: &str) -> String {
+        self.url(sha).map(|u| format!(" <{u}>")).unwrap_or_default()
+    }
+
+    /// `<code>short</code>`, linked when there is a URL; escaped.
+    pub fn html(&self, sha: &str, shown: &str) -> String {
+        let code = format!("<code>{}</code>", super::html::esc(shown));
+        match self.url(sha) {
+            Some(u) => format!("<a href=\"{}\">{code}</a>", super::html::esc(&u)),
+            None => code,
+        }
+    }
 }
 
 /// Aligned text for a terminal.
@@ -16,6 +72,8 @@ pub struct Markdown;
 pub struct Csv;
 /// JUnit XML, one test case per comparison (CI test reports).
 pub struct Junit;
+/// A self-contained HTML page (see [`super::html`]).
+pub struct Html;
 /// Pretty JSON of the typed result: what `log` and `report merge` read back.
 pub struct Json;
 
@@ -42,8 +100,19 @@ macro_rules! formats {
                 }
             }
 
+            // Not every command renders both ways.
+            #[allow(dead_code)]
             pub fn render(self, r: &$r) -> anyhow::Result<String> {
                 self.exporter().export(r)
+            }
+
+            #[allow(dead_code)]
+            pub fn render_linked(
+                self,
+                r: &$r,
+                links: &$crate::report::export::Links,
+            ) -> anyhow::Result<String> {
+                self.exporter().export_linked(r, links)
             }
         }
     };

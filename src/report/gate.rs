@@ -7,11 +7,12 @@ use serde::{Deserialize, Serialize};
 use std::io::Write;
 
 use super::compare::CompareReport;
-use super::export::{formats, Export, Junit, Markdown, Text};
+use super::export::{formats, Export, Junit, Links, Markdown, Text};
+use super::html::{self, esc, HtmlSections, Section};
 use crate::host::Host;
 use crate::report::{us, Table};
 
-formats!(GateFormat for GateReport { Text, Markdown, Json, Junit });
+formats!(GateFormat for GateReport { Text, Markdown, Json, Junit, Html });
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -200,6 +201,92 @@ impl Export<GateReport> for Junit {
         }
         s.push_str("  </testsuite>\n</testsuites>\n");
         Ok(s)
+    }
+}
+
+impl HtmlSections for GateReport {
+    fn section(&self, links: &Links) -> Result<Section> {
+        let g = self;
+        let heading = format!(
+            "gate: <code>{}</code> against <code>{}</code>",
+            esc(&g.head),
+            esc(&g.base)
+        );
+        let word = match g.exit_code {
+            0 => "pass",
+            1 => "regression",
+            _ => "error",
+        };
+        let mut summary = format!(
+            "<p>{} {} (head {} against base {}).</p>\n",
+            html::badge(word),
+            esc(&summary_line(g)),
+            links.html(
+                &g.head_commit,
+                g.head_commit.get(..10).unwrap_or(&g.head_commit)
+            ),
+            links.html(
+                &g.base_commit,
+                g.base_commit.get(..10).unwrap_or(&g.base_commit)
+            ),
+        );
+        let notable: Vec<&GateResult> = g
+            .results
+            .iter()
+            .filter(|r| r.outcome != GateOutcome::Same)
+            .collect();
+        if !notable.is_empty() {
+            summary.push_str("<ul>\n");
+            for r in notable {
+                summary.push_str(&format!(
+                    "<li>{} <code>{}</code> at {} thread(s): {}</li>\n",
+                    html::badge(r.outcome.word()),
+                    esc(&r.tool),
+                    r.threads,
+                    esc(&r.message)
+                ));
+            }
+            summary.push_str("</ul>\n");
+        }
+        let tables = format!(
+            "{}<p>Threshold {:.1}%, alpha {}, undecided results {}; host {}.</p>\n",
+            table(g).html(),
+            g.max_regression * 100.0,
+            g.alpha,
+            match g.undecided {
+                UndecidedPolicy::Pass => "pass",
+                UndecidedPolicy::Fail => "fail",
+            },
+            esc(&g.host.id())
+        );
+        let mut cmd = format!("perfbisect gate --base {} --head {}", g.base, g.head);
+        let mut tools: Vec<&str> = Vec::new();
+        let mut threads: Vec<usize> = Vec::new();
+        for r in &g.results {
+            if !tools.contains(&r.tool.as_str()) {
+                tools.push(&r.tool);
+            }
+            if !threads.contains(&r.threads) {
+                threads.push(r.threads);
+            }
+        }
+        for t in tools {
+            cmd.push_str(&format!(" --tool '{t}'"));
+        }
+        let threads: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
+        cmd.push_str(&format!(
+            " --threads {} --max-regression {} --alpha {}",
+            threads.join(","),
+            g.max_regression,
+            g.alpha
+        ));
+        Ok(Section {
+            heading,
+            summary,
+            tables,
+            plots: String::new(),
+            reproduce: html::command(&cmd),
+        })
     }
 }
 

@@ -6,13 +6,14 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::export::{formats, Csv, Export, Markdown, Text};
+use super::export::{formats, Csv, Export, Links, Markdown, Text};
+use super::html::{self, esc, HtmlSections, Section};
 use super::plot;
 use crate::host::Host;
 use crate::progress;
 use crate::report::{us, Table};
 
-formats!(MatrixFormat for MatrixReport { Text, Markdown, Csv, Json });
+formats!(MatrixFormat for MatrixReport { Text, Markdown, Csv, Json, Html });
 
 pub const MATRIX_KIND: &str = "perfbisect-matrix";
 
@@ -81,14 +82,15 @@ fn spec_order(m: &MatrixReport) -> Vec<String> {
 }
 
 /// The seed-000 table: per tool, a row per thread count, and per version
-/// the mean µs/op and its standard deviation.
-fn tables(m: &MatrixReport, markdown: bool) -> String {
+/// the mean µs/op and its standard deviation; with the tool's title and
+/// samples per cell.
+fn tool_tables(m: &MatrixReport) -> Vec<(String, usize, Table)> {
     let targets: Vec<&String> = m
         .targets
         .iter()
         .filter(|t| m.cells.iter().any(|c| &c.target == *t))
         .collect();
-    let mut out = String::new();
+    let mut out = Vec::new();
     for spec in spec_order(m) {
         let mut headers = vec!["threads".to_string()];
         for t in &targets {
@@ -140,28 +142,29 @@ fn tables(m: &MatrixReport, markdown: bool) -> String {
             .map(|c| c.n)
             .max()
             .unwrap_or(0);
-        match markdown {
-            true => {
-                out.push_str(&format!(
-                    "#### {}\n\n{} samples per cell, {} s each; host: {}\n\n",
-                    title(m, &spec),
-                    n,
-                    m.duration,
-                    m.host.id()
-                ));
-                out.push_str(&table.markdown());
-                out.push('\n');
-            }
-            false => {
-                out.push_str(&format!(
-                    "{} - {n} samples per cell, {} s each\n",
-                    title(m, &spec),
-                    m.duration
-                ));
-                out.push_str(&table.text());
-                out.push('\n');
-            }
+        out.push((title(m, &spec), n, table));
+    }
+    out
+}
+
+fn tables(m: &MatrixReport, markdown: bool) -> String {
+    let mut out = String::new();
+    for (title, n, table) in tool_tables(m) {
+        if markdown {
+            out.push_str(&format!(
+                "#### {title}\n\n{n} samples per cell, {} s each; host: {}\n\n",
+                m.duration,
+                m.host.id()
+            ));
+            out.push_str(&table.markdown());
+        } else {
+            out.push_str(&format!(
+                "{title} - {n} samples per cell, {} s each\n",
+                m.duration
+            ));
+            out.push_str(&table.text());
         }
+        out.push('\n');
     }
     out
 }
@@ -207,9 +210,9 @@ impl Export<MatrixReport> for Csv {
     }
 }
 
-pub fn write_plots(dir: &Path, m: &MatrixReport) -> Result<()> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| anyhow::anyhow!("cannot create plot directory {}: {e}", dir.display()))?;
+/// One SVG per tool: (file stem, title, SVG).
+fn plots(m: &MatrixReport) -> Result<Vec<(String, String, String)>> {
+    let mut out = Vec::new();
     for spec in spec_order(m) {
         let series: Vec<plot::Series> = m
             .targets
@@ -228,23 +231,142 @@ pub fn write_plots(dir: &Path, m: &MatrixReport) -> Result<()> {
         if series.is_empty() {
             continue;
         }
-        let file: String = spec
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let title = format!("{}: µs/op by threads ({})", title(m, &spec), m.host.id());
+        let svg = plot::threads_svg(&title, &series)?;
+        out.push((plot::file_stem(&spec), title, svg));
+    }
+    Ok(out)
+}
+
+pub fn write_plots(dir: &Path, m: &MatrixReport) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow::anyhow!("cannot create plot directory {}: {e}", dir.display()))?;
+    for (file, _, svg) in plots(m)? {
         let path = dir.join(format!("{file}.svg"));
-        plot::threads_plot(
-            &path,
-            &format!("{}: µs/op by threads ({})", title(m, &spec), m.host.id()),
-            &series,
-        )?;
+        std::fs::write(&path, svg)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         progress::info(&format!("wrote {}", path.display()));
     }
     Ok(())
+}
+
+impl HtmlSections for MatrixReport {
+    fn section(&self, links: &Links) -> Result<Section> {
+        let m = self;
+        let targets: Vec<String> = m
+            .targets
+            .iter()
+            .map(|t| {
+                let commit = m
+                    .cells
+                    .iter()
+                    .find(|c| &c.target == t)
+                    .and_then(|c| c.commit.clone());
+                match commit {
+                    Some(c) => format!(
+                        "<code>{}</code> ({})",
+                        esc(t),
+                        links.html(&c, c.get(..10).unwrap_or(&c))
+                    ),
+                    None => format!("<code>{}</code>", esc(t)),
+                }
+            })
+            .collect();
+        let heading = format!(
+            "matrix: {}",
+            m.targets
+                .iter()
+                .map(|t| format!("<code>{}</code>", esc(t)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let mut summary = format!(
+            "<p>{} tool(s) on {}; host {}, {} s per sample.</p>\n<ul>\n",
+            spec_order(m).len(),
+            targets.join(", "),
+            esc(&m.host.id()),
+            m.duration
+        );
+        // Per tool, the fewest threads measured: the row people quote first.
+        for spec in spec_order(m) {
+            let Some(t0) = m
+                .cells
+                .iter()
+                .filter(|c| c.spec == spec)
+                .map(|c| c.threads)
+                .min()
+            else {
+                continue;
+            };
+            let means: Vec<String> = m
+                .targets
+                .iter()
+                .filter_map(|t| {
+                    let c = m
+                        .cells
+                        .iter()
+                        .find(|c| &c.target == t && c.spec == spec && c.threads == t0)?;
+                    Some(format!(
+                        "{} {}",
+                        esc(t),
+                        match (c.mean_us, &c.not_applicable) {
+                            (Some(v), _) => format!("{} µs/op", us(v)),
+                            (None, Some(_)) => "N/A".into(),
+                            _ => "failed".into(),
+                        }
+                    ))
+                })
+                .collect();
+            summary.push_str(&format!(
+                "<li><code>{}</code> at {t0} thread(s): {}</li>\n",
+                esc(&title(m, &spec)),
+                means.join("; ")
+            ));
+        }
+        summary.push_str("</ul>\n");
+        let mut tables = String::new();
+        for (title, n, table) in tool_tables(m) {
+            tables.push_str(&format!(
+                "<p><b>{}</b>: {n} samples per cell, {} s each.</p>\n{}",
+                esc(&title),
+                m.duration,
+                table.html()
+            ));
+        }
+        let plots = plots(m)?
+            .into_iter()
+            .map(|(_, title, svg)| html::figure(&svg, &title))
+            .collect();
+        let threads = {
+            let mut t: Vec<usize> = m.cells.iter().map(|c| c.threads).collect();
+            t.sort();
+            t.dedup();
+            t.iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let mut cmd = String::from("perfbisect matrix");
+        if m.cells.iter().any(|c| c.commit.is_some()) {
+            cmd.push_str(&format!(" --revs {}", m.targets.join(",")));
+        } else {
+            for t in &m.targets {
+                cmd.push_str(&format!(" --openssl-dir {t}"));
+            }
+        }
+        for spec in spec_order(m) {
+            cmd.push_str(&format!(" --tool '{spec}'"));
+        }
+        cmd.push_str(&format!(
+            " --threads {threads} --samples {} --duration {}",
+            m.samples, m.duration
+        ));
+        Ok(Section {
+            heading,
+            summary,
+            tables,
+            plots,
+            reproduce: html::command(&cmd),
+        })
+    }
 }

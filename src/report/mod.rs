@@ -6,6 +6,7 @@ pub mod bisect;
 pub mod compare;
 pub mod export;
 pub mod gate;
+pub mod html;
 pub mod matrix;
 pub mod plot;
 pub mod run;

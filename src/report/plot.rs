@@ -1,9 +1,10 @@
-//! SVG plots for people: µs/op against thread count, log scales, one line
-//! per OpenSSL version, error bars of one standard deviation.
+//! SVG plots for people: µs/op against thread count (log scales, one line
+//! per OpenSSL version, error bars of one standard deviation), and a
+//! bisect's profile (µs/op along the range, change points marked).
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use plotters::prelude::*;
-use std::path::Path;
+use plotters::style::text_anchor;
 
 pub struct Series {
     pub label: String,
@@ -22,6 +23,19 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(127, 127, 127),
 ];
 
+/// A tool spec as a file name: `pkeyread:key=ec` → `pkeyread_key_ec`.
+pub fn file_stem(spec: &str) -> String {
+    spec.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// Ticks exactly at the measured thread counts (1, 2, 4, …).
 fn thread_ticks(series: &[Series]) -> Vec<f64> {
     let mut t: Vec<usize> = series
@@ -33,7 +47,8 @@ fn thread_ticks(series: &[Series]) -> Vec<f64> {
     t.into_iter().map(|x| x as f64).collect()
 }
 
-pub fn threads_plot(path: &Path, title: &str, series: &[Series]) -> Result<()> {
+/// The plot as SVG text, to write or to inline in a page.
+pub fn threads_svg(title: &str, series: &[Series]) -> Result<String> {
     let pts = series.iter().flat_map(|s| s.points.iter());
     let (mut tmax, mut ymin, mut ymax) = (1usize, f64::INFINITY, 0f64);
     for &(t, m, sd) in pts {
@@ -49,8 +64,9 @@ pub fn threads_plot(path: &Path, title: &str, series: &[Series]) -> Result<()> {
     let ylo = 10f64.powf(ymin.log10().floor());
     let yhi = 10f64.powf(ymax.log10().ceil()).max(ylo * 10.0);
     let xhi = (tmax as f64 * 1.5).max(2.0);
-    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
-    let e = |e: DrawingAreaErrorKind<_>| anyhow::anyhow!("plotting {}: {e:?}", path.display());
+    let mut svg = String::new();
+    let root = SVGBackend::with_string(&mut svg, (800, 500)).into_drawing_area();
+    let e = |e: DrawingAreaErrorKind<_>| anyhow::anyhow!("plotting {title}: {e:?}");
     root.fill(&WHITE).map_err(e)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 22))
@@ -102,8 +118,491 @@ pub fn threads_plot(path: &Path, title: &str, series: &[Series]) -> Result<()> {
         .position(SeriesLabelPosition::UpperLeft)
         .draw()
         .map_err(e)?;
-    root.present()
-        .map_err(e)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    root.present().map_err(e)?;
+    drop(chart);
+    drop(root);
+    Ok(svg)
+}
+
+/// How the search classified a tested commit (the profile's colours).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PointKind {
+    Old,
+    New,
+    Between,
+    Ambiguous,
+    Skipped,
+}
+
+impl PointKind {
+    fn color(self) -> RGBColor {
+        match self {
+            PointKind::Old => COLORS[0],
+            PointKind::New => COLORS[1],
+            PointKind::Between => COLORS[2],
+            PointKind::Ambiguous => COLORS[4],
+            PointKind::Skipped => COLORS[7],
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            PointKind::Old => "like the old end",
+            PointKind::New => "like the new end",
+            PointKind::Between => "between (part of the change)",
+            PointKind::Ambiguous => "ambiguous",
+            PointKind::Skipped => "skipped (not measurable)",
+        }
+    }
+}
+
+pub struct ProfilePoint {
+    /// Position in the range, 0 = the old end.
+    pub x: usize,
+    pub mean: f64,
+    pub ci: (f64, f64),
+    pub kind: PointKind,
+    /// The x axis label when there is room for it.
+    pub date: String,
+}
+
+/// A change point: a line between parent and culprit, and its label.
+pub struct Mark {
+    pub parent: usize,
+    pub culprit: usize,
+    pub label: String,
+}
+
+/// A bisect's profile: every tested commit along the range.
+pub struct Profile {
+    pub title: String,
+    pub commits: usize,
+    pub points: Vec<ProfilePoint>,
+    /// Labels of the old and the new end (at 0 and `commits - 1`).
+    pub ends: (String, String),
+    pub changes: Vec<Mark>,
+}
+
+/// About six round ticks over lo..hi.
+fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let raw = (hi - lo) / 6.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let mut v = (lo / step).ceil() * step;
+    let mut out = Vec::new();
+    while v <= hi {
+        out.push(v);
+        v += step;
+    }
+    out
+}
+
+/// Ticks at 1, 2, 5 × 10^k within lo..hi (given as log10), in log10 units;
+/// every integer multiple when that leaves fewer than three.
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let pick = |ms: &[f64]| -> Vec<f64> {
+        let mut out = Vec::new();
+        for d in (lo.floor() as i32)..=(hi.ceil() as i32) {
+            for m in ms {
+                let t = (m * 10f64.powi(d)).log10();
+                if t >= lo && t <= hi {
+                    out.push(t);
+                }
+            }
+        }
+        out
+    };
+    let coarse = pick(&[1.0, 2.0, 5.0]);
+    if coarse.len() >= 3 {
+        coarse
+    } else {
+        pick(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
+    }
+}
+
+fn tick_label(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// A linear axis with ticks exactly where given (plotters' `WithKeyPoints`
+/// over f64 has no label formatter).
+#[derive(Clone)]
+struct TickedAxis {
+    range: std::ops::Range<f64>,
+    ticks: Vec<f64>,
+}
+
+impl Ranged for TickedAxis {
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let (a, b) = (self.range.start, self.range.end);
+        let t = if b > a { (v - a) / (b - a) } else { 0.5 };
+        limit.0 + (t * (limit.1 - limit.0) as f64).round() as i32
+    }
+
+    fn key_points<H: plotters::coord::ranged1d::KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        // The bold ticks are the labelled ones; the light mesh asks for none.
+        if hint.max_num_points() == 0 {
+            return Vec::new();
+        }
+        self.ticks.clone()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.range.clone()
+    }
+}
+
+/// About how wide `s` is in pixels at `size` (no font metrics in an SVG
+/// written without a font backend).
+fn text_width(s: &str, size: i32) -> i32 {
+    (s.chars().count() as f64 * size as f64 * 0.47).ceil() as i32
+}
+
+/// A white box behind a 13px label that starts 5 px right of its anchor
+/// (or ends 5 px left of it) with its top at `dy`.
+fn label_background(label: &str, right: bool, dy: i32) -> Rectangle<(i32, i32)> {
+    let w = text_width(label, 13);
+    let (x0, x1) = if right { (-5 - w, -5) } else { (5, 5 + w) };
+    Rectangle::new(
+        [(x0 - 2, dy - 1), (x1 + 2, dy + 15)],
+        WHITE.mix(0.9).filled(),
+    )
+}
+
+const PROFILE_SIZE: (u32, u32) = (1000, 560);
+/// Pixels between two date labels on the x axis.
+const LABEL_SPACING: f64 = 90.0;
+
+pub fn profile_svg(p: &Profile) -> Result<String> {
+    let n = p.commits.max(2);
+    let measured: Vec<&ProfilePoint> = p
+        .points
+        .iter()
+        .filter(|q| q.mean.is_finite() && q.mean > 0.0)
+        .collect();
+    let (mut lo, mut hi) = (f64::INFINITY, 0f64);
+    for q in &measured {
+        for v in [q.mean, q.ci.0, q.ci.1] {
+            if v.is_finite() && v > 0.0 {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        }
+    }
+    if !lo.is_finite() || hi <= 0.0 {
+        (lo, hi) = (1.0, 10.0);
+    }
+    // A range that spans more than 3× is read in ratios, not differences.
+    let log = hi / lo > 3.0;
+    let f = move |v: f64| {
+        if log {
+            v.max(f64::MIN_POSITIVE).log10()
+        } else {
+            v
+        }
+    };
+    let (flo, fhi) = (f(lo), f(hi));
+    let span = if fhi > flo {
+        fhi - flo
+    } else {
+        (fhi.abs() * 0.1).max(0.1)
+    };
+    // Headroom for the stacked change-point labels.
+    let rows = p.changes.len().min(8) as f64;
+    let ybot = flo - span * 0.12;
+    let ybot = if log { ybot } else { ybot.max(0.0) };
+    let ytop = fhi + span * (0.12 + 0.07 * rows);
+    let yticks = if log {
+        log_ticks(ybot, ytop)
+    } else {
+        linear_ticks(ybot, ytop)
+    };
+
+    let (w, _) = PROFILE_SIZE;
+    let px_per_commit = (w as f64 - 120.0) / n as f64;
+    let pad = (n as f64 * 0.02).max(0.6);
+    // Date labels: the ends and change points first, then the rest where they fit.
+    let mut order: Vec<usize> = vec![0, n - 1];
+    for c in &p.changes {
+        order.push(c.culprit);
+        order.push(c.parent);
+    }
+    order.extend(p.points.iter().map(|q| q.x));
+    let mut xticks: Vec<f64> = Vec::new();
+    for x in order {
+        let x = x as f64;
+        if xticks
+            .iter()
+            .all(|t| ((t - x).abs() * px_per_commit) >= LABEL_SPACING)
+            && p.points.iter().any(|q| q.x as f64 == x)
+        {
+            xticks.push(x);
+        }
+    }
+    xticks.sort_by(|a, b| a.total_cmp(b));
+    let dates: std::collections::HashMap<usize, String> =
+        p.points.iter().map(|q| (q.x, q.date.clone())).collect();
+
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, PROFILE_SIZE).into_drawing_area();
+        let e = |e: DrawingAreaErrorKind<_>| anyhow::anyhow!("plotting {}: {e:?}", p.title);
+        root.fill(&WHITE).map_err(e)?;
+        // The legend gets its own strip: inside the plot it would cover points
+        // wherever they happen to be.
+        let (upper, strip) = root.split_vertically(PROFILE_SIZE.1 - 28);
+        let mut chart = ChartBuilder::on(&upper)
+            .caption(&p.title, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(50)
+            .y_label_area_size(70)
+            .build_cartesian_2d(
+                TickedAxis {
+                    range: -pad..(n as f64 - 1.0 + pad),
+                    ticks: xticks,
+                },
+                TickedAxis {
+                    range: ybot..ytop,
+                    ticks: yticks,
+                },
+            )
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc(format!(
+                "position in the range ({n} commits, first-parent order; labels: commit dates)"
+            ))
+            .y_desc(if log {
+                "µs per operation (log scale)"
+            } else {
+                "µs per operation"
+            })
+            .x_label_formatter(&|x| {
+                dates
+                    .get(&(x.round().max(0.0) as usize))
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .y_label_formatter(&|y| tick_label(if log { 10f64.powf(*y) } else { *y }))
+            .draw()
+            .map_err(e)?;
+
+        // Untested stretches: shaded, with their size where it fits.
+        let mut tested: Vec<usize> = p.points.iter().map(|q| q.x).collect();
+        tested.sort();
+        tested.dedup();
+        let gray = RGBColor(90, 90, 90);
+        for pair in tested.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if b - a < 2 {
+                continue;
+            }
+            let (x0, x1) = (a as f64 + 0.5, b as f64 - 0.5);
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(x0, ybot), (x1, ytop)],
+                    RGBColor(0, 0, 0).mix(0.05).filled(),
+                )))
+                .map_err(e)?;
+            if (x1 - x0 + 1.0) * px_per_commit >= 75.0 {
+                let style = ("sans-serif", 12)
+                    .into_font()
+                    .color(&gray)
+                    .pos(text_anchor::Pos::new(
+                        text_anchor::HPos::Center,
+                        text_anchor::VPos::Bottom,
+                    ));
+                chart
+                    .draw_series(std::iter::once(
+                        EmptyElement::at(((x0 + x1) / 2.0, ybot))
+                            + Text::new(format!("{} untested", b - a - 1), (0, -4), style),
+                    ))
+                    .map_err(e)?;
+            }
+        }
+
+        // Measured commits joined in range order: solid between neighbours,
+        // dashed across an untested stretch.
+        let mut line: Vec<&ProfilePoint> = measured.clone();
+        line.sort_by_key(|q| q.x);
+        for pair in line.windows(2) {
+            let pts = vec![
+                (pair[0].x as f64, f(pair[0].mean)),
+                (pair[1].x as f64, f(pair[1].mean)),
+            ];
+            if pair[1].x - pair[0].x == 1 {
+                chart
+                    .draw_series(LineSeries::new(pts, gray.stroke_width(1)))
+                    .map_err(e)?;
+            } else {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        pts,
+                        4,
+                        4,
+                        gray.mix(0.6).stroke_width(1),
+                    ))
+                    .map_err(e)?;
+            }
+        }
+
+        // Change points: a line between parent and culprit, labels stacked at
+        // the top, drawn after every line so no line crosses a label.
+        let red = RGBColor(180, 30, 30);
+        let mid = |c: &Mark| (c.parent as f64 + c.culprit as f64) / 2.0;
+        for c in &p.changes {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(mid(c), ybot), (mid(c), ytop)],
+                    6,
+                    3,
+                    red.stroke_width(2),
+                ))
+                .map_err(e)?;
+        }
+        for (i, c) in p.changes.iter().enumerate() {
+            let x = mid(c);
+            let right = x > n as f64 * 0.6;
+            let style = ("sans-serif", 13)
+                .into_font()
+                .color(&red)
+                .pos(text_anchor::Pos::new(
+                    if right {
+                        text_anchor::HPos::Right
+                    } else {
+                        text_anchor::HPos::Left
+                    },
+                    text_anchor::VPos::Top,
+                ));
+            let dy = 6 + 17 * (i % 8) as i32;
+            chart
+                .draw_series(std::iter::once(
+                    EmptyElement::at((x, ytop))
+                        + label_background(&c.label, right, dy)
+                        + Text::new(c.label.clone(), (if right { -5 } else { 5 }, dy), style),
+                ))
+                .map_err(e)?;
+        }
+
+        // The ends: ringed and named, under the points so a label hides none.
+        for (x, label, right) in [(0, &p.ends.0, false), (n - 1, &p.ends.1, true)] {
+            let Some(q) = measured.iter().find(|q| q.x == x) else {
+                continue;
+            };
+            let y = f(q.mean);
+            let style = ("sans-serif", 13)
+                .into_font()
+                .color(&BLACK)
+                .pos(text_anchor::Pos::new(
+                    if right {
+                        text_anchor::HPos::Right
+                    } else {
+                        text_anchor::HPos::Left
+                    },
+                    text_anchor::VPos::Top,
+                ));
+            chart
+                .draw_series(std::iter::once(
+                    EmptyElement::at((x as f64, y))
+                        + Circle::new((0, 0), 8, BLACK.stroke_width(1))
+                        + label_background(label, right, -25)
+                        + Text::new(label.clone(), (if right { -5 } else { 5 }, -25), style),
+                ))
+                .map_err(e)?;
+        }
+
+        let mut legend: Vec<PointKind> = Vec::new();
+        for kind in [
+            PointKind::Old,
+            PointKind::New,
+            PointKind::Between,
+            PointKind::Ambiguous,
+        ] {
+            let pts: Vec<&&ProfilePoint> = measured.iter().filter(|q| q.kind == kind).collect();
+            if pts.is_empty() {
+                continue;
+            }
+            let color = kind.color();
+            chart
+                .draw_series(pts.iter().map(|q| {
+                    let x = q.x as f64;
+                    let (l, h) = (q.ci.0.min(q.mean), q.ci.1.max(q.mean));
+                    ErrorBar::new_vertical(x, f(l), f(q.mean), f(h), color.stroke_width(1), 8)
+                }))
+                .map_err(e)?;
+            chart
+                .draw_series(
+                    pts.iter()
+                        .map(|q| Circle::new((q.x as f64, f(q.mean)), 4, color.filled())),
+                )
+                .map_err(e)?;
+            legend.push(kind);
+        }
+        let skipped: Vec<&ProfilePoint> = p
+            .points
+            .iter()
+            .filter(|q| !(q.mean.is_finite() && q.mean > 0.0))
+            .collect();
+        if !skipped.is_empty() {
+            let color = PointKind::Skipped.color();
+            let y = ybot + span * 0.05;
+            chart
+                .draw_series(
+                    skipped
+                        .iter()
+                        .map(|q| Cross::new((q.x as f64, y), 5, color.stroke_width(2))),
+                )
+                .map_err(e)?;
+            legend.push(PointKind::Skipped);
+        }
+
+        let mut x = 85;
+        let font = ("sans-serif", 13).into_font();
+        for kind in legend {
+            let color = kind.color();
+            let marker: DynElement<_, _> = match kind {
+                PointKind::Skipped => Cross::new((x, 12), 4, color.stroke_width(2)).into_dyn(),
+                _ => Circle::new((x, 12), 4, color.filled()).into_dyn(),
+            };
+            strip.draw(&marker).map_err(e)?;
+            strip
+                .draw(&Text::new(
+                    kind.label(),
+                    (x + 10, 5),
+                    font.clone().color(&BLACK),
+                ))
+                .map_err(e)?;
+            x += 30 + text_width(kind.label(), 13);
+        }
+        if !p.changes.is_empty() {
+            strip
+                .draw(&PathElement::new(
+                    vec![(x - 4, 5), (x - 4, 20)],
+                    RGBColor(180, 30, 30).stroke_width(2),
+                ))
+                .map_err(e)?;
+            strip
+                .draw(&Text::new(
+                    "change point: short sha, subject, change",
+                    (x + 4, 5),
+                    font.color(&BLACK),
+                ))
+                .map_err(e)?;
+        }
+        root.present().map_err(e)?;
+    }
+    Ok(svg)
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::bisect::{BisectReport, CommitJson, CulpritJson, StepJson};
 use super::compare::{CompareReport, Sides};
-use super::export::{Csv, Export, Json, Junit, Markdown, Text};
+use super::export::{Csv, Export, Html, Json, Junit, Links, Markdown, Text};
 use super::gate::{GateOutcome, GateReport, GateResult, UndecidedPolicy, GATE_KIND};
 use super::matrix::{MatrixCell, MatrixReport, MATRIX_KIND};
 use super::run::{RunReport, RunResult};
@@ -67,6 +67,11 @@ fn bisect_report() -> BisectReport {
         let s = stats::summarize(xs);
         StepJson {
             info: info.clone(),
+            index: match verdict {
+                "old" => 0,
+                _ if info.commit == bad.commit => 2,
+                _ => 1,
+            },
             n: s.n,
             mean_us: s.mean,
             ci95_us: s.ci95,
@@ -75,12 +80,14 @@ fn bisect_report() -> BisectReport {
         }
     };
     BisectReport {
+        kind: super::bisect::BISECT_KIND.into(),
         tool: "pkeyread:format=pem,key=ec".into(),
         threads: 1,
         range: "openssl-3.0.0..openssl-3.2.1".into(),
         repo: "/repo".into(),
         recipe: "default".into(),
         merge_base: None,
+        commits: 3,
         direction: Verdict::Slower,
         ends: c,
         outcome: "1 change(s)".into(),
@@ -120,6 +127,191 @@ fn bisect_report() -> BisectReport {
         wall_s: 120.0,
         reproduce: "perfbisect bisect --tool pkeyread openssl-3.0.0..openssl-3.2.1".into(),
     }
+}
+
+/// Five samples around `mean`, ±1%.
+fn around(mean: f64) -> Vec<f64> {
+    [-1.0, -0.5, 0.0, 0.5, 1.0]
+        .iter()
+        .map(|k| mean * (1.0 + 0.01 * k))
+        .collect()
+}
+
+/// A bisect over `commits` commits: tested (index, subject, mean µs/op or
+/// None when skipped, verdict), change points as (parent, culprit) indices.
+fn bisect_over(
+    range: &str,
+    commits: usize,
+    tested: &[(usize, &str, Option<f64>, &str)],
+    changes: &[(usize, usize)],
+) -> BisectReport {
+    let info = |i: usize, subject: &str| {
+        // Distinct, stable, sha-looking ids.
+        let x = (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let full = format!("{x:016x}{:016x}{:08x}", x.rotate_left(17), i);
+        CommitJson {
+            short: full[..10].to_string(),
+            commit: full,
+            date: RELEASE_DATES
+                .get(i)
+                .filter(|_| commits == RELEASE_DATES.len())
+                .map(|d| d.to_string())
+                .unwrap_or_else(|| {
+                    chrono::NaiveDate::from_ymd_opt(2021, 9, 7)
+                        .unwrap()
+                        .checked_add_days(chrono::Days::new(i as u64 * 870 / commits as u64))
+                        .unwrap()
+                        .to_string()
+                }),
+            author: "OpenSSL release history".into(),
+            subject: subject.into(),
+        }
+    };
+    let samples = |i: usize| {
+        tested
+            .iter()
+            .find(|t| t.0 == i)
+            .and_then(|t| t.2)
+            .map(around)
+            .unwrap_or_default()
+    };
+    let by_index = |i: usize| tested.iter().find(|t| t.0 == i).expect("tested");
+    let steps: Vec<StepJson> = tested
+        .iter()
+        .map(|&(i, subject, _, verdict)| {
+            let s = stats::summarize(&samples(i));
+            StepJson {
+                info: info(i, subject),
+                index: i,
+                n: s.n,
+                mean_us: s.mean,
+                ci95_us: s.ci95,
+                verdict: verdict.into(),
+                position: None,
+            }
+        })
+        .collect();
+    let culprits = changes
+        .iter()
+        .map(|&(p, c)| {
+            let cmp = comparison(&samples(p), &samples(c));
+            CulpritJson {
+                parent: info(p, by_index(p).1).commit,
+                range: c > p + 1,
+                skipped: (p + 1..c).map(|i| info(i, "").commit).collect(),
+                info: info(c, by_index(c).1),
+                ratio: cmp.ratio.ratio,
+                ratio_ci: (cmp.ratio.lo, cmp.ratio.hi),
+                p_welch: cmp.p_welch,
+                p_mwu: cmp.p_mwu,
+                parent_mean_us: cmp.a.mean,
+                culprit_mean_us: cmp.b.mean,
+                partial: changes.len() > 1,
+                uncertain: false,
+                comparison: cmp,
+            }
+        })
+        .collect();
+    let ends = comparison(&samples(0), &samples(commits - 1));
+    BisectReport {
+        kind: super::bisect::BISECT_KIND.into(),
+        tool: "pkeyread:format=pem,key=ec".into(),
+        threads: 1,
+        range: range.into(),
+        repo: "~/openssl-release-history".into(),
+        recipe: "default".into(),
+        good: info(0, by_index(0).1),
+        bad: info(commits - 1, by_index(commits - 1).1),
+        merge_base: None,
+        commits,
+        direction: ends.verdict,
+        ends,
+        outcome: format!("{} change(s)", changes.len()),
+        culprits,
+        steps,
+        builds: tested
+            .iter()
+            .map(|t| BuildUse {
+                commit: info(t.0, t.1).commit,
+                fresh: false,
+                ok: t.2.is_some(),
+                duration_s: 95.0,
+                log: None,
+            })
+            .collect(),
+        samples: 5 * tested.len(),
+        samples_taken_now: 0,
+        alpha_per_test: 0.01 / 48.0,
+        min_effect: 0.03,
+        wall_s: 82.0,
+        reproduce: format!(
+            "perfbisect bisect --repo ~/openssl-release-history --tool 'pkeyread:key=ec,format=pem' --threads 1 {range}"
+        ),
+    }
+}
+
+const RELEASE_DATES: [&str; 6] = [
+    "2021-09-07",
+    "2021-12-14",
+    "2022-07-05",
+    "2023-02-07",
+    "2023-10-24",
+    "2024-01-30",
+];
+
+/// The README's bisect: six releases, three change points, every commit tested.
+pub(crate) fn release_history_bisect() -> BisectReport {
+    bisect_over(
+        "openssl-3.0.0..openssl-3.2.1",
+        6,
+        &[
+            (0, "OpenSSL 3.0.0", Some(376.1), "old"),
+            (5, "OpenSSL 3.2.1", Some(20.25), "new"),
+            (
+                2,
+                "OpenSSL 3.0.5",
+                Some(240.9),
+                "between (part of the change)",
+            ),
+            (1, "OpenSSL 3.0.1", Some(375.5), "old"),
+            (3, "OpenSSL 3.0.8", Some(238.0), "old"),
+            (
+                4,
+                "OpenSSL 3.1.4",
+                Some(50.965),
+                "between (part of the change)",
+            ),
+        ],
+        &[(1, 2), (3, 4), (4, 5)],
+    )
+}
+
+/// A long range searched sparsely: untested stretches, a skipped commit,
+/// one change point, less than 3× between the ends (a linear axis).
+pub(crate) fn sparse_bisect() -> BisectReport {
+    bisect_over(
+        "v1..v2",
+        200,
+        &[
+            (0, "Start of the range", Some(100.0), "old"),
+            (199, "End of the range", Some(112.0), "new"),
+            (99, "Refactor the decoder", Some(112.3), "new"),
+            (49, "Tidy headers", Some(100.4), "old"),
+            (74, "Build fix", None, "skipped: build failed"),
+            (75, "Move tests", Some(99.7), "old"),
+            (87, "Add a lock", Some(111.8), "new"),
+            (81, "Docs", Some(100.2), "old"),
+            (84, "Provider cache off", Some(112.1), "new"),
+            (82, "More docs", Some(100.1), "old"),
+            (
+                83,
+                "Decoder: look up <every> time & \"cache\"",
+                Some(111.9),
+                "new",
+            ),
+        ],
+        &[(82, 83)],
+    )
 }
 
 fn gate_report() -> GateReport {
@@ -298,4 +490,140 @@ fn simulate_renderers() {
     let r = simulated();
     insta::assert_snapshot!("simulate_text", Text.export(&r).unwrap());
     insta::assert_snapshot!("simulate_json", Json.export(&r).unwrap());
+}
+
+/// The profile names the ends and every change point, marks untested
+/// stretches and skipped commits, and picks its y scale from the spread.
+/// `PERFBISECT_PLOT_DIR=DIR` keeps the SVGs to look at.
+#[test]
+fn bisect_profile_svg() {
+    let keep = std::env::var_os("PERFBISECT_PLOT_DIR");
+    for (name, r) in [
+        ("release", release_history_bisect()),
+        ("sparse", sparse_bisect()),
+    ] {
+        let svg = r.profile_svg().unwrap();
+        if let Some(dir) = &keep {
+            std::fs::write(std::path::Path::new(dir).join(format!("{name}.svg")), &svg).unwrap();
+        }
+        assert!(svg.starts_with("<svg"), "{name}");
+        assert!(svg.contains(&format!("old end {}", r.good.short)), "{name}");
+        assert!(svg.contains(&format!("new end {}", r.bad.short)), "{name}");
+        for c in &r.culprits {
+            assert!(svg.contains(&c.info.short), "{name}: {}", c.info.short);
+        }
+        // The spread of the means decides the scale: 376 → 20 µs is read in ratios.
+        assert_eq!(svg.contains("(log scale)"), name == "release", "{name}");
+    }
+    let sparse = sparse_bisect().profile_svg().unwrap();
+    assert!(
+        sparse.contains("48 untested"),
+        "the stretch between 0 and 49"
+    );
+    assert!(sparse.contains("skipped (not measurable)"));
+    assert!(
+        sparse.contains("&lt;every&gt; time &amp;"),
+        "text is escaped"
+    );
+}
+
+/// A skipped commit's missing mean (JSON null) and a result written before
+/// positions were recorded both read back, and still give a profile.
+#[test]
+fn bisect_json_reads_back_skips_and_older_results() {
+    let json = Json.export(&sparse_bisect()).unwrap();
+    let back: BisectReport = serde_json::from_str(&json).unwrap();
+    assert!(back.steps.iter().any(|s| s.mean_us.is_nan()));
+    assert_eq!(back.tested().1, 200);
+
+    let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
+    old.as_object_mut().unwrap().remove("commits");
+    for s in old["steps"].as_array_mut().unwrap() {
+        s.as_object_mut().unwrap().remove("index");
+    }
+    let old: BisectReport = serde_json::from_value(old).unwrap();
+    let (tested, n) = old.tested();
+    assert_eq!(n, tested.len(), "one position per tested commit");
+    assert_eq!(
+        tested[0].1.info.commit, old.good.commit,
+        "by date, oldest first"
+    );
+    old.profile_svg().unwrap();
+}
+
+#[test]
+fn html_renderers() {
+    let links = Links::new(Some("https://github.com/openssl/openssl/commit/{sha}")).unwrap();
+    insta::assert_snapshot!(
+        "bisect_html",
+        Html.export_linked(&bisect_report(), &links).unwrap()
+    );
+    insta::assert_snapshot!(
+        "compare_html",
+        Html.export_linked(&compare_report(), &links).unwrap()
+    );
+    insta::assert_snapshot!(
+        "gate_html",
+        Html.export_linked(&gate_report(), &links).unwrap()
+    );
+    insta::assert_snapshot!(
+        "matrix_html",
+        Html.export_linked(&matrix_report(), &links).unwrap()
+    );
+    // Without a template: no links, nothing else changes.
+    let plain = Html.export(&compare_report()).unwrap();
+    assert!(!plain.contains("<a href"));
+    // Text from the results is escaped everywhere on the page.
+    let sparse = Html.export(&sparse_bisect()).unwrap();
+    assert!(sparse.contains("look up &lt;every&gt; time &amp; &quot;cache&quot;"));
+    assert!(!sparse.contains("<every>"));
+}
+
+#[test]
+fn commit_links_in_markdown_and_text() {
+    let links = Links::new(Some("https://example.org/{sha}")).unwrap();
+    let r = bisect_report();
+    let url = format!("https://example.org/{}", r.culprits[0].info.commit);
+    let md = Markdown.export_linked(&r, &links).unwrap();
+    assert!(
+        md.contains(&format!("[`{}`]({url})", &r.culprits[0].info.commit[..10])),
+        "{md}"
+    );
+    let text = Text.export_linked(&r, &links).unwrap();
+    assert!(
+        text.contains(&format!("culprit {} <{url}>", r.culprits[0].info.commit)),
+        "{text}"
+    );
+    let c = Markdown.export_linked(&compare_report(), &links).unwrap();
+    assert!(c.contains("https://example.org/bbbb"), "{c}");
+}
+
+/// The results `tests/report_html.rs` renders are these fixtures' JSON;
+/// `PERFBISECT_UPDATE_FIXTURES=1` rewrites them after a change here.
+#[test]
+fn report_fixtures_are_current() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report");
+    let files = [
+        (
+            "bisect.json",
+            Json.export(&release_history_bisect()).unwrap(),
+        ),
+        ("bisect-sparse.json", Json.export(&sparse_bisect()).unwrap()),
+        ("compare.json", Json.export(&compare_report()).unwrap()),
+        ("gate.json", Json.export(&gate_report()).unwrap()),
+        ("matrix.json", Json.export(&matrix_report()).unwrap()),
+    ];
+    for (name, json) in files {
+        let path = dir.join(name);
+        if std::env::var_os("PERFBISECT_UPDATE_FIXTURES").is_some() {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &json).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == json,
+            "{} is out of date: PERFBISECT_UPDATE_FIXTURES=1 cargo test --bins report_fixtures",
+            path.display()
+        );
+    }
 }
