@@ -120,7 +120,7 @@ fn fit_lines(f: &NoiseFit) -> String {
         ""
     };
     format!(
-        "noise fitted from {} ({} output, {} subjects, {} samples, {} per round):\n  \
+        "noise fitted from {} ({} output, {} subject(s), {} samples, {} per round):\n  \
          spread of log us/op without outliers: {}; lag-1 autocorrelation {:.3}\n  \
          -> iid noise {}, AR(1) drift {}/sample at phi {} (assumed), outliers {}\n  \
          not fitted (preset or flags): {}\n{few}",

@@ -155,7 +155,7 @@ impl NoiseModel {
         }
         if self.outlier_rate > 0.0 {
             parts.push(format!(
-                "{} outliers x{}-{}",
+                "{} outliers x{:.2}-{:.2}",
                 pct(self.outlier_rate),
                 self.outlier_size.0,
                 self.outlier_size.1
