@@ -69,4 +69,24 @@ fn seeded_simulation_report() {
             "json",
         ],
     );
+    check(
+        "simulate-realistic",
+        &[
+            "simulate",
+            "--commits",
+            "200",
+            "--noise-model",
+            "realistic",
+            "--step",
+            "12%/3",
+            "--cancelling",
+            "8%",
+            "--trials",
+            "20",
+            "--alarm-trials",
+            "40",
+            "--seed",
+            "5",
+        ],
+    );
 }

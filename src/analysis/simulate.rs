@@ -1,14 +1,19 @@
-//! Checks the claims about the statistics by running the real search on synthetic commits: a known
-//! step (or several) in the per-commit mean, log-normal noise, and builds that fail at random.
-//! Users run it to choose --samples / --min-effect for the noise of their machine.
+//! Checks the claims about the statistics by running the real search on synthetic commits: known
+//! steps (single, gradual or cancelling) in the per-commit mean, a noise model from iid log-normal
+//! to a shared runner's drift, bursts and outliers (see [`noise`]), and builds or samples that fail
+//! at random. Users run it to choose --samples / --min-effect for the noise of their machine, or
+//! with `--noise-from` for the noise their machine showed in an A/A run.
 
-use crate::analysis::bisect::{self, Config, Measurer, Outcome, Probe};
+pub mod noise;
+
+use crate::analysis::bisect::{self, ChangePoint, Config, Measurer, Outcome, Probe};
 use crate::analysis::rounds::{self, Sampler};
 use crate::measure::unavailable::Unavailable;
 use anyhow::{bail, Result};
+use noise::{Machine, NoiseModel};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rand_distr::{Distribution, Normal};
+use rand_distr::{Distribution, Normal, StandardNormal};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -18,32 +23,53 @@ pub struct SimStep {
     pub effect: f64,
     /// First commit with the change (1..commits); random when `None`.
     pub at: Option<usize>,
+    /// Consecutive commits the change is spread over, in equal factors (1: a single commit).
+    pub spread: usize,
+    /// A later commit (random) undoes the change exactly, so the range's ends agree.
+    pub cancelled: bool,
+}
+
+impl SimStep {
+    pub fn at(effect: f64, at: Option<usize>) -> SimStep {
+        SimStep {
+            effect,
+            at,
+            spread: 1,
+            cancelled: false,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SimConfig {
     pub commits: usize,
     pub steps: Vec<SimStep>,
-    /// Sigma of the log-normal noise, as a fraction (0.03 ≈ 3%).
-    pub noise: f64,
+    pub noise: NoiseModel,
+    /// Searches with the configured steps.
     pub trials: usize,
+    /// Searches on a range without any step, for the false-alarm rate.
+    pub alarm_trials: usize,
     pub seed: u64,
     /// Fraction of commits whose build fails (never the two ends).
     pub skip_rate: f64,
     pub cfg: Config,
-    /// Run the plain bisect instead (fixed 20 samples per commit, Welch at 0.05 against each end,
-    /// no sequential sampling, first change only), for comparison.
+    /// Run the plain bisect instead (fixed 20 samples per commit, Welch at the search's alpha
+    /// against each end, no sequential sampling, first change only), for comparison.
     pub baseline: bool,
+    /// Threads running trials; results do not depend on it (every trial has its own seed).
+    #[serde(skip)]
+    pub jobs: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SimReport {
     pub trials: usize,
-    /// Fraction of trials whose reported change points are exactly the true step positions (a range
-    /// left by skips counts as right when it contains the position). With first-change-only (and the
-    /// baseline) the truth is the oldest step alone.
+    /// Fraction of trials whose reported change points are exactly the true steps (a range left by
+    /// skips counts as right when it contains the position; a gradual step is right when the
+    /// change point holds any of its commits). With first-change-only (and the baseline) the
+    /// truth is the oldest step alone.
     pub accuracy: f64,
-    /// Fraction of `trials` further runs with no step that reported any change.
+    /// Fraction of `alarm_trials` runs with no step that reported any change.
     pub false_alarm_rate: f64,
     /// Distinct commits built per search (failed builds included).
     pub mean_builds: f64,
@@ -58,15 +84,33 @@ pub struct SimReport {
     pub uncertain_rate: f64,
     /// Trials in which the search returned an error (counted as wrong).
     pub errors: usize,
+    pub alarm_trials: usize,
+    /// Fraction of trials (with steps) that reported as confirmed a change point holding no
+    /// true step: a wrong culprit on a range that does change.
+    pub wrong_culprit_rate: f64,
+    /// Fraction of trials that reported a candidate its confirmation rejected.
+    pub unconfirmed_rate: f64,
+    /// Of the reported change points that hold a true step, the fraction whose ratio interval
+    /// holds the true ratio of the two commits' means (build offsets included); `None` when there
+    /// were none.
+    pub interval_coverage: Option<f64>,
+    pub intervals_scored: usize,
 }
 
-/// Synthetic commits: mean = product of (1 + effect) over the steps at or before the commit,
-/// sample = mean × exp(N(0, noise)). Draws only missing samples, interleaved like the real one.
+/// Synthetic commits: mean = product of (1 + effect) over the steps at or before the commit; a
+/// sample is that mean times the noise model's factors. Draws only missing samples, in rounds
+/// like the real engine (shuffled unless the noise is iid, where order cannot matter and the
+/// fixed order keeps seeded results as they were).
 pub struct SimMeasurer {
     /// (first commit with the change, factor), sorted.
     steps: Vec<(usize, f64)>,
     commits: usize,
     noise: Normal<f64>,
+    model: NoiseModel,
+    iid: bool,
+    machine: Machine,
+    offsets: HashMap<usize, f64>,
+    order: Option<StdRng>,
     skip_rate: f64,
     rng: StdRng,
     samples: HashMap<usize, Vec<f64>>,
@@ -77,32 +121,60 @@ impl SimMeasurer {
     pub fn new(
         commits: usize,
         steps: &[(usize, f64)],
-        noise: f64,
+        model: &NoiseModel,
         skip_rate: f64,
         seed: u64,
     ) -> Result<Self> {
-        let Ok(normal) = Normal::new(0.0, noise) else {
-            bail!("noise must be a non-negative number, got {noise}");
+        let Ok(normal) = Normal::new(0.0, model.cv) else {
+            bail!("noise must be a non-negative number, got {}", model.cv);
         };
+        model.validate()?;
         let mut steps: Vec<(usize, f64)> = steps.to_vec();
         steps.sort_by_key(|s| s.0);
+        let mut rng = StdRng::seed_from_u64(seed);
+        let iid = model.is_iid();
+        let order = (!iid).then(|| StdRng::seed_from_u64(rng.gen()));
         Ok(SimMeasurer {
             steps,
             commits,
             noise: normal,
+            model: model.clone(),
+            iid,
+            machine: Machine::default(),
+            offsets: HashMap::new(),
+            order,
             skip_rate,
-            rng: StdRng::seed_from_u64(seed),
+            rng,
             samples: HashMap::new(),
             skips: HashMap::new(),
         })
     }
 
+    /// The commit's mean from its steps alone.
     pub fn mean(&self, commit: usize) -> f64 {
         self.steps
             .iter()
             .take_while(|s| s.0 <= commit)
             .map(|s| s.1)
             .product()
+    }
+
+    /// Log of the commit's build offset, drawn the first time the commit is built.
+    fn offset(&mut self, c: usize) -> f64 {
+        if self.model.build_offset == 0.0 {
+            return 0.0;
+        }
+        let (sd, rng) = (self.model.build_offset, &mut self.rng);
+        *self.offsets.entry(c).or_insert_with(|| {
+            let z: f64 = StandardNormal.sample(rng);
+            sd * z
+        })
+    }
+
+    /// What a comparison of this commit estimates: its mean with its build's offset (the
+    /// machine's factors are common to every commit and cancel in a ratio).
+    pub fn true_mean(&mut self, c: usize) -> f64 {
+        self.mean(c) * self.offset(c).exp()
     }
 
     fn is_skipped(&mut self, c: usize) -> bool {
@@ -124,9 +196,25 @@ impl Sampler for SimMeasurer {
     }
 
     fn take_one(&mut self, c: usize) -> Result<()> {
-        let x = self.mean(c) * self.noise.sample(&mut self.rng).exp();
+        let x = if self.iid {
+            self.mean(c) * self.noise.sample(&mut self.rng).exp()
+        } else {
+            let log = self.mean(c).ln()
+                + self.offset(c)
+                + self.machine.sample_log(&self.model, &mut self.rng);
+            if self.model.fail_rate > 0.0 && self.rng.gen_bool(self.model.fail_rate) {
+                // As the engine does today: a commit whose sample failed is skipped for good.
+                self.skips.insert(c, true);
+                return Ok(());
+            }
+            log.exp()
+        };
         self.samples.entry(c).or_default().push(x);
         Ok(())
+    }
+
+    fn new_round(&mut self) {
+        self.machine.new_round();
     }
 }
 
@@ -135,7 +223,10 @@ impl Measurer for SimMeasurer {
         for w in wants {
             self.is_skipped(w.0);
         }
-        rounds::fill(self, wants, None)?;
+        let mut order = self.order.take();
+        let filled = rounds::fill(self, wants, order.as_mut());
+        self.order = order;
+        filled?;
         Ok(wants
             .iter()
             .map(|&(c, _)| match self.have(c) {
@@ -148,13 +239,29 @@ impl Measurer for SimMeasurer {
     }
 }
 
-/// What one search reported, reduced to what the simulation scores.
+/// One reported change point, reduced to what the simulation scores.
+struct Reported {
+    last_old: usize,
+    first_new: usize,
+    uncertain: bool,
+    confirmed: bool,
+    /// The reported interval of mean(first_new) / mean(last_old).
+    ratio_ci: Option<(f64, f64)>,
+}
+
+/// What one search reported.
 struct TrialResult {
-    /// (last_old, first_new, uncertain)
-    changes: Vec<(usize, usize, bool)>,
+    changes: Vec<Reported>,
     builds: usize,
     samples: usize,
     decisions: usize,
+}
+
+/// Whether the search reported this change point as a confirmed culprit: its fresh block of
+/// samples found the change significant. A reported point that is no true step counts as a
+/// wrong culprit only when confirmed.
+fn reported_as_confirmed(cp: &ChangePoint) -> bool {
+    cp.confirmed
 }
 
 fn run_search(n: usize, cfg: &Config, m: &mut SimMeasurer) -> Result<TrialResult> {
@@ -163,7 +270,14 @@ fn run_search(n: usize, cfg: &Config, m: &mut SimMeasurer) -> Result<TrialResult
         Outcome::NoChange => vec![],
         Outcome::Changes(cps) => cps
             .iter()
-            .map(|c| (c.last_old, c.first_new, c.uncertain))
+            .map(|c| Reported {
+                last_old: c.last_old,
+                first_new: c.first_new,
+                uncertain: c.uncertain,
+                confirmed: reported_as_confirmed(c),
+                ratio_ci: (c.comparison.ratio.lo.is_finite() && c.comparison.ratio.hi.is_finite())
+                    .then_some((c.comparison.ratio.lo, c.comparison.ratio.hi)),
+            })
             .collect(),
     };
     Ok(TrialResult {
@@ -175,12 +289,12 @@ fn run_search(n: usize, cfg: &Config, m: &mut SimMeasurer) -> Result<TrialResult
 }
 
 const BASELINE_SAMPLES: usize = 20;
-const BASELINE_ALPHA: f64 = 0.05;
 
 /// The plain bisect the sequential search is compared with: 20 samples per commit taken once, a
-/// Welch t-test at 0.05 of the candidate against each interval end, the closer mean when both or
-/// neither test is significant, first change only.
-fn run_baseline(n: usize, m: &mut SimMeasurer) -> Result<TrialResult> {
+/// Welch t-test at the search's (whole) alpha of the candidate against each interval end, the
+/// closer mean when both or neither test is significant, first change only. It reports the
+/// (1 − alpha) ratio interval of its last old and first new commit.
+fn run_baseline(n: usize, alpha: f64, m: &mut SimMeasurer) -> Result<TrialResult> {
     let k = BASELINE_SAMPLES;
     let mut samples: HashMap<usize, Vec<f64>> = HashMap::new();
     let mut skipped: HashMap<usize, ()> = HashMap::new();
@@ -198,7 +312,7 @@ fn run_baseline(n: usize, m: &mut SimMeasurer) -> Result<TrialResult> {
     let p_ends =
         crate::analysis::stats::welch(&samples[&0], &samples[&(n - 1)]).map_or(1.0, |w| w.p);
     let mut changes = vec![];
-    if p_ends < BASELINE_ALPHA {
+    if p_ends < alpha {
         let (mut lo, mut hi) = (0, n - 1);
         while let Some(c) = bisect::pick_candidate(lo, hi, |i| skipped.contains_key(&i)) {
             builds += 1;
@@ -214,8 +328,8 @@ fn run_baseline(n: usize, m: &mut SimMeasurer) -> Result<TrialResult> {
             let (p_old, p_new) = (p(&samples[&lo]), p(&samples[&hi]));
             let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
             let (mo, mx, mn) = (mean(&samples[&lo]), mean(&x), mean(&samples[&hi]));
-            let is_old = if (p_old < BASELINE_ALPHA) != (p_new < BASELINE_ALPHA) {
-                p_new < BASELINE_ALPHA
+            let is_old = if (p_old < alpha) != (p_new < alpha) {
+                p_new < alpha
             } else {
                 (mx - mo).abs() < (mx - mn).abs()
             };
@@ -226,7 +340,14 @@ fn run_baseline(n: usize, m: &mut SimMeasurer) -> Result<TrialResult> {
                 hi = c;
             }
         }
-        changes.push((lo, hi, false));
+        let ci = crate::analysis::stats::ratio_ci(&samples[&lo], &samples[&hi], 1.0 - alpha);
+        changes.push(Reported {
+            last_old: lo,
+            first_new: hi,
+            uncertain: false,
+            confirmed: true,
+            ratio_ci: ci.map(|r| (r.lo, r.hi)),
+        });
     }
     let total = samples.values().map(Vec::len).sum();
     Ok(TrialResult {
@@ -247,36 +368,61 @@ fn trial_seed(seed: u64, i: usize, salt: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Step positions for one trial: the fixed ones, and distinct random ones in 1..commits for the
-/// rest (a position shared by two steps would make them one).
-fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Vec<(usize, f64)> {
-    let mut used: Vec<usize> = sc.steps.iter().filter_map(|s| s.at).collect();
-    let mut out = Vec::with_capacity(sc.steps.len());
+/// The steps of one trial: the factors per commit for the measurer, and each true step's commits
+/// for the scoring (a gradual step is one step over several commits; a cancelled step and its undo
+/// are two).
+struct Placed {
+    factors: Vec<(usize, f64)>,
+    truth: Vec<Vec<usize>>,
+}
+
+/// Step positions for one trial: the fixed ones, and distinct random ones for the rest (a position
+/// shared by two steps would make them one).
+fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
+    let mut used: Vec<usize> = sc
+        .steps
+        .iter()
+        .filter_map(|s| s.at.map(|a| (a, s.spread)))
+        .flat_map(|(a, k)| a..a + k)
+        .collect();
+    let mut out = Placed {
+        factors: Vec::new(),
+        truth: Vec::new(),
+    };
+    let free = |lo: usize, hi: usize, k: usize, used: &mut Vec<usize>, rng: &mut StdRng| {
+        let mut a = rng.gen_range(lo..hi);
+        for _ in 0..100 {
+            if !(a..a + k).any(|p| used.contains(&p)) {
+                break;
+            }
+            a = rng.gen_range(lo..hi);
+        }
+        used.extend(a..a + k);
+        a
+    };
     for s in &sc.steps {
+        let k = s.spread.max(1);
+        // Room after a cancelled step for its undo.
+        let room = k + usize::from(s.cancelled);
         let at = match s.at {
             Some(a) => a,
-            None => {
-                let mut a = rng.gen_range(1..sc.commits);
-                for _ in 0..100 {
-                    if !used.contains(&a) {
-                        break;
-                    }
-                    a = rng.gen_range(1..sc.commits);
-                }
-                used.push(a);
-                a
-            }
+            None => free(1, sc.commits + 1 - room, k, &mut used, rng),
         };
-        out.push((at, 1.0 + s.effect));
+        let each = (1.0 + s.effect).powf(1.0 / k as f64);
+        out.factors.extend((at..at + k).map(|p| (p, each)));
+        out.truth.push((at..at + k).collect());
+        if s.cancelled {
+            let undo = free(at + k, sc.commits, 1, &mut used, rng);
+            out.factors.push((undo, 1.0 / (1.0 + s.effect)));
+            out.truth.push(vec![undo]);
+        }
     }
     out
 }
 
 fn validate(sc: &SimConfig) -> Result<()> {
     sc.cfg.validate(sc.commits)?;
-    if !(sc.noise >= 0.0 && sc.noise.is_finite()) {
-        bail!("noise must be a non-negative number, got {}", sc.noise);
-    }
+    sc.noise.validate()?;
     if !(0.0..1.0).contains(&sc.skip_rate) {
         bail!("skip rate must be in [0, 1), got {}", sc.skip_rate);
     }
@@ -287,11 +433,20 @@ fn validate(sc: &SimConfig) -> Result<()> {
                 s.effect
             );
         }
+        let room = s.spread.max(1) + usize::from(s.cancelled);
+        if room >= sc.commits {
+            bail!(
+                "a step spread over {} commits{} does not fit in {} commits",
+                s.spread,
+                if s.cancelled { " and undone" } else { "" },
+                sc.commits
+            );
+        }
         if let Some(a) = s.at {
-            if a == 0 || a >= sc.commits {
+            if a == 0 || a + room > sc.commits {
                 bail!(
                     "a step's position must be in 1..{} (commit 0 is the old end), got {a}",
-                    sc.commits
+                    sc.commits + 1 - room
                 );
             }
         }
@@ -299,84 +454,178 @@ fn validate(sc: &SimConfig) -> Result<()> {
     Ok(())
 }
 
-/// Run `trials` searches with the configured steps and `trials` without any, and score them.
+/// How one trial with steps went.
+#[derive(Default)]
+struct Score {
+    error: bool,
+    right: bool,
+    all_found: bool,
+    uncertain: bool,
+    wrong: bool,
+    unconfirmed: bool,
+    covered: usize,
+    intervals: usize,
+    builds: usize,
+    samples: usize,
+    decisions: usize,
+}
+
+fn run_trial(sc: &SimConfig, m: &mut SimMeasurer) -> Result<TrialResult> {
+    if sc.baseline {
+        run_baseline(sc.commits, sc.cfg.alpha, m)
+    } else {
+        run_search(sc.commits, &sc.cfg, m)
+    }
+}
+
+fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
+    let mut rng = StdRng::seed_from_u64(trial_seed(sc.seed, i, 1));
+    let placed = place_steps(sc, &mut rng);
+    let mut m = SimMeasurer::new(
+        sc.commits,
+        &placed.factors,
+        &sc.noise,
+        sc.skip_rate,
+        rng.gen(),
+    )?;
+    let Ok(r) = run_trial(sc, &mut m) else {
+        return Ok(Score {
+            error: true,
+            ..Score::default()
+        });
+    };
+    let mut truth = placed.truth;
+    truth.sort();
+    truth.dedup();
+    let only_first = sc.baseline || sc.cfg.first_change_only;
+    Ok(score(&r, &truth, only_first, |a, b| {
+        m.true_mean(b) / m.true_mean(a)
+    }))
+}
+
+/// Score one search against the true steps (each a list of the commits it spans, oldest step
+/// first); `true_ratio(a, b)` is mean(b) / mean(a) as the comparison of a and b estimates it.
+fn score(
+    r: &TrialResult,
+    truth: &[Vec<usize>],
+    only_first: bool,
+    mut true_ratio: impl FnMut(usize, usize) -> f64,
+) -> Score {
+    let hits =
+        |c: &Reported, step: &[usize]| step.iter().any(|&p| c.last_old < p && p <= c.first_new);
+    let expected: &[Vec<usize>] = if only_first && !truth.is_empty() {
+        &truth[..1]
+    } else {
+        truth
+    };
+    let mut s = Score {
+        builds: r.builds,
+        samples: r.samples,
+        decisions: r.decisions,
+        ..Score::default()
+    };
+    s.all_found = truth.iter().all(|t| r.changes.iter().any(|c| hits(c, t)));
+    s.right = r.changes.len() == expected.len()
+        && r.changes
+            .iter()
+            .all(|c| expected.iter().filter(|t| hits(c, t)).count() == 1)
+        && expected
+            .iter()
+            .all(|t| r.changes.iter().any(|c| hits(c, t)));
+    s.uncertain = r.changes.iter().any(|c| c.uncertain);
+    s.unconfirmed = r.changes.iter().any(|c| !c.confirmed);
+    s.wrong = r
+        .changes
+        .iter()
+        .any(|c| c.confirmed && !truth.iter().any(|t| hits(c, t)));
+    for c in r
+        .changes
+        .iter()
+        .filter(|c| truth.iter().any(|t| hits(c, t)))
+    {
+        if let Some((lo, hi)) = c.ratio_ci {
+            let ratio = true_ratio(c.last_old, c.first_new);
+            s.intervals += 1;
+            if lo <= ratio && ratio <= hi {
+                s.covered += 1;
+            }
+        }
+    }
+    s
+}
+
+fn alarm_trial(sc: &SimConfig, i: usize) -> Result<bool> {
+    let mut rng = StdRng::seed_from_u64(trial_seed(sc.seed, i, 2));
+    let mut m = SimMeasurer::new(sc.commits, &[], &sc.noise, sc.skip_rate, rng.gen())?;
+    Ok(!matches!(run_trial(sc, &mut m), Ok(r) if r.changes.is_empty()))
+}
+
+/// `f(i)` for every i in 0..count on `jobs` threads, in order of i.
+fn par_map<T: Send>(
+    count: usize,
+    jobs: usize,
+    f: impl Fn(usize) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    let jobs = jobs.clamp(1, count.max(1));
+    if jobs == 1 {
+        return (0..count).map(f).collect();
+    }
+    let f = &f;
+    let parts: Vec<Result<Vec<(usize, T)>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..jobs)
+            .map(|j| {
+                s.spawn(move || {
+                    (j..count)
+                        .step_by(jobs)
+                        .map(|i| f(i).map(|t| (i, t)))
+                        .collect::<Result<Vec<_>>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| bail!("a simulation thread panicked"))
+            })
+            .collect()
+    });
+    let mut all: Vec<(usize, T)> = Vec::with_capacity(count);
+    for p in parts {
+        all.extend(p?);
+    }
+    all.sort_by_key(|p| p.0);
+    Ok(all.into_iter().map(|p| p.1).collect())
+}
+
+/// Run `trials` searches with the configured steps and `alarm_trials` without any, and score them.
 pub fn simulate(sc: &SimConfig) -> Result<SimReport> {
     validate(sc)?;
-    let n = sc.commits;
-    let run = |m: &mut SimMeasurer| {
-        if sc.baseline {
-            run_baseline(n, m)
-        } else {
-            run_search(n, &sc.cfg, m)
-        }
-    };
-    let only_first = sc.baseline || sc.cfg.first_change_only;
+    let scores = par_map(sc.trials, sc.jobs, |i| step_trial(sc, i))?;
+    let alarms = par_map(sc.alarm_trials, sc.jobs, |i| alarm_trial(sc, i))?;
 
-    let (mut right, mut all_found, mut uncertain, mut errors) = (0usize, 0usize, 0usize, 0usize);
-    let (mut builds, mut samples, mut decisions) = (0usize, 0usize, 0usize);
-    for i in 0..sc.trials {
-        let mut rng = StdRng::seed_from_u64(trial_seed(sc.seed, i, 1));
-        let steps = place_steps(sc, &mut rng);
-        let mut m = SimMeasurer::new(n, &steps, sc.noise, sc.skip_rate, rng.gen())?;
-        let Ok(r) = run(&mut m) else {
-            errors += 1;
-            continue;
-        };
-        builds += r.builds;
-        samples += r.samples;
-        decisions += r.decisions;
-        let mut truth: Vec<usize> = steps.iter().map(|s| s.0).collect();
-        truth.sort_unstable();
-        truth.dedup();
-        let contains = |c: &(usize, usize, bool), p: usize| c.0 < p && p <= c.1;
-        if truth
-            .iter()
-            .all(|&p| r.changes.iter().any(|c| contains(c, p)))
-        {
-            all_found += 1;
-        }
-        let expected: &[usize] = if only_first && !truth.is_empty() {
-            &truth[..1]
-        } else {
-            &truth
-        };
-        let exact = r.changes.len() == expected.len()
-            && r.changes
-                .iter()
-                .all(|c| expected.iter().filter(|&&p| contains(c, p)).count() == 1)
-            && expected
-                .iter()
-                .all(|&p| r.changes.iter().any(|c| contains(c, p)));
-        if exact {
-            right += 1;
-        }
-        if r.changes.iter().any(|c| c.2) {
-            uncertain += 1;
-        }
-    }
-
-    let mut alarms = 0usize;
-    for i in 0..sc.trials {
-        let mut rng = StdRng::seed_from_u64(trial_seed(sc.seed, i, 2));
-        let mut m = SimMeasurer::new(n, &[], sc.noise, sc.skip_rate, rng.gen())?;
-        match run(&mut m) {
-            Ok(r) if r.changes.is_empty() => {}
-            _ => alarms += 1,
-        }
-    }
-
+    let count = |f: fn(&Score) -> bool| scores.iter().filter(|s| f(s)).count();
+    let sum = |f: fn(&Score) -> usize| scores.iter().map(f).sum::<usize>();
+    let errors = count(|s| s.error);
+    let (intervals, covered) = (sum(|s| s.intervals), sum(|s| s.covered));
     let t = sc.trials.max(1) as f64;
     let done = (sc.trials - errors).max(1) as f64;
     Ok(SimReport {
         trials: sc.trials,
-        accuracy: right as f64 / t,
-        false_alarm_rate: alarms as f64 / t,
-        mean_builds: builds as f64 / done,
-        mean_samples: samples as f64 / done,
-        mean_samples_per_decision: samples as f64 / decisions.max(1) as f64,
-        detected_all_rate: all_found as f64 / t,
-        uncertain_rate: uncertain as f64 / t,
+        accuracy: count(|s| s.right) as f64 / t,
+        false_alarm_rate: alarms.iter().filter(|a| **a).count() as f64
+            / sc.alarm_trials.max(1) as f64,
+        mean_builds: sum(|s| s.builds) as f64 / done,
+        mean_samples: sum(|s| s.samples) as f64 / done,
+        mean_samples_per_decision: sum(|s| s.samples) as f64 / sum(|s| s.decisions).max(1) as f64,
+        detected_all_rate: count(|s| s.all_found) as f64 / t,
+        uncertain_rate: count(|s| s.uncertain) as f64 / t,
         errors,
+        alarm_trials: sc.alarm_trials,
+        wrong_culprit_rate: count(|s| s.wrong) as f64 / t,
+        unconfirmed_rate: count(|s| s.unconfirmed) as f64 / t,
+        interval_coverage: (intervals > 0).then(|| covered as f64 / intervals as f64),
+        intervals_scored: intervals,
     })
 }
 
@@ -388,17 +637,19 @@ mod tests {
         SimConfig {
             commits: 1000,
             steps,
-            noise: 0.03,
+            noise: NoiseModel::iid(0.03),
             trials,
+            alarm_trials: trials,
             seed: 42,
             skip_rate: 0.0,
             cfg: Config::default(),
             baseline: false,
+            jobs: 1,
         }
     }
 
     fn step(effect: f64) -> SimStep {
-        SimStep { effect, at: None }
+        SimStep::at(effect, None)
     }
 
     /// The headline goals of the design at reduced trials (the full-size run is the ignored test
@@ -424,16 +675,150 @@ mod tests {
     }
 
     #[test]
-    fn baseline_runs_and_alarms_more() {
+    fn baseline_tests_at_the_configured_alpha() {
+        let base = |alpha: f64| {
+            let mut c = SimConfig {
+                baseline: true,
+                ..sc(vec![step(0.10)], 300)
+            };
+            c.cfg.alpha = alpha;
+            simulate(&c).unwrap()
+        };
+        let r = base(0.01);
+        assert!(r.accuracy >= 0.95, "{r:?}");
+        assert!(r.false_alarm_rate <= 0.03, "{r:?}");
+        assert!((r.mean_samples_per_decision - 20.0).abs() < 5.0, "{r:?}");
+        // the plain t-test on the ends alarms about as often as its alpha says
+        let r = base(0.2);
+        assert!(r.false_alarm_rate > 0.1, "{r:?}");
+        // the baseline reports an interval for what it finds
+        assert!(
+            r.intervals_scored >= 250 && r.interval_coverage.is_some(),
+            "{r:?}"
+        );
+    }
+
+    fn reported(last_old: usize, first_new: usize, ci: (f64, f64)) -> Reported {
+        Reported {
+            last_old,
+            first_new,
+            uncertain: false,
+            confirmed: true,
+            ratio_ci: Some(ci),
+        }
+    }
+
+    fn result(changes: Vec<Reported>) -> TrialResult {
+        TrialResult {
+            changes,
+            builds: 0,
+            samples: 0,
+            decisions: 0,
+        }
+    }
+
+    #[test]
+    fn scoring_counts_wrong_culprits_and_coverage() {
+        let truth = vec![vec![100], vec![300, 301, 302]];
+        let ratio = |a: usize, b: usize| if (a, b) == (99, 100) { 1.10 } else { 1.05 };
+        // both found, one interval misses the true ratio
+        let r = result(vec![
+            reported(99, 100, (1.08, 1.12)),
+            reported(300, 301, (1.06, 1.09)),
+        ]);
+        let s = score(&r, &truth, false, ratio);
+        assert!(s.right && s.all_found && !s.wrong && !s.unconfirmed);
+        assert_eq!((s.intervals, s.covered), (2, 1));
+        // an extra change point where nothing changed is a wrong culprit, and not scored for
+        // coverage
+        let r = result(vec![
+            reported(99, 100, (1.08, 1.12)),
+            reported(500, 501, (1.0, 1.2)),
+            reported(301, 302, (1.0, 1.2)),
+        ]);
+        let s = score(&r, &truth, false, ratio);
+        assert!(s.wrong && s.all_found && !s.right);
+        assert_eq!(s.intervals, 2);
+        // first change only: the second step is not expected, but reporting it is not wrong
+        let r = result(vec![reported(99, 100, (1.08, 1.12))]);
+        assert!(score(&r, &truth, true, ratio).right);
+        let r = result(vec![reported(299, 300, (1.0, 1.2))]);
+        let s = score(&r, &truth, true, ratio);
+        assert!(!s.right && !s.wrong);
+    }
+
+    #[test]
+    fn gradual_and_cancelled_steps_are_placed_whole() {
+        let c = sc(
+            vec![
+                SimStep {
+                    spread: 4,
+                    ..step(0.10)
+                },
+                SimStep {
+                    cancelled: true,
+                    ..step(0.08)
+                },
+            ],
+            1,
+        );
+        for seed in 0..50 {
+            let p = place_steps(&c, &mut StdRng::seed_from_u64(seed));
+            assert_eq!(p.truth.len(), 3);
+            let g = &p.truth[0];
+            assert_eq!(g.len(), 4);
+            assert!(g.windows(2).all(|w| w[1] == w[0] + 1) && g[3] < 1000);
+            let (on, undo) = (p.truth[1][0], p.truth[2][0]);
+            assert!(on < undo && undo < 1000);
+            let total: f64 = p.factors.iter().map(|f| f.1).product();
+            // the cancelled step and its undo leave the ends apart by the gradual step alone
+            assert!((total - 1.10).abs() < 1e-12, "{total}");
+        }
+        let m = |steps: &[(usize, f64)], c| {
+            SimMeasurer::new(1000, steps, &NoiseModel::iid(0.0), 0.0, 1)
+                .unwrap()
+                .mean(c)
+        };
+        let p = place_steps(&c, &mut StdRng::seed_from_u64(3));
+        assert!((m(&p.factors, 999) / m(&p.factors, 0) - 1.10).abs() < 1e-12);
+    }
+
+    #[test]
+    fn realistic_noise_is_shuffled_and_failures_skip() {
+        let model = NoiseModel::realistic();
+        let mut m = SimMeasurer::new(10, &[], &model, 0.0, 5).unwrap();
+        assert!(m.order.is_some());
+        let p = m.ensure(&[(0, 50), (9, 50)]).unwrap();
+        assert!(matches!(&p[0], Probe::Samples(v) if v.len() == 50));
+        // iid noise keeps the fixed order and draws nothing for it
+        let m = SimMeasurer::new(10, &[], &NoiseModel::iid(0.03), 0.0, 5).unwrap();
+        assert!(m.order.is_none());
+        let failing = NoiseModel {
+            fail_rate: 0.5,
+            ..NoiseModel::iid(0.03)
+        };
+        let mut m = SimMeasurer::new(10, &[], &failing, 0.0, 5).unwrap();
+        let p = m.ensure(&[(3, 20), (4, 20)]).unwrap();
+        assert!(p.iter().all(|p| matches!(p, Probe::Skip(_))), "{p:?}");
+    }
+
+    #[test]
+    fn search_on_realistic_noise_is_scored() {
         let r = simulate(&SimConfig {
-            baseline: true,
-            ..sc(vec![step(0.10)], 300)
+            noise: NoiseModel::realistic(),
+            ..sc(vec![step(0.10)], 20)
         })
         .unwrap();
-        assert!(r.accuracy >= 0.95, "{r:?}");
-        // a plain t-test at 0.05 on the ends: about 5% false alarms
-        assert!(r.false_alarm_rate > 0.01, "{r:?}");
-        assert!((r.mean_samples_per_decision - 20.0).abs() < 5.0, "{r:?}");
+        assert_eq!(r.trials, 20);
+        assert!(r.mean_samples > 0.0 && r.detected_all_rate > 0.0, "{r:?}");
+        // the same seed gives the same report, whatever the threads
+        let again = simulate(&SimConfig {
+            noise: NoiseModel::realistic(),
+            jobs: 3,
+            ..sc(vec![step(0.10)], 20)
+        })
+        .unwrap();
+        assert_eq!(r, again);
     }
 
     #[test]
@@ -441,13 +826,7 @@ mod tests {
         let r = simulate(&SimConfig {
             skip_rate: 0.2,
             commits: 200,
-            ..sc(
-                vec![SimStep {
-                    effect: -0.2,
-                    at: Some(1),
-                }],
-                30,
-            )
+            ..sc(vec![SimStep::at(-0.2, Some(1))], 30)
         })
         .unwrap();
         assert_eq!(r.errors, 0);
@@ -479,11 +858,11 @@ mod tests {
                 ..sc(vec![], 1)
             },
             SimConfig {
-                noise: -0.1,
+                noise: NoiseModel::iid(-0.1),
                 ..sc(vec![], 1)
             },
             SimConfig {
-                noise: f64::NAN,
+                noise: NoiseModel::iid(f64::NAN),
                 ..sc(vec![], 1)
             },
             SimConfig {
@@ -491,20 +870,8 @@ mod tests {
                 ..sc(vec![], 1)
             },
             sc(vec![step(-1.0)], 1),
-            sc(
-                vec![SimStep {
-                    effect: 0.1,
-                    at: Some(0),
-                }],
-                1,
-            ),
-            sc(
-                vec![SimStep {
-                    effect: 0.1,
-                    at: Some(1000),
-                }],
-                1,
-            ),
+            sc(vec![SimStep::at(0.1, Some(0))], 1),
+            sc(vec![SimStep::at(0.1, Some(1000))], 1),
         ];
         for c in bad {
             assert!(simulate(&c).is_err(), "{c:?}");
@@ -515,7 +882,7 @@ mod tests {
 
     #[test]
     fn measurer_draws_only_missing_samples() {
-        let mut m = SimMeasurer::new(10, &[(5, 1.5)], 0.0, 0.0, 1).unwrap();
+        let mut m = SimMeasurer::new(10, &[(5, 1.5)], &NoiseModel::iid(0.0), 0.0, 1).unwrap();
         let p = m.ensure(&[(0, 3), (7, 2)]).unwrap();
         assert_eq!(
             p,

@@ -104,7 +104,7 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode
         o.stats.min_effect,
     )?
     .map_err(|why| anyhow::anyhow!("cannot compare {a} and {b}: {why}"))?;
-    let report = CompareReport::new(
+    let mut report = CompareReport::new(
         &spec.short(),
         o.tool.threads,
         Sides {
@@ -117,6 +117,8 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode
         alpha,
         o.stats.min_effect,
     );
+    report.a_samples_us = session.values(sa).unwrap_or_default();
+    report.b_samples_us = session.values(sb).unwrap_or_default();
     print!("{}", o.format.render_linked(&report, &links)?);
     Ok(ExitCode::SUCCESS)
 }

@@ -1,9 +1,11 @@
-use anyhow::Result;
-use clap::Args;
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::args::{parse_effect, ScheduleArgs, StatsArgs};
+use super::args::{parse_effect, parse_threads, ScheduleArgs, StatsArgs};
 use crate::analysis::bisect::Config;
+use crate::analysis::simulate::noise::{self, NoiseFit, NoiseModel};
 use crate::analysis::simulate::{self, SimConfig, SimStep};
 use crate::report::simulate::{SimulateFormat, Simulated};
 
@@ -12,20 +14,65 @@ pub struct SimulateArgs {
     /// Commits in the simulated range
     #[arg(long, default_value = "1000")]
     commits: usize,
-    /// A step: EFFECT[@COMMIT], e.g. 10% (random place) or -5%@700; repeatable
-    #[arg(long = "step", value_name = "EFFECT[@COMMIT]", value_parser = parse_step, allow_hyphen_values = true)]
+    /// A step: EFFECT[@COMMIT][/SPREAD], e.g. 10% (random place), -5%@700, or 10%/5 (gradual: over 5 consecutive commits); repeatable
+    #[arg(long = "step", value_name = "EFFECT[@COMMIT][/SPREAD]", value_parser = parse_step, allow_hyphen_values = true)]
     steps: Vec<SimStep>,
-    /// Noise: sigma of log-normal sample noise, e.g. 3%
-    #[arg(long, default_value = "3%", value_parser = parse_effect, allow_hyphen_values = true)]
-    noise: f64,
-    /// Searches to run (and as many again on a no-change range for the false-alarm rate)
+    /// A step that a later commit undoes exactly (the range's ends agree), e.g. 10%; repeatable
+    #[arg(long = "cancelling", value_name = "EFFECT", value_parser = parse_cancelling, allow_hyphen_values = true)]
+    cancelling: Vec<SimStep>,
+    /// Noise model: iid (log-normal only), realistic (CV 3%, 5% outliers x1.2-2, AR(1) drift 0.5%/sample), harsh (realistic + build offsets, load bursts, bimodal processes, order effects)
+    #[arg(long, value_enum, default_value = "iid")]
+    noise_model: NoiseModelArg,
+    /// Fit the noise model to an A/A run of your machine: the JSON of `compare X X --format json` or `run --format json`
+    #[arg(long, value_name = "FILE")]
+    noise_from: Option<PathBuf>,
+    /// Noise: sigma of log-normal sample noise, e.g. 3% (default: 3%, or the preset's or fitted value)
+    #[arg(long, value_parser = parse_effect, allow_hyphen_values = true)]
+    noise: Option<f64>,
+    /// Machine drift: sigma of its step per sample, e.g. 0.5%
+    #[arg(long, value_parser = parse_rate)]
+    drift: Option<f64>,
+    /// AR(1) coefficient of the drift per sample; 1 = random walk (default: 0.99)
+    #[arg(long, value_parser = parse_rate)]
+    drift_phi: Option<f64>,
+    /// Fraction of samples that are outliers, e.g. 5%
+    #[arg(long, value_parser = parse_rate)]
+    outliers: Option<f64>,
+    /// Outlier factor range LO..HI, e.g. 1.2..2
+    #[arg(long, value_parser = parse_range, value_name = "LO..HI")]
+    outlier_size: Option<(f64, f64)>,
+    /// Sigma of each build's own offset (layout effects), e.g. 0.5%
+    #[arg(long, value_parser = parse_rate)]
+    build_offset: Option<f64>,
+    /// Chance per sample that a load burst (+10-30% for 20-100 samples) starts, e.g. 0.002
+    #[arg(long, value_parser = parse_rate)]
+    bursts: Option<f64>,
+    /// Fraction of processes in the slow mode of a bimodal timing, e.g. 30%
+    #[arg(long, value_parser = parse_rate)]
+    bimodal: Option<f64>,
+    /// How much slower the slow mode is (default: 8%)
+    #[arg(long, value_parser = parse_rate)]
+    bimodal_size: Option<f64>,
+    /// Extra slow-down of the first sample of each round, e.g. 2%
+    #[arg(long, value_parser = parse_rate)]
+    order_effect: Option<f64>,
+    /// Chance that a sample fails (the commit is then skipped), e.g. 0.1%
+    #[arg(long, value_parser = parse_rate)]
+    fail_rate: Option<f64>,
+    /// Searches to run with the steps
     #[arg(long, default_value = "1000")]
     trials: usize,
+    /// Searches to run on a range without any step, for the false-alarm rate (default: --trials)
+    #[arg(long)]
+    alarm_trials: Option<usize>,
     /// Fraction of commits whose build fails
     #[arg(long, default_value = "0")]
     skip_rate: f64,
     #[arg(long, default_value = "1")]
     seed: u64,
+    /// Threads running trials (the results do not depend on it)
+    #[arg(long, default_value = "1", value_parser = parse_threads)]
+    jobs: usize,
     #[command(flatten)]
     schedule: ScheduleArgs,
     #[command(flatten)]
@@ -33,7 +80,7 @@ pub struct SimulateArgs {
     /// Stop at the oldest change instead of finding every change in the range
     #[arg(long)]
     first_change_only: bool,
-    /// Plain bisect for comparison: 20 samples per commit, t-test at 0.05
+    /// Plain bisect for comparison: 20 samples per commit, t-test at --alpha
     #[arg(long)]
     baseline: bool,
     /// Output format
@@ -41,18 +88,14 @@ pub struct SimulateArgs {
     format: SimulateFormat,
 }
 
-fn parse_step(s: &str) -> Result<SimStep, String> {
-    let (eff, at) = match s.split_once('@') {
-        Some((e, a)) => (
-            e,
-            Some(
-                a.trim()
-                    .parse::<usize>()
-                    .map_err(|_| format!("'{a}' is not a commit index"))?,
-            ),
-        ),
-        None => (s, None),
-    };
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum NoiseModelArg {
+    Iid,
+    Realistic,
+    Harsh,
+}
+
+fn parse_effect_value(eff: &str) -> Result<f64, String> {
     let t = eff.trim();
     let v = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
@@ -62,7 +105,152 @@ fn parse_step(s: &str) -> Result<SimStep, String> {
     if v == 0.0 || !v.is_finite() || v <= -1.0 {
         return Err(format!("'{eff}' is not a usable step"));
     }
-    Ok(SimStep { effect: v, at })
+    Ok(v)
+}
+
+fn parse_step(s: &str) -> Result<SimStep, String> {
+    let (rest, spread) = match s.split_once('/') {
+        Some((r, k)) => match k.trim().parse::<usize>() {
+            Ok(k) if k >= 1 => (r, k),
+            _ => return Err(format!("'{k}' is not a number of commits to spread over")),
+        },
+        None => (s, 1),
+    };
+    let (eff, at) = match rest.split_once('@') {
+        Some((e, a)) => (
+            e,
+            Some(
+                a.trim()
+                    .parse::<usize>()
+                    .map_err(|_| format!("'{a}' is not a commit index"))?,
+            ),
+        ),
+        None => (rest, None),
+    };
+    Ok(SimStep {
+        spread,
+        ..SimStep::at(parse_effect_value(eff)?, at)
+    })
+}
+
+fn parse_cancelling(s: &str) -> Result<SimStep, String> {
+    Ok(SimStep {
+        cancelled: true,
+        ..SimStep::at(parse_effect_value(s)?, None)
+    })
+}
+
+/// `5%`, `0.05`, `0` → a non-negative fraction.
+fn parse_rate(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("'{s}' is not a number such as 5% or 0.05"))?;
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(format!("'{s}' must be a non-negative number"));
+    }
+    Ok(v)
+}
+
+fn parse_range(s: &str) -> Result<(f64, f64), String> {
+    let (lo, hi) = s
+        .split_once("..")
+        .ok_or_else(|| format!("'{s}' is not a range such as 1.2..2"))?;
+    let num = |v: &str| {
+        v.trim()
+            .parse::<f64>()
+            .map_err(|_| format!("'{v}' is not a number"))
+    };
+    Ok((num(lo)?, num(hi)?))
+}
+
+/// Each subject's samples in the order taken, and how many subjects shared a round, from the
+/// JSON of `compare --format json` or `run --format json`.
+fn read_series(path: &Path) -> Result<(Vec<Vec<f64>>, usize, &'static str)> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let nums = |v: Option<&serde_json::Value>| -> Vec<f64> {
+        v.and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
+            .unwrap_or_default()
+    };
+    if v.get("verdict").is_some() && v.get("a_commit").is_some() {
+        let series = vec![nums(v.get("a_samples_us")), nums(v.get("b_samples_us"))];
+        if series.iter().any(Vec::is_empty) {
+            bail!(
+                "{} holds no raw samples (a_samples_us / b_samples_us): it was written by an older perfbisect; run `perfbisect compare X X --format json` again",
+                path.display()
+            );
+        }
+        return Ok((series, 2, "compare"));
+    }
+    if let Some(results) = v.get("results").and_then(|r| r.as_array()) {
+        let series: Vec<Vec<f64>> = results
+            .iter()
+            .map(|r| {
+                r.get("samples")
+                    .and_then(|s| s.as_array())
+                    .map(|s| {
+                        s.iter()
+                            .filter_map(|x| x.get("us_per_op")?.as_f64())
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            })
+            .filter(|s: &Vec<f64>| !s.is_empty())
+            .collect();
+        if series.is_empty() {
+            bail!("{} holds no samples", path.display());
+        }
+        let k = series.len();
+        return Ok((series, k, "run"));
+    }
+    bail!(
+        "{} is neither `perfbisect compare --format json` nor `perfbisect run --format json` output",
+        path.display()
+    )
+}
+
+/// The preset, or the fit, then every flag given on top.
+fn noise_model(a: &SimulateArgs) -> Result<(NoiseModel, Option<NoiseFit>)> {
+    let mut m = match a.noise_model {
+        NoiseModelArg::Iid => NoiseModel::iid(0.03),
+        NoiseModelArg::Realistic => NoiseModel::realistic(),
+        NoiseModelArg::Harsh => NoiseModel::harsh(),
+    };
+    let mut fitted = None;
+    if let Some(path) = &a.noise_from {
+        let (series, per_round, source) = read_series(path)?;
+        let phi = a.drift_phi.unwrap_or(noise::DEFAULT_PHI);
+        let mut f = noise::fit(&series, per_round, phi, &m, source)?;
+        f.file = path.display().to_string();
+        m = f.model.clone();
+        fitted = Some(f);
+    }
+    let set = |field: &mut f64, v: Option<f64>| {
+        if let Some(v) = v {
+            *field = v;
+        }
+    };
+    set(&mut m.cv, a.noise);
+    set(&mut m.drift, a.drift);
+    set(&mut m.drift_phi, a.drift_phi);
+    set(&mut m.outlier_rate, a.outliers);
+    set(&mut m.build_offset, a.build_offset);
+    set(&mut m.burst_rate, a.bursts);
+    set(&mut m.bimodal_rate, a.bimodal);
+    set(&mut m.bimodal_size, a.bimodal_size);
+    set(&mut m.order_effect, a.order_effect);
+    set(&mut m.fail_rate, a.fail_rate);
+    if let Some(r) = a.outlier_size {
+        m.outlier_size = r;
+    }
+    m.validate()?;
+    Ok((m, fitted))
 }
 
 pub fn run(a: SimulateArgs) -> Result<ExitCode> {
@@ -79,11 +267,15 @@ pub fn run(a: SimulateArgs) -> Result<ExitCode> {
             }
         }
     }
+    let (noise, noise_fit) = noise_model(&a)?;
+    let mut steps = a.steps.clone();
+    steps.extend(a.cancelling.iter().cloned());
     let sc = SimConfig {
         commits: a.commits,
-        steps: a.steps.clone(),
-        noise: a.noise,
+        steps,
+        noise,
         trials: a.trials,
+        alarm_trials: a.alarm_trials.unwrap_or(a.trials),
         seed: a.seed,
         skip_rate: a.skip_rate,
         cfg: Config {
@@ -93,9 +285,140 @@ pub fn run(a: SimulateArgs) -> Result<ExitCode> {
             first_change_only: a.first_change_only,
         },
         baseline: a.baseline,
+        jobs: a.jobs,
     };
     sc.cfg.validate(a.commits)?;
     let report = simulate::simulate(&sc)?;
-    print!("{}", a.format.render(&Simulated { config: sc, report })?);
+    print!(
+        "{}",
+        a.format.render(&Simulated {
+            config: sc,
+            report,
+            noise_fit
+        })?
+    );
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        a: SimulateArgs,
+    }
+
+    fn args(v: &[&str]) -> SimulateArgs {
+        Cmd::try_parse_from(std::iter::once("simulate").chain(v.iter().copied()))
+            .unwrap()
+            .a
+    }
+
+    #[test]
+    fn steps_gradual_and_cancelling() {
+        let s = parse_step("-5%@700/2").unwrap();
+        assert_eq!(
+            (s.effect, s.at, s.spread, s.cancelled),
+            (-0.05, Some(700), 2, false)
+        );
+        assert_eq!(parse_step("10%/5").unwrap().spread, 5);
+        assert!(parse_step("10%/0").is_err());
+        assert!(parse_step("0%").is_err());
+        assert!(parse_cancelling("8%").unwrap().cancelled);
+        assert_eq!(parse_range("1.2..2"), Ok((1.2, 2.0)));
+        assert!(parse_range("1.2-2").is_err());
+    }
+
+    #[test]
+    fn flags_override_the_preset() {
+        let (m, fit) = noise_model(&args(&["--noise-model", "realistic"])).unwrap();
+        assert_eq!((m, fit), (NoiseModel::realistic(), None));
+        let (m, _) = noise_model(&args(&[
+            "--noise-model",
+            "realistic",
+            "--outliers",
+            "0",
+            "--noise",
+            "2%",
+            "--drift-phi",
+            "1",
+        ]))
+        .unwrap();
+        assert_eq!(
+            (m.outlier_rate, m.cv, m.drift_phi, m.drift),
+            (0.0, 0.02, 1.0, 0.005)
+        );
+        let (m, _) = noise_model(&args(&[])).unwrap();
+        assert_eq!(m, NoiseModel::iid(0.03));
+        assert!(noise_model(&args(&["--outlier-size", "0.5..2", "--outliers", "1%"])).is_err());
+    }
+
+    /// An A/A run of the realistic machine, as `compare X X --format json` and `run --format json`
+    /// would write it.
+    fn a_a_files(dir: &Path) -> (PathBuf, PathBuf) {
+        use crate::analysis::bisect::{Measurer, Probe};
+        use crate::analysis::simulate::SimMeasurer;
+        let mut m = SimMeasurer::new(2, &[], &NoiseModel::realistic(), 0.0, 4).unwrap();
+        let sides: Vec<Vec<f64>> = m
+            .ensure(&[(0, 1500), (1, 1500)])
+            .unwrap()
+            .into_iter()
+            .map(|p| match p {
+                Probe::Samples(v) => v,
+                Probe::Skip(r) => panic!("{r}"),
+            })
+            .collect();
+        let compare = serde_json::json!({
+            "tool": "randbytes", "a_commit": "x", "b_commit": "x", "verdict": "same",
+            "a_samples_us": sides[0], "b_samples_us": sides[1],
+        });
+        let run = serde_json::json!({"results": sides.iter().map(|s| serde_json::json!({
+            "target": "x",
+            "samples": s.iter().map(|v| serde_json::json!({"us_per_op": v})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>()});
+        let (c, r) = (dir.join("aa.json"), dir.join("run.json"));
+        std::fs::write(&c, compare.to_string()).unwrap();
+        std::fs::write(&r, run.to_string()).unwrap();
+        (c, r)
+    }
+
+    #[test]
+    fn noise_from_a_compare_or_run_file() {
+        let d = tempfile::tempdir().unwrap();
+        let (c, r) = a_a_files(d.path());
+        for (path, source) in [(&c, "compare"), (&r, "run")] {
+            let p = path.to_str().unwrap();
+            let (m, fit) = noise_model(&args(&["--noise-from", p])).unwrap();
+            let fit = fit.unwrap();
+            assert_eq!(
+                (fit.source.as_str(), fit.per_round, fit.samples),
+                (source, 2, 3000)
+            );
+            assert_eq!(fit.file, p);
+            assert!((m.outlier_rate - 0.05).abs() < 0.02, "{m:?}");
+            assert!(m.drift > 0.002 && (m.cv - 0.03).abs() < 0.01, "{m:?}");
+            // a flag still wins over the fit
+            let (m, _) = noise_model(&args(&["--noise-from", p, "--outliers", "0"])).unwrap();
+            assert_eq!(m.outlier_rate, 0.0);
+        }
+        let old = d.path().join("old.json");
+        std::fs::write(
+            &old,
+            r#"{"verdict": "same", "a_commit": "x", "a_mean_us": 1.0}"#,
+        )
+        .unwrap();
+        let e = noise_model(&args(&["--noise-from", old.to_str().unwrap()]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no raw samples"), "{e}");
+        let other = d.path().join("other.json");
+        std::fs::write(&other, "[1, 2]").unwrap();
+        let e = noise_model(&args(&["--noise-from", other.to_str().unwrap()]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("neither"), "{e}");
+    }
 }

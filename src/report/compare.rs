@@ -40,6 +40,12 @@ pub struct CompareReport {
     pub alpha: f64,
     pub min_effect: f64,
     pub comparison: Comparison,
+    /// Each side's µs/op in the order taken (one per round), so that an A/A comparison can be
+    /// fitted by `simulate --noise-from`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub a_samples_us: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub b_samples_us: Vec<f64>,
 }
 
 pub struct Sides<'a> {
@@ -79,6 +85,8 @@ impl CompareReport {
             alpha,
             min_effect,
             comparison: *c,
+            a_samples_us: Vec::new(),
+            b_samples_us: Vec::new(),
         }
     }
 

@@ -12,6 +12,7 @@ use super::matrix::{MatrixCell, MatrixReport, MATRIX_KIND};
 use super::run::{RunReport, RunResult};
 use super::simulate::Simulated;
 use crate::analysis::bisect::Config;
+use crate::analysis::simulate::noise::{NoiseFit, NoiseModel};
 use crate::analysis::simulate::{SimConfig, SimReport, SimStep};
 use crate::analysis::stats::{self, Comparison, Verdict};
 use crate::host::Host;
@@ -415,16 +416,15 @@ fn simulated() -> Simulated {
     Simulated {
         config: SimConfig {
             commits: 1000,
-            steps: vec![SimStep {
-                effect: 0.1,
-                at: None,
-            }],
-            noise: 0.03,
+            steps: vec![SimStep::at(0.1, None)],
+            noise: NoiseModel::iid(0.03),
             trials: 100,
+            alarm_trials: 100,
             seed: 1,
             skip_rate: 0.0,
             cfg: Config::default(),
             baseline: false,
+            jobs: 1,
         },
         report: SimReport {
             trials: 100,
@@ -436,8 +436,54 @@ fn simulated() -> Simulated {
             detected_all_rate: 1.0,
             uncertain_rate: 0.01,
             errors: 0,
+            alarm_trials: 100,
+            wrong_culprit_rate: 0.0,
+            unconfirmed_rate: 0.0,
+            interval_coverage: Some(0.98),
+            intervals_scored: 100,
         },
+        noise_fit: None,
     }
+}
+
+/// Fitted realistic noise, a gradual and a cancelled step, more no-change trials, the baseline.
+fn simulated_fitted() -> Simulated {
+    let mut s = simulated();
+    let model = NoiseModel {
+        cv: 0.021,
+        drift: 0.004,
+        outlier_rate: 0.03,
+        outlier_size: (1.15, 1.9),
+        ..NoiseModel::iid(0.03)
+    };
+    s.config.noise = model.clone();
+    s.config.steps = vec![
+        SimStep {
+            spread: 5,
+            ..SimStep::at(0.1, Some(300))
+        },
+        SimStep {
+            cancelled: true,
+            ..SimStep::at(-0.05, None)
+        },
+    ];
+    s.config.baseline = true;
+    s.report.alarm_trials = 10_000;
+    s.report.wrong_culprit_rate = 0.02;
+    s.report.interval_coverage = None;
+    s.report.intervals_scored = 0;
+    s.noise_fit = Some(NoiseFit {
+        file: "aa.json".into(),
+        source: "compare".into(),
+        series: 2,
+        per_round: 2,
+        samples: 80,
+        total_cv: 0.034,
+        lag1: 0.31,
+        model,
+        not_fitted: vec!["load bursts".into(), "bimodality".into()],
+    });
+    s
 }
 
 #[test]
@@ -490,6 +536,27 @@ fn simulate_renderers() {
     let r = simulated();
     insta::assert_snapshot!("simulate_text", Text.export(&r).unwrap());
     insta::assert_snapshot!("simulate_json", Json.export(&r).unwrap());
+    let r = simulated_fitted();
+    insta::assert_snapshot!("simulate_fitted_text", Text.export(&r).unwrap());
+    let v: serde_json::Value = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
+    assert_eq!(v["noise_fit"]["model"]["drift"], 0.004);
+    assert_eq!(v["alarm_trials"], 10_000);
+}
+
+#[test]
+fn compare_json_carries_raw_samples_and_reads_old_files() {
+    let mut r = compare_report();
+    let old = Json.export(&r).unwrap();
+    assert!(!old.contains("a_samples_us"));
+    let back: CompareReport = serde_json::from_str(&old).unwrap();
+    assert!(back.a_samples_us.is_empty());
+    r.a_samples_us = vec![1.0, 2.0];
+    r.b_samples_us = vec![3.0];
+    let back: CompareReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
+    assert_eq!(
+        (back.a_samples_us, back.b_samples_us),
+        (vec![1.0, 2.0], vec![3.0])
+    );
 }
 
 /// The profile names the ends and every change point, marks untested

@@ -5,6 +5,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::export::{formats, Export, Text};
+use crate::analysis::simulate::noise::NoiseFit;
 use crate::analysis::simulate::{SimConfig, SimReport};
 
 formats!(SimulateFormat for Simulated { Text, Json });
@@ -17,6 +18,9 @@ pub struct Simulated {
     pub config: SimConfig,
     #[serde(flatten)]
     pub report: SimReport,
+    /// What `--noise-from` fitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_fit: Option<NoiseFit>,
 }
 
 impl Export<Simulated> for Text {
@@ -27,15 +31,21 @@ impl Export<Simulated> for Text {
             .iter()
             .map(|s| {
                 format!(
-                    "{:+.1}%@{}",
+                    "{:+.1}%@{}{}{}",
                     s.effect * 100.0,
                     s.at.map(|x| x.to_string())
-                        .unwrap_or_else(|| "random".into())
+                        .unwrap_or_else(|| "random".into()),
+                    if s.spread > 1 {
+                        format!("/{}", s.spread)
+                    } else {
+                        String::new()
+                    },
+                    if s.cancelled { " undone later" } else { "" }
                 )
             })
             .collect();
         let how = if c.baseline {
-            "baseline: 20 samples/commit, t-test at 0.05".to_string()
+            format!("baseline: 20 samples/commit, t-test at {}", c.cfg.alpha)
         } else {
             format!(
                 "samples {}..{}, alpha {} (whole search), min effect {:.1}%",
@@ -45,13 +55,21 @@ impl Export<Simulated> for Text {
                 c.cfg.min_effect * 100.0
             )
         };
+        let alarms = if r.alarm_trials == r.trials {
+            String::new()
+        } else {
+            format!(" ({} without steps)", r.alarm_trials)
+        };
         let mut out = format!(
-            "{} trials, {} commits, steps [{}], noise {:.1}%, {how}\n",
+            "{} trials{alarms}, {} commits, steps [{}], {}, {how}\n",
             r.trials,
             c.commits,
             steps.join(", "),
-            c.noise * 100.0
+            c.noise.describe()
         );
+        if let Some(f) = &s.noise_fit {
+            out.push_str(&fit_lines(f));
+        }
         let pct = |v: f64| format!("{:.2}%", v * 100.0);
         for (label, value) in [
             ("accuracy (exact change points):", pct(r.accuracy)),
@@ -64,6 +82,15 @@ impl Export<Simulated> for Text {
                 format!("{:.1}", r.mean_samples_per_decision),
             ),
             ("flagged uncertain:", pct(r.uncertain_rate)),
+            ("wrong culprits reported:", pct(r.wrong_culprit_rate)),
+            ("unconfirmed candidates:", pct(r.unconfirmed_rate)),
+            (
+                "intervals covering true ratio:",
+                match r.interval_coverage {
+                    Some(v) => format!("{} of {}", pct(v), r.intervals_scored),
+                    None => "-".into(),
+                },
+            ),
         ] {
             out.push_str(&format!("{label:<33}{value}\n"));
         }
@@ -72,4 +99,42 @@ impl Export<Simulated> for Text {
         }
         Ok(out)
     }
+}
+
+fn fit_lines(f: &NoiseFit) -> String {
+    let m = &f.model;
+    let pct = |v: f64| format!("{:.2}%", v * 100.0);
+    let outliers = if m.outlier_rate > 0.0 {
+        format!(
+            "{} of samples x{:.2}-{:.2}",
+            pct(m.outlier_rate),
+            m.outlier_size.0,
+            m.outlier_size.1
+        )
+    } else {
+        "none".into()
+    };
+    let few = if f.samples < 100 {
+        "  few samples: the fit is rough (`compare X X --samples 50 --max-samples 50` gives 100)\n"
+    } else {
+        ""
+    };
+    format!(
+        "noise fitted from {} ({} output, {} subject(s), {} samples, {} per round):\n  \
+         spread of log us/op without outliers: {}; lag-1 autocorrelation {:.3}\n  \
+         -> iid noise {}, AR(1) drift {}/sample at phi {} (assumed), outliers {}\n  \
+         not fitted (preset or flags): {}\n{few}",
+        f.file,
+        f.source,
+        f.series,
+        f.samples,
+        f.per_round,
+        pct(f.total_cv),
+        f.lag1,
+        pct(m.cv),
+        pct(m.drift),
+        m.drift_phi,
+        outliers,
+        f.not_fitted.join(", ")
+    )
 }

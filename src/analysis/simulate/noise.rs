@@ -1,0 +1,639 @@
+//! The simulated machine: what happens to a commit's mean µs/op on the way to a sample, and the fit
+//! of that model to an A/A run of the user's own machine.
+//!
+//! A sample is the commit's mean × its build's offset × the machine's state (drift and load bursts)
+//! × an outlier factor × the slow mode of a bimodal process × the effect of its position in the
+//! round × iid log-normal noise. Every factor but the last is off in [`NoiseModel::iid`], which is
+//! the model the search was first checked on.
+
+use anyhow::{bail, Result};
+use rand::rngs::StdRng;
+use rand::Rng;
+use rand_distr::{Distribution, StandardNormal};
+use serde::Serialize;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NoiseModel {
+    /// Sigma of the iid log-normal noise of every sample (0.03 ≈ 3%).
+    pub cv: f64,
+    /// Sigma of each build's own log offset (layout effects), drawn once per commit and trial.
+    pub build_offset: f64,
+    /// Sigma of the machine state's step per sample (0.005 = 0.5% per sample).
+    pub drift: f64,
+    /// AR(1) coefficient of the machine state per sample; 1 is a random walk.
+    pub drift_phi: f64,
+    /// Chance per sample that a load burst starts.
+    pub burst_rate: f64,
+    /// A burst's slow-down, uniform in this range (0.10, 0.30 = +10–30%).
+    pub burst_size: (f64, f64),
+    /// A burst's length in samples, uniform in this range.
+    pub burst_len: (usize, usize),
+    /// Fraction of samples slowed by a neighbour (a page-fault storm, another process).
+    pub outlier_rate: f64,
+    /// An outlier's factor, uniform in this range (1.2, 2.0).
+    pub outlier_size: (f64, f64),
+    /// Fraction of processes that land in the slow mode of a bimodal timing.
+    pub bimodal_rate: f64,
+    /// How much slower the slow mode is (0.08 = 8%).
+    pub bimodal_size: f64,
+    /// Extra slow-down of the first sample of each round (the first process after a pause).
+    pub order_effect: f64,
+    /// Chance that a sample fails (crash, timeout); the engine then skips the commit.
+    pub fail_rate: f64,
+}
+
+impl NoiseModel {
+    /// Independent log-normal noise only.
+    pub fn iid(cv: f64) -> NoiseModel {
+        NoiseModel {
+            cv,
+            build_offset: 0.0,
+            drift: 0.0,
+            drift_phi: DEFAULT_PHI,
+            burst_rate: 0.0,
+            burst_size: (0.10, 0.30),
+            burst_len: (20, 100),
+            outlier_rate: 0.0,
+            outlier_size: (1.2, 2.0),
+            bimodal_rate: 0.0,
+            bimodal_size: 0.08,
+            order_effect: 0.0,
+            fail_rate: 0.0,
+        }
+    }
+
+    /// The machine of issue 11's benchmark: CV 3%, 5% outliers ×1.2–2, AR(1) drift of 0.5% per
+    /// sample.
+    pub fn realistic() -> NoiseModel {
+        NoiseModel {
+            drift: 0.005,
+            outlier_rate: 0.05,
+            ..NoiseModel::iid(0.03)
+        }
+    }
+
+    /// Realistic plus everything else a shared runner does: per-build offsets of 0.5%, a load
+    /// burst of +10–30% every ~500 samples lasting 20–100, 30% of processes 8% slower, the first
+    /// sample of a round 2% slower. Failed samples stay off: one skips a commit for good today.
+    pub fn harsh() -> NoiseModel {
+        NoiseModel {
+            build_offset: 0.005,
+            burst_rate: 0.002,
+            bimodal_rate: 0.3,
+            order_effect: 0.02,
+            ..NoiseModel::realistic()
+        }
+    }
+
+    /// Nothing but iid noise: the simulator then draws exactly what it drew before the other
+    /// factors existed, so seeded results stay comparable.
+    pub fn is_iid(&self) -> bool {
+        self.build_offset == 0.0
+            && self.drift == 0.0
+            && self.burst_rate == 0.0
+            && self.outlier_rate == 0.0
+            && self.bimodal_rate == 0.0
+            && self.order_effect == 0.0
+            && self.fail_rate == 0.0
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        let nonneg = [
+            ("noise", self.cv),
+            ("build offset", self.build_offset),
+            ("drift", self.drift),
+            ("bimodal size", self.bimodal_size),
+            ("order effect", self.order_effect),
+        ];
+        for (name, v) in nonneg {
+            if !(v >= 0.0 && v.is_finite()) {
+                bail!("{name} must be a non-negative number, got {v}");
+            }
+        }
+        let rates = [
+            ("burst rate", self.burst_rate),
+            ("outlier rate", self.outlier_rate),
+            ("bimodal rate", self.bimodal_rate),
+            ("fail rate", self.fail_rate),
+        ];
+        for (name, v) in rates {
+            if !(0.0..1.0).contains(&v) {
+                bail!("{name} must be in [0, 1), got {v}");
+            }
+        }
+        if !(0.0..=1.0).contains(&self.drift_phi) {
+            bail!("drift phi must be in [0, 1], got {}", self.drift_phi);
+        }
+        let (lo, hi) = self.outlier_size;
+        if !(lo >= 1.0 && lo <= hi && hi.is_finite()) {
+            bail!("outlier size must be a range LO..HI with 1 <= LO <= HI, got {lo}..{hi}");
+        }
+        let (lo, hi) = self.burst_size;
+        if !(lo >= 0.0 && lo <= hi && hi.is_finite()) {
+            bail!("burst size must be a range LO..HI with 0 <= LO <= HI, got {lo}..{hi}");
+        }
+        if self.burst_len.0 == 0 || self.burst_len.0 > self.burst_len.1 {
+            bail!("burst length must be a range LO..HI with 1 <= LO <= HI");
+        }
+        Ok(())
+    }
+
+    /// One line for the report.
+    pub fn describe(&self) -> String {
+        let pct = |v: f64| format!("{:.1}%", v * 100.0);
+        if self.is_iid() {
+            return format!("noise {}", pct(self.cv));
+        }
+        let mut parts = vec![format!("noise {}", pct(self.cv))];
+        if self.drift > 0.0 {
+            let kind = if self.drift_phi >= 1.0 {
+                "random-walk".to_string()
+            } else {
+                format!("AR(1) phi {}", self.drift_phi)
+            };
+            parts.push(format!("{kind} drift {}/sample", pct(self.drift)));
+        }
+        if self.outlier_rate > 0.0 {
+            parts.push(format!(
+                "{} outliers x{:.2}-{:.2}",
+                pct(self.outlier_rate),
+                self.outlier_size.0,
+                self.outlier_size.1
+            ));
+        }
+        if self.build_offset > 0.0 {
+            parts.push(format!("build offsets {}", pct(self.build_offset)));
+        }
+        if self.burst_rate > 0.0 {
+            parts.push(format!(
+                "bursts {}/sample of +{}-{} for {}-{} samples",
+                self.burst_rate,
+                pct(self.burst_size.0),
+                pct(self.burst_size.1),
+                self.burst_len.0,
+                self.burst_len.1
+            ));
+        }
+        if self.bimodal_rate > 0.0 {
+            parts.push(format!(
+                "bimodal {} of processes +{}",
+                pct(self.bimodal_rate),
+                pct(self.bimodal_size)
+            ));
+        }
+        if self.order_effect > 0.0 {
+            parts.push(format!("first in round +{}", pct(self.order_effect)));
+        }
+        if self.fail_rate > 0.0 {
+            parts.push(format!("failed samples {}", pct(self.fail_rate)));
+        }
+        parts.join(", ")
+    }
+}
+
+/// AR(1) coefficient when none is given: a drift that forgets over ~100 samples (minutes on a
+/// real machine), slow enough that interleaving is what protects a comparison.
+pub const DEFAULT_PHI: f64 = 0.99;
+
+/// The machine's state as the samples go by: drift and bursts advance once per sample taken,
+/// whatever commit it is of, because they are a property of time, not of a commit.
+#[derive(Clone, Debug, Default)]
+pub struct Machine {
+    /// Log of the drift factor.
+    level: f64,
+    burst_left: usize,
+    burst_log: f64,
+    position: usize,
+}
+
+impl Machine {
+    pub fn new_round(&mut self) {
+        self.position = 0;
+    }
+
+    /// Log of every factor of one sample except the commit's mean and its build offset.
+    pub fn sample_log(&mut self, m: &NoiseModel, rng: &mut StdRng) -> f64 {
+        let z = |rng: &mut StdRng| -> f64 { StandardNormal.sample(rng) };
+        if m.drift > 0.0 {
+            self.level = m.drift_phi * self.level + m.drift * z(rng);
+        }
+        // A burst covers `burst_left` more samples after the one that starts it.
+        let bursting = if self.burst_left > 0 {
+            self.burst_left -= 1;
+            true
+        } else if m.burst_rate > 0.0 && rng.gen_bool(m.burst_rate) {
+            self.burst_left = rng.gen_range(m.burst_len.0..=m.burst_len.1) - 1;
+            self.burst_log = (1.0 + rng.gen_range(m.burst_size.0..=m.burst_size.1)).ln();
+            true
+        } else {
+            false
+        };
+        let mut x = self.level + m.cv * z(rng);
+        if bursting {
+            x += self.burst_log;
+        }
+        if m.outlier_rate > 0.0 && rng.gen_bool(m.outlier_rate) {
+            x += rng.gen_range(m.outlier_size.0..=m.outlier_size.1).ln();
+        }
+        if m.bimodal_rate > 0.0 && rng.gen_bool(m.bimodal_rate) {
+            x += (1.0 + m.bimodal_size).ln();
+        }
+        if self.position == 0 {
+            x += (1.0 + m.order_effect).ln();
+        }
+        self.position += 1;
+        x
+    }
+}
+
+/// What `--noise-from` fitted, and from what.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NoiseFit {
+    /// The file fitted.
+    pub file: String,
+    /// What it was ("compare" or "run").
+    pub source: String,
+    /// Subjects whose samples were used; `per_round` of them shared each round.
+    pub series: usize,
+    pub per_round: usize,
+    pub samples: usize,
+    /// Sigma of the log values around each subject's mean without the outliers: iid noise and
+    /// drift together.
+    pub total_cv: f64,
+    /// Lag-1 autocorrelation of each subject's samples in the order taken, outliers left out.
+    pub lag1: f64,
+    /// The model the simulation runs on.
+    pub model: NoiseModel,
+    /// Parts of the model an A/A run cannot show; they keep the value of the preset and flags.
+    pub not_fitted: Vec<String>,
+}
+
+/// Beyond this many robust sigmas above the median a sample counts as an outlier.
+const OUTLIER_SIGMAS: f64 = 3.0;
+/// P(Z > 3): iid noise alone puts this fraction beyond the threshold.
+const NORMAL_TAIL: f64 = 0.00135;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Fit CV, outliers and AR(1) drift to an A/A run: `series` holds each subject's µs/op in the
+/// order taken, `per_round` subjects shared each round (so consecutive samples of one subject are
+/// `per_round` machine samples apart), `phi` is the AR(1) coefficient assumed (a run of tens of
+/// samples cannot tell 0.98 from 0.995, but it can tell how much of the variance moves slowly).
+/// `base` supplies everything an A/A run cannot show.
+pub fn fit(
+    series: &[Vec<f64>],
+    per_round: usize,
+    phi: f64,
+    base: &NoiseModel,
+    source: &str,
+) -> Result<NoiseFit> {
+    if !(0.0..1.0).contains(&phi) {
+        bail!("fitting needs an AR(1) drift with phi in [0, 1), got {phi}");
+    }
+    let series: Vec<&Vec<f64>> = series.iter().filter(|s| s.len() >= 3).collect();
+    let samples: usize = series.iter().map(|s| s.len()).sum();
+    if samples < 10 {
+        bail!(
+            "too few samples to fit a noise model: {samples} (at least 10 in series of 3 or more)"
+        );
+    }
+    if let Some(x) = series
+        .iter()
+        .flat_map(|s| s.iter())
+        .find(|x| !(**x > 0.0 && x.is_finite()))
+    {
+        bail!("a sample of {x} µs/op cannot be fitted");
+    }
+    // Deviations of log µs/op from each subject's median: subjects may differ (a run of several
+    // versions), the machine's noise is what they share.
+    let devs: Vec<Vec<f64>> = series
+        .iter()
+        .map(|s| {
+            let logs: Vec<f64> = s.iter().map(|x| x.ln()).collect();
+            let m = median(&mut logs.clone());
+            logs.iter().map(|x| x - m).collect()
+        })
+        .collect();
+    let mut abs: Vec<f64> = devs.iter().flatten().map(|d| d.abs()).collect();
+    let sigma = 1.4826 * median(&mut abs);
+    let thr = OUTLIER_SIGMAS * sigma;
+    let out: Vec<f64> = devs
+        .iter()
+        .flatten()
+        .filter(|d| **d > thr)
+        .map(|d| d.exp())
+        .collect();
+    let outlier_rate = (out.len() as f64 / samples as f64 - NORMAL_TAIL).max(0.0);
+    let outlier_size = if outlier_rate > 0.0 {
+        let lo = out.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = out.iter().copied().fold(1.0, f64::max);
+        (lo.max(1.0), hi)
+    } else {
+        base.outlier_size
+    };
+
+    // Variance and lag-1 autocovariance without the outliers (one would otherwise pass for
+    // noise, or for a jump of the machine state): an outlier is replaced by its subject's clean
+    // mean, which leaves a fraction `clean²` of the lag-1 pairs intact; the clean values' variance
+    // misses the normal tails beyond the threshold (a factor 0.9733 at 3 sigma).
+    let (mut ss, mut c1, mut pairs, mut kept) = (0.0, 0.0, 0usize, 0usize);
+    for d in &devs {
+        let ok: Vec<f64> = d.iter().copied().filter(|x| x.abs() <= thr).collect();
+        if ok.is_empty() {
+            continue;
+        }
+        let mean = ok.iter().sum::<f64>() / ok.len() as f64;
+        ss += ok.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
+        kept += ok.len();
+        let c: Vec<f64> = d
+            .iter()
+            .map(|x| if x.abs() <= thr { x - mean } else { 0.0 })
+            .collect();
+        c1 += c.windows(2).map(|w| w[0] * w[1]).sum::<f64>();
+        pairs += c.len() - 1;
+    }
+    let clean = kept as f64 / samples as f64;
+    let w = if kept > 1 {
+        ss / (kept - 1) as f64 / 0.9733
+    } else {
+        sigma * sigma
+    };
+    let c1 = if pairs > 0 && clean > 0.0 {
+        c1 / pairs as f64 / (clean * clean)
+    } else {
+        0.0
+    };
+    let lag1 = if w > 0.0 { c1 / w } else { 0.0 };
+
+    // Separate drift (variance s_m², autocorrelation phi^k per subject sample) from iid noise
+    // (s_e²). Removing each subject's mean takes g·s_m² of the drift's variance, g the variance of
+    // the mean of n drift values k apart over s_m², and −s_e²/n of the iid lag-1 covariance:
+    //   W  = s_e² (1 − 1/n) + s_m² (1 − g)
+    //   C1 = s_m² (phi^k − g) − s_e² / n,   C1 = lag1 · W
+    let k = per_round.max(1) as i32;
+    let n = samples as f64 / series.len() as f64;
+    let ni = n.round().max(2.0) as usize;
+    let pk = phi.powi(k);
+    let mut sum = 0.0;
+    for i in 0..ni {
+        for j in 0..ni {
+            sum += pk.powi((i as i32 - j as i32).abs());
+        }
+    }
+    let g = sum / (ni * ni) as f64;
+    let denom = (pk - g) + (1.0 - g) / (n - 1.0);
+    let s_m2 = if denom > 1e-3 {
+        ((c1 + w / (n - 1.0)) / denom).clamp(0.0, 0.95 * w / (1.0 - g).max(1e-9))
+    } else {
+        0.0
+    };
+    let s_e2 = ((w - s_m2 * (1.0 - g)) / (1.0 - 1.0 / n)).max(0.0);
+    let mut model = base.clone();
+    model.cv = s_e2.sqrt();
+    model.drift = (s_m2 * (1.0 - phi * phi)).sqrt();
+    model.drift_phi = phi;
+    model.outlier_rate = outlier_rate;
+    model.outlier_size = outlier_size;
+    let mut not_fitted = vec![
+        "load bursts",
+        "bimodality",
+        "order effects",
+        "failed samples",
+    ];
+    if source == "compare" {
+        not_fitted.insert(0, "build offsets (an A/A run measures one build)");
+    } else {
+        not_fitted.insert(0, "build offsets (not told apart from real differences)");
+    }
+    Ok(NoiseFit {
+        file: String::new(),
+        source: source.to_string(),
+        series: series.len(),
+        per_round,
+        samples,
+        total_cv: w.sqrt(),
+        lag1,
+        model,
+        not_fitted: not_fitted.into_iter().map(String::from).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::SimMeasurer;
+    use super::*;
+    use crate::analysis::bisect::{Measurer, Probe};
+    use rand::SeedableRng;
+
+    /// An A/A comparison as `compare X X` takes it: one build, two subjects, shuffled rounds.
+    fn a_a(model: &NoiseModel, rounds: usize, seed: u64) -> Vec<Vec<f64>> {
+        let mut m = SimMeasurer::new(2, &[], model, 0.0, seed).unwrap();
+        m.ensure(&[(0, rounds), (1, rounds)])
+            .unwrap()
+            .into_iter()
+            .map(|p| match p {
+                Probe::Samples(v) => v,
+                Probe::Skip(r) => panic!("{r}"),
+            })
+            .collect()
+    }
+
+    fn sd(v: &[f64]) -> f64 {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
+    }
+
+    #[test]
+    fn fit_recovers_the_realistic_machine() {
+        let truth = NoiseModel::realistic();
+        let mut got = vec![];
+        for seed in 0..4 {
+            let f = fit(
+                &a_a(&truth, 3000, seed),
+                2,
+                DEFAULT_PHI,
+                &NoiseModel::iid(0.03),
+                "compare",
+            )
+            .unwrap();
+            assert_eq!((f.series, f.per_round, f.samples), (2, 2, 6000));
+            got.push(f.model);
+        }
+        for m in &got {
+            assert!((m.cv - 0.03).abs() < 0.006, "{m:?}");
+            assert!((m.outlier_rate - 0.05).abs() < 0.015, "{m:?}");
+            assert!(m.outlier_size.0 < 1.3 && m.outlier_size.1 > 1.8, "{m:?}");
+            assert!((m.drift - 0.005).abs() < 0.002, "{m:?}");
+            assert_eq!(m.drift_phi, DEFAULT_PHI);
+        }
+    }
+
+    #[test]
+    fn fit_of_iid_noise_finds_no_drift_and_no_outliers() {
+        for seed in 0..4 {
+            let f = fit(
+                &a_a(&NoiseModel::iid(0.03), 2000, seed),
+                2,
+                DEFAULT_PHI,
+                &NoiseModel::iid(0.03),
+                "compare",
+            )
+            .unwrap();
+            let m = &f.model;
+            assert!((m.cv - 0.03).abs() < 0.003, "{f:?}");
+            assert!(m.drift < 0.001, "{f:?}");
+            assert!(m.outlier_rate < 0.004, "{f:?}");
+            assert!(f.lag1.abs() < 0.1, "{f:?}");
+        }
+    }
+
+    #[test]
+    fn fit_keeps_what_it_cannot_see_and_rejects_too_little() {
+        let base = NoiseModel::harsh();
+        let f = fit(
+            &a_a(&NoiseModel::iid(0.02), 200, 1),
+            2,
+            0.95,
+            &base,
+            "compare",
+        )
+        .unwrap();
+        assert_eq!(f.model.bimodal_rate, base.bimodal_rate);
+        assert_eq!(f.model.burst_rate, base.burst_rate);
+        assert_eq!(f.model.drift_phi, 0.95);
+        assert!(f.not_fitted.iter().any(|s| s.contains("build offsets")));
+        assert!(fit(&[vec![1.0; 4]], 1, 0.99, &base, "run")
+            .is_err_and(|e| e.to_string().contains("too few")));
+        assert!(fit(
+            &[vec![1.0, 2.0, -1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]],
+            1,
+            0.99,
+            &base,
+            "run"
+        )
+        .is_err());
+        assert!(fit(&a_a(&base, 20, 1), 2, 1.0, &base, "compare").is_err());
+    }
+
+    #[test]
+    fn machine_factors_do_what_they_say() {
+        let mut rng = StdRng::seed_from_u64(9);
+        // iid part alone: log-normal with the given sigma
+        let mut m = Machine::default();
+        let model = NoiseModel::iid(0.03);
+        let xs: Vec<f64> = (0..20_000)
+            .map(|_| m.sample_log(&model, &mut rng))
+            .collect();
+        assert!((sd(&xs) - 0.03).abs() < 0.001);
+        // order effect: only the first sample of a round
+        let model = NoiseModel {
+            order_effect: 0.02,
+            ..NoiseModel::iid(0.0)
+        };
+        let mut m = Machine::default();
+        for _ in 0..3 {
+            m.new_round();
+            let r: Vec<f64> = (0..3).map(|_| m.sample_log(&model, &mut rng)).collect();
+            assert_eq!(r, vec![1.02f64.ln(), 0.0, 0.0]);
+        }
+        // bursts: +10–30% in runs of at least 20 samples
+        let model = NoiseModel {
+            burst_rate: 0.01,
+            ..NoiseModel::iid(0.0)
+        };
+        let mut m = Machine::default();
+        let xs: Vec<f64> = (0..20_000)
+            .map(|_| m.sample_log(&model, &mut rng))
+            .collect();
+        assert!(xs
+            .iter()
+            .all(|&x| x == 0.0 || (1.1f64.ln() - 1e-12..=1.3f64.ln() + 1e-12).contains(&x)));
+        let runs: Vec<usize> = xs
+            .split(|&x| x == 0.0)
+            .filter(|r| !r.is_empty())
+            .map(|r| r.len())
+            .collect();
+        assert!(runs.len() > 20 && runs.iter().all(|&n| n >= 20), "{runs:?}");
+        // AR(1) drift: stationary sigma drift / sqrt(1 − phi²), and strongly autocorrelated
+        let model = NoiseModel {
+            drift: 0.005,
+            ..NoiseModel::iid(0.0)
+        };
+        let mut m = Machine::default();
+        let xs: Vec<f64> = (0..200_000)
+            .map(|_| m.sample_log(&model, &mut rng))
+            .collect();
+        let want = 0.005 / (1.0 - 0.99f64 * 0.99).sqrt();
+        assert!(
+            (sd(&xs) - want).abs() < 0.15 * want,
+            "{} vs {want}",
+            sd(&xs)
+        );
+        // outliers and bimodality: their share of samples
+        let model = NoiseModel {
+            outlier_rate: 0.05,
+            bimodal_rate: 0.3,
+            ..NoiseModel::iid(0.0)
+        };
+        let mut m = Machine::default();
+        let xs: Vec<f64> = (0..20_000)
+            .map(|_| m.sample_log(&model, &mut rng))
+            .collect();
+        let frac =
+            |f: &dyn Fn(f64) -> bool| xs.iter().filter(|&&x| f(x)).count() as f64 / xs.len() as f64;
+        assert!((frac(&|x| x > 1.09f64.ln()) - 0.05).abs() < 0.01);
+        assert!((frac(&|x| (x - 1.08f64.ln()).abs() < 1e-12) - 0.3 * 0.95).abs() < 0.02);
+    }
+
+    #[test]
+    fn presets_and_validation() {
+        assert!(NoiseModel::iid(0.03).is_iid());
+        assert!(!NoiseModel::realistic().is_iid());
+        for m in [
+            NoiseModel::iid(0.03),
+            NoiseModel::realistic(),
+            NoiseModel::harsh(),
+        ] {
+            m.validate().unwrap();
+        }
+        assert_eq!(NoiseModel::iid(0.03).describe(), "noise 3.0%");
+        let d = NoiseModel::realistic().describe();
+        assert!(
+            d.contains("drift 0.5%/sample") && d.contains("5.0% outliers"),
+            "{d}"
+        );
+        let bad = [
+            NoiseModel {
+                outlier_rate: 1.0,
+                ..NoiseModel::realistic()
+            },
+            NoiseModel {
+                outlier_size: (0.9, 2.0),
+                ..NoiseModel::realistic()
+            },
+            NoiseModel {
+                drift_phi: 1.5,
+                ..NoiseModel::realistic()
+            },
+            NoiseModel {
+                burst_len: (0, 5),
+                ..NoiseModel::realistic()
+            },
+            NoiseModel {
+                drift: -0.1,
+                ..NoiseModel::realistic()
+            },
+        ];
+        for m in bad {
+            assert!(m.validate().is_err(), "{m:?}");
+        }
+    }
+}
