@@ -11,7 +11,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::build::builder::{self, BuildEvent, BuildRequest};
 use crate::build::recipe::{self, Recipe};
-use crate::build::repo::{CommitInfo, Repo};
+use crate::build::repo::{self, CommitInfo, Repo};
 use crate::cache::{self, Cache};
 use crate::interrupt;
 use crate::measure::prefix::Prefix;
@@ -33,6 +33,11 @@ pub struct BuildMeta {
     pub ccache_hit_rate: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ccache_remote_hits: Option<u64>,
+    /// Files of the commit left out of the build's source tree because their
+    /// blobs are missing from the repository and no build reads them
+    /// (see [`repo::UNREAD_BY_BUILDS`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -119,13 +124,39 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
     }
     sp.set_message("checking out");
     progress::detail(&format!("checking out {} into {}", c.short, src.display()));
-    repo.export_tree(c, &src)?;
+    // test/recipes/ and the like are read by `make test` only.
+    let runs_tests = resolved
+        .make_targets
+        .iter()
+        .any(|t| matches!(t.as_str(), "test" | "tests" | "run_tests"));
+    let leave_out: &[&str] = if runs_tests {
+        &[]
+    } else {
+        repo::UNREAD_BY_BUILDS
+    };
+    let export = repo.export_tree(c, &src, leave_out)?;
     fs::create_dir_all(&build_dir)?;
 
     let staging = tempfile::Builder::new()
         .prefix(&format!(".tmp-{key}-"))
         .tempdir_in(&builds)?;
     let log = staging.path().join("build.log");
+    if !export.left_out.is_empty() || export.materialized > 0 {
+        let mut note = String::new();
+        if export.materialized > 0 {
+            note.push_str(&format!(
+                "### perfbisect: {} blob(s) missing from {} were read through git\n",
+                export.materialized,
+                repo.path.display()
+            ));
+        }
+        for p in &export.left_out {
+            note.push_str(&format!(
+                "### perfbisect: left out {p}: its blob is missing from the repository and no build reads it\n"
+            ));
+        }
+        fs::write(&log, note).with_context(|| format!("cannot write {}", log.display()))?;
+    }
     let staged_prefix = staging.path().join("prefix");
     let req = BuildRequest {
         src: &src,
@@ -181,6 +212,7 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         duration_s: started.elapsed().as_secs_f64(),
         ccache_hit_rate: None,
         ccache_remote_hits: None,
+        left_out: export.left_out.clone(),
     };
     match &result {
         Ok(report) => {
