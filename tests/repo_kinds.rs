@@ -342,3 +342,85 @@ fn bare_repositories_and_worktrees_build() {
     meta_of(&cache, &ids[0]);
     assert_eq!(before, (user_view(&src), user_view(&wt)));
 }
+
+/// Tested commits show the committer date (the order git bisect walks), and
+/// the author date too when it is more than a day away.
+#[test]
+fn bisect_steps_show_committer_dates_and_distant_author_dates() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    // The template alone, uncommitted: the commits below carry dates.
+    fake_openssl_repo(&repo, &[]);
+    // (cost, author date, committer date)
+    let commits = [
+        ("fast", "2023-01-10T12:00:00Z", "2023-01-10T13:00:00Z"),
+        ("slow", "2022-11-30T12:00:00Z", "2023-02-07T09:00:00Z"),
+        ("slow too", "2023-02-07T10:00:00Z", "2023-02-08T09:00:00Z"),
+    ];
+    for (label, authored, committed) in commits {
+        let cost = if label == "fast" { 200 } else { 2000 };
+        fs::write(
+            repo.join("fake_cost.h"),
+            format!("#define FAKE_COST {cost}\n"),
+        )
+        .unwrap();
+        git(&repo, &["add", "-A"]);
+        let o = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(["commit", "-q", "--allow-empty", "-m", label])
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .env("GIT_AUTHOR_DATE", authored)
+            .env("GIT_COMMITTER_DATE", committed)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let cache = d.path().join("cache");
+    let o = perfbisect(&cache)
+        .arg("--kernels-dir")
+        .arg(test_kernels())
+        .args([
+            "bisect",
+            "--tool",
+            "fakework",
+            "--samples",
+            "4",
+            "--max-samples",
+            "16",
+            "--duration",
+            "0.05",
+            "--alpha",
+            "0.5",
+            "--min-effect",
+            "100%",
+            "--jobs",
+            "1",
+            "--repo",
+        ])
+        .arg(&repo)
+        .arg("HEAD~2..HEAD")
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    eprintln!("{out}");
+    let line = |subject: &str| -> String {
+        out.lines()
+            .find(|l| l.starts_with("  ") && l.trim_end().ends_with(&format!(" {subject}")))
+            .unwrap_or_else(|| panic!("no step line for {subject}:\n{out}"))
+            .to_string()
+    };
+    assert!(line("fast").contains(" 2023-01-10 "), "{out}");
+    assert!(!line("fast").contains("authored"), "{out}");
+    assert!(
+        line("slow").contains(" 2023-02-07 (authored 2022-11-30) "),
+        "{out}"
+    );
+    // Less than a day apart: the committer date alone.
+    assert!(line("slow too").contains(" 2023-02-08 "), "{out}");
+    assert!(!line("slow too").contains("authored"), "{out}");
+}

@@ -69,10 +69,37 @@ pub struct CommitInfo {
     pub short: String,
     pub summary: String,
     pub author: String,
-    /// ISO 8601 date of the commit (author date).
+    /// The committer date (YYYY-MM-DD, in the committer's time zone): when
+    /// the commit entered the history, so dates rise in the order git bisect
+    /// walks the range.
     pub date: String,
+    /// The author date, only when it is more than a day away from the
+    /// committer date (a rebased, cherry-picked or long-reviewed commit):
+    /// alone it would make the range look out of order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author_date: Option<String>,
     #[serde(skip)]
     pub oid: Oid,
+}
+
+impl CommitInfo {
+    /// The committer date, with the author date when it is more than a day
+    /// away: `2023-02-07 (authored 2022-11-30)`.
+    pub fn dates(&self) -> String {
+        match &self.author_date {
+            Some(a) => format!("{} (authored {a})", self.date),
+            None => self.date.clone(),
+        }
+    }
+}
+
+/// YYYY-MM-DD of a git time, in its own time zone.
+fn day(t: git2::Time) -> String {
+    let zone = chrono::FixedOffset::east_opt(t.offset_minutes() * 60)
+        .unwrap_or(chrono::FixedOffset::east_opt(0).expect("zero offset"));
+    chrono::DateTime::from_timestamp(t.seconds(), 0)
+        .map(|d| d.with_timezone(&zone).format("%Y-%m-%d").to_string())
+        .unwrap_or_default()
 }
 
 /// The commits a bisect runs over: oldest (the good end, or the merge base)
@@ -141,17 +168,11 @@ impl Repo {
 
     pub fn info(&self, oid: Oid) -> Result<CommitInfo> {
         let c = self.repo.find_commit(oid)?;
-        let t = c.author().when();
-        let date = chrono::DateTime::from_timestamp(t.seconds(), 0)
-            .map(|d| {
-                d.with_timezone(
-                    &chrono::FixedOffset::east_opt(t.offset_minutes() * 60)
-                        .unwrap_or(chrono::FixedOffset::east_opt(0).expect("zero offset")),
-                )
-                .format("%Y-%m-%d")
-                .to_string()
-            })
-            .unwrap_or_default();
+        let committed = c.committer().when();
+        let authored = c.author().when();
+        let date = day(committed);
+        let author_date =
+            ((authored.seconds() - committed.seconds()).abs() > 86_400).then(|| day(authored));
         let id = oid.to_string();
         let author_name = c.author().name().unwrap_or("").to_string();
         Ok(CommitInfo {
@@ -160,6 +181,7 @@ impl Repo {
             summary: c.summary().unwrap_or("").to_string(),
             author: author_name,
             date,
+            author_date,
             oid,
         })
     }

@@ -80,6 +80,9 @@ struct CommitJson {
     commit: String,
     short: String,
     date: String,
+    /// Only when more than a day away from the committer date (`date`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    author_date: Option<String>,
     author: String,
     subject: String,
 }
@@ -90,8 +93,18 @@ impl From<&CommitInfo> for CommitJson {
             commit: c.id.clone(),
             short: c.short.clone(),
             date: c.date.clone(),
+            author_date: c.author_date.clone(),
             author: c.author.clone(),
             subject: c.summary.clone(),
+        }
+    }
+}
+
+impl CommitJson {
+    fn dates(&self) -> String {
+        match &self.author_date {
+            Some(a) => format!("{} (authored {a})", self.date),
+            None => self.date.clone(),
         }
     }
 }
@@ -176,7 +189,7 @@ fn step_line(s: &Step, c: &CommitInfo) -> String {
     format!(
         "  {} {}  {}  {:<8} {}",
         c.short,
-        c.date,
+        c.dates(),
         mean,
         verdict_word(&s.verdict),
         c.summary
@@ -283,7 +296,8 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     if let (Some(mb), Some(gi)) = (&range.merge_base, good_idx) {
         say(&format!(
             "{good} is not an ancestor of {bad}: testing the merge base {} ({}) first, as git bisect does",
-            mb.short, mb.date
+            mb.short,
+            mb.dates()
         ));
         let cmp = sequential_compare(&mut oracle, gi, 0, &cfg, cfg.alpha / 4.0)?;
         match cmp {
@@ -465,7 +479,9 @@ fn text_result(j: &BisectJson) -> String {
         ));
         s.push_str(&format!(
             "  author:  {}\n  date:    {}\n  subject: {}\n",
-            c.info.author, c.info.date, c.info.subject
+            c.info.author,
+            c.info.dates(),
+            c.info.subject
         ));
         s.push_str(&format!(
             "  parent {} {} us/op (n={}) -> {} {} us/op (n={})\n",
@@ -528,7 +544,7 @@ fn markdown(j: &BisectJson) -> String {
                 "| `{}`{} | {} | {} | {} | {} | {} | {:.2e} |\n",
                 &c.commit[..10],
                 if c.range { " (range)" } else { "" },
-                c.info.date,
+                c.info.dates(),
                 c.info.subject.replace('|', "\\|"),
                 us(c.parent_mean_us),
                 us(c.culprit_mean_us),
