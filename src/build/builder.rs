@@ -91,6 +91,17 @@ pub const SCRUBBED_ENV: &[&str] = &[
 /// must not exist, so nothing from the machine is picked up by default.
 pub const CONFIGURED_PREFIX: &str = "/nonexistent/perfbisect-openssl";
 
+/// `SOURCE_DATE_EPOCH` of every build. OpenSSL's util/mkbuildinf.pl embeds
+/// the build time in libcrypto (`OpenSSL_version(OPENSSL_BUILT_ON)`) unless
+/// this is set, so no two builds would be byte-identical. One constant for
+/// every commit rather than each commit's own date: a commit that changes no
+/// library source (only apps/, docs, tests) must give its parent's bytes, so
+/// that identical binaries can be recognised by their hashes. 2000-01-01
+/// 00:00:00 UTC: not 0 (mkbuildinf.pl reads `SOURCE_DATE_EPOCH || time()`),
+/// and older than any OpenSSL that builds out of tree, so it never passes for
+/// a real build date. Set for every step, overriding the caller's.
+pub const SOURCE_DATE_EPOCH: &str = "946684800";
+
 /// Lines of the log shown in an error message.
 const TAIL_LINES: usize = 20;
 
@@ -195,7 +206,10 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         None
     };
     let stats_log = build_dir.join(".perfbisect-ccache-stats.log");
-    let mut env: Vec<(String, OsString)> = vec![("LC_ALL".into(), "C".into())];
+    let mut env: Vec<(String, OsString)> = vec![
+        ("LC_ALL".into(), "C".into()),
+        ("SOURCE_DATE_EPOCH".into(), SOURCE_DATE_EPOCH.into()),
+    ];
     if let Some(bin) = &ccache_bin {
         let already = Path::new(&cc[0]).file_name().is_some_and(|n| n == "ccache");
         if !already {
@@ -214,7 +228,7 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
 
     let _ = writeln!(
         log,
-        "### perfbisect build of {} with recipe {} (fingerprint {}), ccache {}",
+        "### perfbisect build of {} with recipe {} (fingerprint {}), SOURCE_DATE_EPOCH={SOURCE_DATE_EPOCH}, ccache {}",
         src.display(),
         req.recipe.name,
         req.recipe.fingerprint,
