@@ -105,3 +105,68 @@ fn builds_are_reproducible_and_record_the_hashes_of_what_kernels_load() {
     );
     assert_eq!(bins(1)["lib/libssl.so.3"], bins(2)["lib/libssl.so.3"]);
 }
+
+/// OpenSSL's install can fail where its build did not (2022 master:
+/// `cp: cannot stat 'ssl/record/libssl.a'`): the libraries are published from
+/// the build tree, and the record says so.
+#[test]
+fn a_failed_install_publishes_from_the_build_tree() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    let ids = fake_openssl_repo(
+        &repo,
+        &[
+            ("installs", &[("fake-install-fails", "0\n")]),
+            ("install fails", &[("fake-install-fails", "1\n")]),
+            ("no libssl", &[("fake-install-fails", "nolibs\n")]),
+        ],
+    );
+    let cache = d.path().join("cache");
+    let o = build(&cache, &repo, &[&ids[0], &ids[1]]);
+    assert_built(&o);
+    let out = stdout(&o);
+    assert!(
+        out.contains("(install failed (exit status: 2): published from the build tree) -> "),
+        "{out}"
+    );
+    let good = meta(&entry_of(&cache, &ids[0]));
+    let entry = entry_of(&cache, &ids[1]);
+    let fell_back = meta(&entry);
+    assert!(good.get("install_fallback").is_none(), "{good}");
+    assert_eq!(fell_back["ok"], true, "{fell_back}");
+    assert_eq!(
+        fell_back["install_fallback"], "install failed (exit status: 2)",
+        "{fell_back}"
+    );
+    // The same libraries and headers as a working install.
+    assert_eq!(good["binaries"], fell_back["binaries"]);
+    let prefix = entry.join("prefix");
+    for f in ["include/openssl/opensslv.h", "include/openssl/crypto.h"] {
+        assert!(prefix.join(f).is_file(), "{f}");
+    }
+    assert!(!prefix.join(".perfbisect-destdir").exists());
+    let log = fs::read_to_string(entry.join("build.log")).unwrap();
+    assert!(log.contains("cannot stat 'ssl/record/libssl.a'"), "{log}");
+    assert!(
+        log.contains(
+            "### perfbisect: install failed (exit status: 2); taking the shared libraries"
+        ),
+        "{log}"
+    );
+    assert!(
+        log.contains("### perfbisect: from the build tree: lib/libssl.so.3"),
+        "{log}"
+    );
+
+    // Without the libraries there is nothing to publish: a failed build,
+    // cached as such, with the reason.
+    let o = build(&cache, &repo, &[&ids[2]]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let failed = meta(&entry_of(&cache, &ids[2]));
+    assert_eq!(failed["ok"], false);
+    let err = failed["error"].as_str().unwrap();
+    assert!(
+        err.starts_with("install failed (exit status: 2), and the build tree has no usable libraries either (no libssl.so* in "),
+        "{err}"
+    );
+}

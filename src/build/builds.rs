@@ -40,6 +40,10 @@ pub struct BuildMeta {
     /// (see [`repo::UNREAD_BY_BUILDS`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<String>,
+    /// Set when OpenSSL's `make install` failed (why) and the prefix was
+    /// filled from the build tree instead (the build log lists the files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install_fallback: Option<String>,
     /// sha256 of each file a kernel loads from this build, by path in the
     /// prefix (`lib/libcrypto.so.3`, `lib/ossl-modules/legacy.so`, …); see
     /// [`loaded_binaries`]. Empty for failed builds and for builds made
@@ -240,10 +244,12 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         ccache_remote_hits: None,
         left_out: export.left_out.clone(),
         binaries: BTreeMap::new(),
+        install_fallback: None,
     };
     match &result {
         Ok(report) => {
             meta.ok = true;
+            meta.install_fallback = report.install_fallback.clone();
             meta.binaries = loaded_binaries(&staged_prefix).with_context(|| {
                 format!("cannot hash the libraries of the build of {}", c.short)
             })?;

@@ -115,7 +115,13 @@ pub fn describe(rev: &str, c: &CommitInfo, b: &Built) -> String {
                 .filter(|n| *n > 0)
                 .map(|n| format!(", {n} from remote storage"))
                 .unwrap_or_default();
-            format!("built in {:.1} s{cc}{remote}", b.meta.duration_s)
+            let fallback = b
+                .meta
+                .install_fallback
+                .as_ref()
+                .map(|why| format!(" ({why}: published from the build tree)"))
+                .unwrap_or_default();
+            format!("built in {:.1} s{cc}{remote}{fallback}", b.meta.duration_s)
         } else {
             "cached".to_string()
         };
