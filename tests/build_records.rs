@@ -70,7 +70,13 @@ fn builds_are_reproducible_and_record_the_hashes_of_what_kernels_load() {
         ],
     );
     let cache = d.path().join("cache");
-    assert_built(&build(&cache, &repo, &[&ids[0], &ids[1], &ids[2]]));
+    // Clean builds: an incremental one would not even relink libcrypto for
+    // the commit outside the libraries.
+    assert_built(&build(
+        &cache,
+        &repo,
+        &["--clean-build", &ids[0], &ids[1], &ids[2]],
+    ));
     let metas: Vec<(PathBuf, Value)> = ids
         .iter()
         .map(|id| {
@@ -169,4 +175,133 @@ fn a_failed_install_publishes_from_the_build_tree() {
         err.starts_with("install failed (exit status: 2), and the build tree has no usable libraries either (no libssl.so* in "),
         "{err}"
     );
+}
+
+fn commit_removal(repo: &Path, path: &str, msg: &str) -> String {
+    fs::remove_file(repo.join(path)).unwrap();
+    common::git(repo, &["add", "-A"]);
+    common::git(repo, &["commit", "-q", "-m", msg]);
+    common::git(repo, &["rev-parse", "HEAD"]).trim().to_string()
+}
+
+fn mtime(p: &Path) -> std::time::SystemTime {
+    fs::symlink_metadata(p).unwrap().modified().unwrap()
+}
+
+/// Item 1 of issue 12 on the fake OpenSSL: the tree of the last build is
+/// moved to the next commit (only differing files rewritten), configure runs
+/// only when its inputs changed, and what cannot be continued safely (a
+/// removed header, a failing incremental make) is built clean.
+#[test]
+fn incremental_builds_move_the_last_tree_and_match_clean_builds() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    let makefile = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-openssl/Makefile.in"),
+    )
+    .unwrap()
+        + "# changed\n";
+    let mut ids = fake_openssl_repo(
+        &repo,
+        &[
+            ("base", &[("extra.h", "/* x */\n")]),
+            ("cost", &[("fake_cost.h", "#define FAKE_COST 300\n")]),
+            ("makefile", &[("Makefile.in", &makefile)]),
+        ],
+    );
+    ids.push(commit_removal(&repo, "extra.h", "drop a header"));
+    ids.extend(common::synthetic_repo_commits(
+        &repo,
+        &[
+            (
+                "fails incrementally",
+                &[
+                    ("fake-fails-incremental", "1\n"),
+                    ("fake_cost.h", "#define FAKE_COST 400\n"),
+                ],
+            ),
+            ("broken", &[("fake_cost.h", "#error broken\n")]),
+        ],
+    ));
+    let cache = d.path().join("cache");
+    let work_src = cache.join("work/src");
+    let log_of = |id: &str| fs::read_to_string(entry_of(&cache, id).join("build.log")).unwrap();
+
+    assert_built(&build(&cache, &repo, &[&ids[0]]));
+    assert!(meta(&entry_of(&cache, &ids[0]))
+        .get("incremental")
+        .is_none());
+    let ssl_mtime = mtime(&work_src.join("ssl.c"));
+
+    // One file changed: one file rewritten, no configure, the rest untouched.
+    let o = build(&cache, &repo, &[&ids[1]]);
+    assert_built(&o);
+    assert!(
+        stdout(&o).contains(&format!(
+            "incrementally from {} (1 file(s) changed)",
+            &ids[0][..10]
+        )),
+        "{}",
+        stdout(&o)
+    );
+    let inc = meta(&entry_of(&cache, &ids[1]));
+    assert_eq!(inc["incremental"]["from"], ids[0].as_str(), "{inc}");
+    assert_eq!(inc["incremental"]["written"], 1, "{inc}");
+    assert_eq!(inc["incremental"]["configured"], false, "{inc}");
+    let log = log_of(&ids[1]);
+    assert!(log.contains("configure inputs unchanged"), "{log}");
+    assert!(!log.contains("fake-config-arg"), "{log}");
+    assert_eq!(ssl_mtime, mtime(&work_src.join("ssl.c")));
+    // The same bytes as a clean build of the commit.
+    assert_built(&build(
+        &cache,
+        &repo,
+        &["--rebuild", "--clean-build", &ids[1]],
+    ));
+    let clean = meta(&entry_of(&cache, &ids[1]));
+    assert!(clean.get("incremental").is_none(), "{clean}");
+    assert_eq!(inc["binaries"], clean["binaries"]);
+
+    // A configure input changed: configure runs again.
+    assert_built(&build(&cache, &repo, &[&ids[2]]));
+    let m = meta(&entry_of(&cache, &ids[2]));
+    assert_eq!(m["incremental"]["configured"], true, "{m}");
+    let log = log_of(&ids[2]);
+    assert!(
+        log.contains("configuring again: Makefile.in changed"),
+        "{log}"
+    );
+    assert!(log.contains("fake-config-arg"), "{log}");
+
+    // A removed header: clean.
+    assert_built(&build(&cache, &repo, &[&ids[3]]));
+    assert!(meta(&entry_of(&cache, &ids[3]))
+        .get("incremental")
+        .is_none());
+    assert!(log_of(&ids[3]).contains("building from a clean tree instead: extra.h was removed"));
+    assert!(!work_src.join("extra.h").exists());
+
+    // The incremental make fails, the clean one does not: the commit builds.
+    assert_built(&build(&cache, &repo, &[&ids[4]]));
+    let m = meta(&entry_of(&cache, &ids[4]));
+    assert_eq!(m["ok"], true, "{m}");
+    assert!(m.get("incremental").is_none(), "{m}");
+    let log = log_of(&ids[4]);
+    assert!(
+        log.contains("refusing to build over an earlier build"),
+        "{log}"
+    );
+    assert!(
+        log.contains("the incremental build failed; building again from a clean tree"),
+        "{log}"
+    );
+
+    // A failed build leaves no tree to continue: the next build is clean.
+    let o = build(&cache, &repo, &[&ids[5]]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!cache.join("work/tree.json").exists());
+    assert_built(&build(&cache, &repo, &["--rebuild", &ids[1]]));
+    assert!(meta(&entry_of(&cache, &ids[1]))
+        .get("incremental")
+        .is_none());
 }

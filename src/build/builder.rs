@@ -139,6 +139,20 @@ pub struct BuildRequest<'a> {
     pub log_path: &'a Path,
     /// Use ccache if it is on PATH.
     pub ccache: bool,
+    pub start: Start,
+}
+
+/// What the build directory holds when a build starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// Nothing: configure, then make everything.
+    Clean,
+    /// An earlier build of the same recipe and fingerprint, whose source
+    /// tree was moved to this one's (only differing files rewritten): make
+    /// rebuilds what depends on a change. Configure runs again when
+    /// `reconfigure` (its inputs changed) or when it would run with other
+    /// arguments than that build's.
+    Incremental { reconfigure: bool },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -175,6 +189,8 @@ pub struct BuildReport {
     pub install_fallback: Option<String>,
     /// `None` when ccache was not used.
     pub ccache: Option<CcacheStats>,
+    /// Whether configure ran (always, for a clean build).
+    pub configured: bool,
 }
 
 /// Builds `req.src` into `req.install_dir`. See the module documentation.
@@ -190,7 +206,14 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
             src.display()
         );
     }
-    prepare_empty_dir(&build_dir, "build directory")?;
+    match req.start {
+        Start::Clean => prepare_empty_dir(&build_dir, "build directory")?,
+        Start::Incremental { .. } => {
+            if !build_dir.join("Makefile").is_file() {
+                bail!("{} holds no earlier build to continue", build_dir.display());
+            }
+        }
+    }
     prepare_empty_dir(&install_dir, "install directory")?;
     if let Some(parent) = req.log_path.parent() {
         fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
@@ -209,6 +232,10 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         None
     };
     let stats_log = build_dir.join(".perfbisect-ccache-stats.log");
+    // An earlier build's counts are not this build's.
+    if stats_log.exists() {
+        fs::remove_file(&stats_log).with_context(|| format!("removing {}", stats_log.display()))?;
+    }
     let mut env: Vec<(String, OsString)> = vec![
         ("LC_ALL".into(), "C".into()),
         ("SOURCE_DATE_EPOCH".into(), SOURCE_DATE_EPOCH.into()),
@@ -242,6 +269,35 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         }
     );
 
+    // configure
+    let mut args = vec![
+        format!("--prefix={CONFIGURED_PREFIX}"),
+        format!("--openssldir={CONFIGURED_PREFIX}/ssl"),
+        "--libdir=lib".to_string(),
+    ];
+    args.extend(req.recipe.configure_args.iter().cloned());
+    args.push(format!("CC={}", cc.join(" ")));
+    // What configure ran with, kept in the build directory: an incremental
+    // build configures again when it would run with anything else (a
+    // different compiler command, ccache installed since), since the
+    // Makefile and the compiled-in build information depend on it.
+    let configured_file = build_dir.join(".perfbisect-configured");
+    let configured_with = args.join("\n");
+    let configure = match req.start {
+        Start::Clean => true,
+        Start::Incremental { reconfigure } => {
+            reconfigure
+                || fs::read_to_string(&configured_file).ok().as_deref()
+                    != Some(configured_with.as_str())
+        }
+    };
+    if !configure {
+        let _ = writeln!(
+            log,
+            "### perfbisect: incremental build: configure inputs unchanged, not configuring again"
+        );
+    }
+
     // `announce`: emit BuildEvent::Phase (false for a further make of the
     // same phase).
     let mut step =
@@ -259,15 +315,15 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
             Ok(t.elapsed().as_secs_f64())
         };
 
-    // configure
-    let mut args = vec![
-        format!("--prefix={CONFIGURED_PREFIX}"),
-        format!("--openssldir={CONFIGURED_PREFIX}/ssl"),
-        "--libdir=lib".to_string(),
-    ];
-    args.extend(req.recipe.configure_args.iter().cloned());
-    args.push(format!("CC={}", cc.join(" ")));
-    let configure_secs = step("configure", true, &config, &args)?;
+    let configure_secs = if configure {
+        fs::remove_file(&configured_file).ok();
+        let secs = step("configure", true, &config, &args)?;
+        fs::write(&configured_file, &configured_with)
+            .with_context(|| format!("writing {}", configured_file.display()))?;
+        secs
+    } else {
+        0.0
+    };
 
     // make
     let makefile = build_dir.join("Makefile");
@@ -396,6 +452,7 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         install_targets,
         install_fallback,
         ccache,
+        configured: configure,
     })
 }
 
@@ -1045,6 +1102,7 @@ mod tests {
             jobs: 2,
             log_path: &log,
             ccache: false,
+            start: Start::Clean,
         };
         let mut events = Vec::new();
         let e = build(&req, &mut |ev| events.push(ev))
@@ -1088,6 +1146,7 @@ mod tests {
             jobs: 1,
             log_path: &d.path().join("log"),
             ccache: false,
+            start: Start::Clean,
         };
         let e = build(&req, &mut |_| {}).unwrap_err().to_string();
         assert!(e.contains("is not empty"), "{e}");
@@ -1134,6 +1193,7 @@ mod tests {
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             log_path: &log,
             ccache,
+            start: Start::Clean,
         };
         let mut lines = 0usize;
         let report = build(&req, &mut |ev| match ev {

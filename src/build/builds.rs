@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crate::build::builder::{self, BuildEvent, BuildRequest};
+use crate::build::builder::{self, BuildEvent, BuildRequest, Start};
 use crate::build::recipe::{self, Recipe};
 use crate::build::repo::{self, CommitInfo, Repo};
 use crate::cache::{self, Cache};
@@ -44,12 +44,28 @@ pub struct BuildMeta {
     /// filled from the build tree instead (the build log lists the files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub install_fallback: Option<String>,
+    /// Set when the build continued the tree of an earlier build instead of
+    /// starting clean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incremental: Option<Incremental>,
     /// sha256 of each file a kernel loads from this build, by path in the
     /// prefix (`lib/libcrypto.so.3`, `lib/ossl-modules/legacy.so`, …); see
     /// [`loaded_binaries`]. Empty for failed builds and for builds made
     /// before perfbisect recorded them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub binaries: BTreeMap<String, String>,
+}
+
+/// How an incremental build started.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Incremental {
+    /// The commit whose tree it continued.
+    pub from: String,
+    /// Source files rewritten and removed to move the tree.
+    pub written: usize,
+    pub removed: usize,
+    /// Whether configure ran again (its inputs changed).
+    pub configured: bool,
 }
 
 impl BuildMeta {
@@ -90,6 +106,8 @@ pub struct BuildOptions<'a> {
     pub recipe: &'a Recipe,
     pub rebuild: bool,
     pub jobs: usize,
+    /// Never continue the tree of an earlier build.
+    pub clean_build: bool,
 }
 
 pub fn default_jobs() -> usize {
@@ -147,13 +165,6 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
     let work = cache.dir("work")?;
     let src = work.join("src");
     let build_dir = work.join("build");
-    for d in [&src, &build_dir] {
-        if d.exists() {
-            fs::remove_dir_all(d).with_context(|| format!("cannot clear {}", d.display()))?;
-        }
-    }
-    sp.set_message("checking out");
-    progress::detail(&format!("checking out {} into {}", c.short, src.display()));
     // test/recipes/ and the like are read by `make test` only.
     let runs_tests = resolved
         .make_targets
@@ -164,42 +175,106 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
     } else {
         repo::UNREAD_BY_BUILDS
     };
-    let export = repo.export_tree(c, &src, leave_out)?;
-    fs::create_dir_all(&build_dir)?;
+    let state_path = work.join(TREE_STATE);
+    let previous = if o.clean_build {
+        None
+    } else {
+        read_tree_state(&state_path).filter(|t| {
+            t.recipe == resolved.name
+                && t.fingerprint == resolved.fingerprint
+                && src.is_dir()
+                && build_dir.join("Makefile").is_file()
+        })
+    };
+    // From here the trees are in flux: only a finished build vouches for
+    // them again.
+    if let Err(e) = fs::remove_file(&state_path) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            return Err(e).with_context(|| format!("cannot remove {}", state_path.display()));
+        }
+    }
+    let started = Instant::now();
+    let mut notes = String::new();
+    sp.set_message("checking out");
+    let (mut export, mut start, mut incremental) = match &previous {
+        Some(prev) => {
+            progress::detail(&format!(
+                "moving the tree in {} from {} to {}",
+                src.display(),
+                &prev.commit[..10.min(prev.commit.len())],
+                c.short
+            ));
+            let export = repo.export_tree(c, &src, leave_out)?;
+            let plan = incremental_plan(&export);
+            notes.push_str(&format!(
+                "### perfbisect: incremental build from {}: {} file(s) rewritten, {} removed, {} unchanged\n",
+                prev.commit,
+                export.written.len(),
+                export.removed.len(),
+                export.unchanged
+            ));
+            match plan {
+                Ok(reconfigure) => {
+                    if let Some(why) = &reconfigure {
+                        notes.push_str(&format!(
+                            "### perfbisect: configuring again: {why} changed\n"
+                        ));
+                    }
+                    let info = Incremental {
+                        from: prev.commit.clone(),
+                        written: export.written.len(),
+                        removed: export.removed.len(),
+                        configured: reconfigure.is_some(),
+                    };
+                    (
+                        export,
+                        Start::Incremental {
+                            reconfigure: reconfigure.is_some(),
+                        },
+                        Some(info),
+                    )
+                }
+                Err(why) => {
+                    notes.push_str(&format!(
+                        "### perfbisect: building from a clean tree instead: {why}\n"
+                    ));
+                    (
+                        clean_checkout(repo, c, &src, &build_dir, leave_out)?,
+                        Start::Clean,
+                        None,
+                    )
+                }
+            }
+        }
+        None => (
+            clean_checkout(repo, c, &src, &build_dir, leave_out)?,
+            Start::Clean,
+            None,
+        ),
+    };
 
     let staging = tempfile::Builder::new()
         .prefix(&format!(".tmp-{key}-"))
         .tempdir_in(&builds)?;
     let log = staging.path().join("build.log");
-    if !export.left_out.is_empty() || export.materialized > 0 {
-        let mut note = String::new();
-        if export.materialized > 0 {
-            note.push_str(&format!(
-                "### perfbisect: {} blob(s) missing from {} were read through git\n",
-                export.materialized,
-                repo.path.display()
-            ));
-        }
-        for p in &export.left_out {
-            note.push_str(&format!(
-                "### perfbisect: left out {p}: its blob is missing from the repository and no build reads it\n"
-            ));
-        }
-        fs::write(&log, note).with_context(|| format!("cannot write {}", log.display()))?;
+    if export.materialized > 0 {
+        notes.push_str(&format!(
+            "### perfbisect: {} blob(s) missing from {} were read through git\n",
+            export.materialized,
+            repo.path.display()
+        ));
+    }
+    for p in &export.left_out {
+        notes.push_str(&format!(
+            "### perfbisect: left out {p}: its blob is missing from the repository and no build reads it\n"
+        ));
+    }
+    if !notes.is_empty() {
+        fs::write(&log, &notes).with_context(|| format!("cannot write {}", log.display()))?;
     }
     let staged_prefix = staging.path().join("prefix");
-    let req = BuildRequest {
-        src: &src,
-        build_dir: &build_dir,
-        install_dir: &staged_prefix,
-        recipe: &resolved,
-        jobs: o.jobs,
-        log_path: &log,
-        ccache: true,
-    };
-    let started = Instant::now();
     let mut phase = "";
-    let result = builder::build(&req, &mut |ev| match ev {
+    let mut on_event = |ev: BuildEvent| match ev {
         BuildEvent::Phase(p) => {
             phase = p;
             sp.set_message(p.to_string());
@@ -208,7 +283,42 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         BuildEvent::Line(l) => {
             sp.set_message(format!("{phase}: {}", truncate(&l, 100)));
         }
-    });
+    };
+    let request = |start: Start| BuildRequest {
+        src: &src,
+        build_dir: &build_dir,
+        install_dir: &staged_prefix,
+        recipe: &resolved,
+        jobs: o.jobs,
+        log_path: &log,
+        ccache: true,
+        start,
+    };
+    let mut result = builder::build(&request(start), &mut on_event);
+    // An incremental build that fails may fail for its own reasons (a stale
+    // dependency on a removed file): the commit is judged by a clean build.
+    if start != Start::Clean
+        && !interrupt::interrupted()
+        && result
+            .as_ref()
+            .is_err_and(|e| e.downcast_ref::<builder::BuildFailed>().is_some())
+    {
+        let note =
+            "### perfbisect: the incremental build failed; building again from a clean tree\n";
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, note.as_bytes()))
+            .with_context(|| format!("cannot write {}", log.display()))?;
+        if staged_prefix.exists() {
+            fs::remove_dir_all(&staged_prefix)
+                .with_context(|| format!("cannot clear {}", staged_prefix.display()))?;
+        }
+        export = clean_checkout(repo, c, &src, &build_dir, leave_out)?;
+        start = Start::Clean;
+        incremental = None;
+        result = builder::build(&request(start), &mut on_event);
+    }
     sp.finish_and_clear();
     if interrupt::interrupted() {
         // The staging directory is removed on drop: nothing is published.
@@ -245,10 +355,21 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         left_out: export.left_out.clone(),
         binaries: BTreeMap::new(),
         install_fallback: None,
+        incremental: None,
     };
+    if result.is_ok() {
+        let state = TreeState {
+            recipe: resolved.name.clone(),
+            fingerprint: resolved.fingerprint.clone(),
+            commit: c.id.clone(),
+        };
+        fs::write(&state_path, serde_json::to_string(&state)?)
+            .with_context(|| format!("cannot write {}", state_path.display()))?;
+    }
     match &result {
         Ok(report) => {
             meta.ok = true;
+            meta.incremental = incremental;
             meta.install_fallback = report.install_fallback.clone();
             meta.binaries = loaded_binaries(&staged_prefix).with_context(|| {
                 format!("cannot hash the libraries of the build of {}", c.short)
@@ -293,6 +414,87 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
     })?;
     built.fresh = true;
     Ok(built)
+}
+
+/// The file in the work directory that says which commit's tree
+/// work/src and work/build hold, for which recipe and fingerprint. Written
+/// only after a successful build, removed before the trees are touched: a
+/// failed, interrupted or killed build leaves none, and the next build
+/// starts clean.
+const TREE_STATE: &str = "tree.json";
+
+#[derive(Debug, Serialize, Deserialize)]
+struct TreeState {
+    recipe: String,
+    fingerprint: String,
+    commit: String,
+}
+
+fn read_tree_state(path: &Path) -> Option<TreeState> {
+    serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
+}
+
+/// Empty work directories, the commit's tree written afresh.
+fn clean_checkout(
+    repo: &Repo,
+    c: &CommitInfo,
+    src: &Path,
+    build_dir: &Path,
+    leave_out: &[&str],
+) -> Result<repo::Export> {
+    for d in [src, build_dir] {
+        if d.exists() {
+            fs::remove_dir_all(d).with_context(|| format!("cannot clear {}", d.display()))?;
+        }
+    }
+    progress::detail(&format!("checking out {} into {}", c.short, src.display()));
+    let export = repo.export_tree(c, src, leave_out)?;
+    fs::create_dir_all(build_dir)
+        .with_context(|| format!("cannot create {}", build_dir.display()))?;
+    Ok(export)
+}
+
+/// Can make alone take the tree from the earlier build to this one? `Ok`
+/// with the first changed configure input (configure must run again) or
+/// `None`; `Err` (why) when only a clean build is safe.
+fn incremental_plan(export: &repo::Export) -> std::result::Result<Option<String>, String> {
+    let changed = || export.written.iter().chain(&export.removed);
+    // The dependency lines make keeps from earlier compilations still name a
+    // removed header, and make stops at "No rule to make target".
+    if let Some(h) = export
+        .removed
+        .iter()
+        .find(|p| p.ends_with(".h") || p.ends_with(".inc"))
+    {
+        return Err(format!("{h} was removed"));
+    }
+    // The perlasm translators are not named as a dependency of every
+    // assembler file they generate.
+    if let Some(p) = changed().find(|p| p.starts_with("crypto/perlasm/")) {
+        return Err(format!("{p} changed"));
+    }
+    Ok(changed().find(|p| configure_input(p)).cloned())
+}
+
+/// Files whose change can change what configure writes: the top-level
+/// files configure reads (Configure, config, VERSION.dat, configdata.pm.in,
+/// build.info; Makefile.in of trees older than 1.1.0 and of the test fake;
+/// not CHANGES.md or NEWS.md, which many commits touch), every build.info, the platform configurations, the Perl configure runs
+/// (util/perl/, external/perl/, util/dofile.pl which turns the templates
+/// into the Makefile), and the header 1.1.1's Configure reads its version
+/// from. Wide where in doubt: configuring again costs a rebuild that ccache
+/// mostly serves, a stale Makefile costs a wrong build. Not util/*.num and
+/// the other util/ scripts: make's own rules depend on those.
+fn configure_input(path: &str) -> bool {
+    matches!(
+        path,
+        "Configure" | "config" | "VERSION.dat" | "configdata.pm.in" | "build.info" | "Makefile.in"
+    ) || path.ends_with("/build.info")
+        || path.starts_with("Configurations/")
+        || path.starts_with("util/perl/")
+        || path.starts_with("external/perl/")
+        || path == "util/dofile.pl"
+        || path == "include/openssl/opensslv.h"
 }
 
 /// A published entry, checked: meta.json parses and, for a successful build,

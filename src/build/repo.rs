@@ -5,7 +5,7 @@
 use anyhow::{bail, Context, Result};
 use git2::{ErrorCode, ObjectType, Oid, Repository, Sort, Tree};
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -41,6 +41,12 @@ pub struct Export {
     pub left_out: Vec<String>,
     /// Blobs libgit2 could not read, obtained through `git`.
     pub materialized: usize,
+    /// Files written (new, or different from what the destination held).
+    pub written: Vec<String>,
+    /// Files (and symbolic links) removed because the tree does not have them.
+    pub removed: Vec<String>,
+    /// Files the destination already held with this content and mode.
+    pub unchanged: usize,
 }
 
 /// A directory or file of a tree, path relative to its root.
@@ -315,8 +321,12 @@ impl Repo {
         }
     }
 
-    /// Write the commit's tree into `dest` from its blobs (`dest` is created;
-    /// it should not exist). Nothing else of the repository is touched.
+    /// Make `dest` hold exactly the commit's tree, from its blobs. `dest`
+    /// may be empty, missing, or hold another commit's tree (an incremental
+    /// build): files whose content and mode already match are left alone,
+    /// keeping their mtimes, so make rebuilds only what depends on a change;
+    /// the others are rewritten, and anything the tree does not have is
+    /// removed. Nothing of the repository is written.
     ///
     /// Missing objects. libgit2 reads only the local object database. A blob
     /// it cannot find is
@@ -344,52 +354,79 @@ impl Repo {
         let mut missing: Vec<&Item> = Vec::new();
         let mut export = Export::default();
         for it in &items {
+            let p = dest.join(&it.path);
             match it.kind {
                 ItemKind::Dir => {
-                    let p = dest.join(&it.path);
+                    if fs::symlink_metadata(&p).is_ok_and(|m| !m.is_dir()) {
+                        remove_path(&p)?;
+                    }
                     fs::create_dir_all(&p).with_context(|| format!("creating {}", p.display()))?
                 }
-                ItemKind::File { oid, mode } => match self.repo.find_blob(oid) {
-                    Ok(blob) => write_entry(dest, it, mode, blob.content())?,
-                    Err(e) if e.code() == ErrorCode::NotFound => {
-                        if leave_out.iter().any(|p| it.path.starts_with(p)) {
-                            export.left_out.push(it.path.clone());
-                        } else {
-                            missing.push(it);
+                ItemKind::File { oid, mode } => {
+                    if same_file(&p, oid, mode) {
+                        export.unchanged += 1;
+                        continue;
+                    }
+                    match self.repo.find_blob(oid) {
+                        Ok(blob) => {
+                            write_entry(dest, it, mode, blob.content())?;
+                            export.written.push(it.path.clone());
+                        }
+                        Err(e) if e.code() == ErrorCode::NotFound => {
+                            if leave_out.iter().any(|p| it.path.starts_with(p)) {
+                                export.left_out.push(it.path.clone());
+                            } else {
+                                missing.push(it);
+                            }
+                        }
+                        Err(e) => {
+                            return Err(e).with_context(|| {
+                                format!("reading {oid} ({}) of {}", it.path, c.short)
+                            })
                         }
                     }
-                    Err(e) => {
-                        return Err(e)
-                            .with_context(|| format!("reading {oid} ({}) of {}", it.path, c.short))
-                    }
-                },
+                }
             }
         }
-        if missing.is_empty() {
-            return Ok(export);
+        if !missing.is_empty() {
+            let oids: Vec<Oid> = missing.iter().filter_map(|it| it.oid()).collect();
+            progress::detail(&format!(
+                "{}: {} blob(s) missing from {}; reading them through git",
+                c.short,
+                oids.len(),
+                self.path.display()
+            ));
+            let (got, why) = self.materialize(&oids);
+            let absent: Vec<&&Item> = missing
+                .iter()
+                .filter(|it| it.oid().is_some_and(|o| !got.contains_key(&o)))
+                .collect();
+            if let Some(first) = absent.first() {
+                let oid = first.oid().expect("files have an oid");
+                return Err(self.missing_error(
+                    oid,
+                    &first.path,
+                    c,
+                    why.as_deref(),
+                    absent.len() - 1,
+                ));
+            }
+            for it in missing {
+                if let ItemKind::File { oid, mode } = it.kind {
+                    write_entry(dest, it, mode, &got[&oid])?;
+                    export.written.push(it.path.clone());
+                }
+            }
+            export.materialized = got.len();
         }
-        let oids: Vec<Oid> = missing.iter().filter_map(|it| it.oid()).collect();
-        progress::detail(&format!(
-            "{}: {} blob(s) missing from {}; reading them through git",
-            c.short,
-            oids.len(),
-            self.path.display()
-        ));
-        let (got, why) = self.materialize(&oids);
-        let absent: Vec<&&Item> = missing
+        // Left-out files are not part of the result either: a stale copy
+        // from another commit must not stay behind.
+        let keep: HashSet<&str> = items
             .iter()
-            .filter(|it| it.oid().is_some_and(|o| !got.contains_key(&o)))
+            .map(|it| it.path.as_str())
+            .filter(|p| !export.left_out.iter().any(|l| l == p))
             .collect();
-        if let Some(first) = absent.first() {
-            let oid = first.oid().expect("files have an oid");
-            return Err(self.missing_error(oid, &first.path, c, why.as_deref(), absent.len() - 1));
-        }
-        for it in missing {
-            if let ItemKind::File { oid, mode } = it.kind {
-                write_entry(dest, it, mode, &got[&oid])?;
-            }
-        }
-        export.materialized = got.len();
+        remove_others(dest, "", &keep, &mut export.removed)?;
         Ok(export)
     }
 
@@ -599,8 +636,70 @@ fn promisor_remote(repo: &Repository) -> Option<String> {
     found
 }
 
+/// Does `p` hold blob `oid` with the file type and executable bit of `mode`?
+fn same_file(p: &Path, oid: Oid, mode: i32) -> bool {
+    let Ok(m) = fs::symlink_metadata(p) else {
+        return false;
+    };
+    if mode == 0o120000 {
+        m.file_type().is_symlink()
+            && fs::read_link(p).is_ok_and(|t| {
+                use std::os::unix::ffi::OsStrExt;
+                Oid::hash_object(ObjectType::Blob, t.as_os_str().as_bytes()).ok() == Some(oid)
+            })
+    } else {
+        m.is_file()
+            && (m.permissions().mode() & 0o111 != 0) == (mode & 0o111 != 0)
+            && Oid::hash_file(ObjectType::Blob, p).ok() == Some(oid)
+    }
+}
+
+fn remove_path(p: &Path) -> Result<()> {
+    let is_dir = fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+    if is_dir {
+        fs::remove_dir_all(p)
+    } else {
+        fs::remove_file(p)
+    }
+    .with_context(|| format!("removing {}", p.display()))
+}
+
+/// Removes what `keep` (paths relative to the root) does not name, below
+/// `dir`; records removed files.
+fn remove_others(
+    root: &Path,
+    dir: &str,
+    keep: &HashSet<&str>,
+    removed: &mut Vec<String>,
+) -> Result<()> {
+    let abs = root.join(dir);
+    let rd = fs::read_dir(&abs).with_context(|| format!("reading {}", abs.display()))?;
+    for e in rd {
+        let e = e.with_context(|| format!("reading {}", abs.display()))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let rel = if dir.is_empty() {
+            name
+        } else {
+            format!("{dir}/{name}")
+        };
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if !keep.contains(rel.as_str()) {
+            remove_path(&e.path())?;
+            removed.push(rel);
+        } else if is_dir {
+            remove_others(root, &rel, keep, removed)?;
+        }
+    }
+    Ok(())
+}
+
 fn write_entry(dest: &Path, it: &Item, mode: i32, content: &[u8]) -> Result<()> {
     let path = dest.join(&it.path);
+    if fs::symlink_metadata(&path).is_ok() {
+        // Never write through a symbolic link, or into an old file's inode
+        // (a hard link elsewhere would change too).
+        remove_path(&path)?;
+    }
     let res = (|| -> std::io::Result<()> {
         if mode == 0o120000 {
             let target = String::from_utf8_lossy(content).into_owned();

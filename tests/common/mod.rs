@@ -58,6 +58,11 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 pub fn synthetic_repo(dir: &Path, commits: &[(&str, &[(&str, &str)])]) -> Vec<String> {
     std::fs::create_dir_all(dir).unwrap();
     git(dir, &["init", "-q", "-b", "main"]);
+    synthetic_repo_commits(dir, commits)
+}
+
+/// More commits on top of a repository made by [`synthetic_repo`].
+pub fn synthetic_repo_commits(dir: &Path, commits: &[(&str, &[(&str, &str)])]) -> Vec<String> {
     let mut ids = Vec::new();
     for (msg, files) in commits {
         for (path, content) in *files {
