@@ -180,7 +180,10 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         None
     } else {
         read_tree_state(&state_path).filter(|t| {
-            t.recipe == resolved.name
+            // --rebuild of the commit the tree holds: continuing it would
+            // only repeat the install, not build again.
+            !(o.rebuild && t.commit == c.id)
+                && t.recipe == resolved.name
                 && t.fingerprint == resolved.fingerprint
                 && src.is_dir()
                 && build_dir.join("Makefile").is_file()
