@@ -274,7 +274,9 @@ fn incremental_builds_move_the_last_tree_and_match_clean_builds() {
     assert!(log.contains("fake-config-arg"), "{log}");
     // --rebuild of the commit the tree holds builds it again from scratch.
     assert_built(&build(&cache, &repo, &["--rebuild", &ids[2]]));
-    assert!(meta(&entry_of(&cache, &ids[2])).get("incremental").is_none());
+    assert!(meta(&entry_of(&cache, &ids[2]))
+        .get("incremental")
+        .is_none());
 
     // A removed header: clean.
     assert_built(&build(&cache, &repo, &[&ids[3]]));

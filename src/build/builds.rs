@@ -372,7 +372,12 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
     match &result {
         Ok(report) => {
             meta.ok = true;
-            meta.incremental = incremental;
+            // The builder also configures again when configure's arguments
+            // changed (ccache installed since the last build).
+            meta.incremental = incremental.map(|i| Incremental {
+                configured: report.configured,
+                ..i
+            });
             meta.install_fallback = report.install_fallback.clone();
             meta.binaries = loaded_binaries(&staged_prefix).with_context(|| {
                 format!("cannot hash the libraries of the build of {}", c.short)
@@ -669,5 +674,49 @@ fn truncate(s: &str, n: usize) -> String {
         s.to_string()
     } else {
         s.chars().take(n).collect::<String>() + "…"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn export(written: &[&str], removed: &[&str]) -> repo::Export {
+        repo::Export {
+            written: written.iter().map(|s| s.to_string()).collect(),
+            removed: removed.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn what_an_incremental_build_does() {
+        // Sources only: make alone.
+        assert_eq!(
+            incremental_plan(&export(
+                &["crypto/evp/p_lib.c", "include/crypto/evp.h", "CHANGES.md"],
+                &["crypto/old.c"]
+            )),
+            Ok(None)
+        );
+        for input in [
+            "Configure",
+            "VERSION.dat",
+            "crypto/evp/build.info",
+            "Configurations/10-main.conf",
+            "util/perl/OpenSSL/Template.pm",
+            "include/openssl/opensslv.h",
+        ] {
+            assert_eq!(
+                incremental_plan(&export(&["ssl/s3_lib.c", input], &[])),
+                Ok(Some(input.to_string())),
+                "{input}"
+            );
+        }
+        assert!(!configure_input("util/libcrypto.num"));
+        assert!(!configure_input("apps/openssl.c"));
+        // Only clean builds are safe.
+        assert!(incremental_plan(&export(&[], &["include/internal/x.h"])).is_err());
+        assert!(incremental_plan(&export(&["crypto/perlasm/x86_64-xlate.pl"], &[])).is_err());
     }
 }
