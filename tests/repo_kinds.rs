@@ -122,10 +122,12 @@ fn partial_clones_fetch_what_builds_read_and_leave_out_test_data() {
         ],
     );
     let url = format!("file://{}", src.display());
-    // blob:none, the usual partial clone; tree:0 lacks the trees as well.
-    for filter in ["blob:none", "tree:0"] {
-        let clone = d.path().join(format!("clone-{}", filter.replace(':', "-")));
-        let cache = d.path().join(format!("cache-{}", filter.replace(':', "-")));
+    // blob:none, the usual partial clone; tree:0 lacks the trees as well;
+    // older git also wrote extensions.partialClone.
+    for (filter, extension) in [("blob:none", false), ("tree:0", false), ("blob:none", true)] {
+        let name = format!("{}-{extension}", filter.replace(':', "-"));
+        let clone = d.path().join(format!("clone-{name}"));
+        let cache = d.path().join(format!("cache-{name}"));
         git(
             d.path(),
             &[
@@ -137,6 +139,9 @@ fn partial_clones_fetch_what_builds_read_and_leave_out_test_data() {
                 clone.to_str().unwrap(),
             ],
         );
+        if extension {
+            git(&clone, &["config", "extensions.partialClone", "origin"]);
+        }
         assert!(!has_object(&clone, ssl_old.trim()), "{filter}");
         let before = user_view(&clone);
         let o = build(&cache, &clone, "v0");

@@ -124,6 +124,15 @@ impl Repo {
         if !dir.exists() {
             bail!("repository {} does not exist", dir.display());
         }
+        static EXTENSIONS: std::sync::Once = std::sync::Once::new();
+        EXTENSIONS.call_once(|| {
+            // Partial clones made by older git carry extensions.partialClone,
+            // which libgit2 refuses unless told it is understood. It is: a
+            // missing promised object is fetched through git (export_tree).
+            // SAFETY: libgit2 keeps this list in a static; it is set once,
+            // here, before any repository is opened.
+            let _ = unsafe { git2::opts::set_extensions(&["partialclone"]) };
+        });
         let repo = Repository::open(dir).map_err(|e| {
             anyhow::anyhow!(
                 "{} is not a git repository ({})",
