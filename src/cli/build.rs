@@ -22,8 +22,8 @@ pub struct BuildArgs {
     /// Build again even when the cache has this build (or its failure)
     #[arg(long)]
     pub rebuild: bool,
-    /// Build every commit from a fresh checkout and an empty build
-    /// directory, instead of moving the last build's tree to it
+    /// Build from a fresh checkout and an empty build directory (no
+    /// incremental build)
     #[arg(long)]
     pub clean_build: bool,
     /// Parallel make jobs (default: the number of cores)
