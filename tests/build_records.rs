@@ -204,12 +204,13 @@ fn incremental_builds_move_the_last_tree_and_match_clean_builds() {
     let mut ids = fake_openssl_repo(
         &repo,
         &[
-            ("base", &[("extra.h", "/* x */\n")]),
+            ("base", &[("extra/extra.h", "/* x */\n")]),
             ("cost", &[("fake_cost.h", "#define FAKE_COST 300\n")]),
             ("makefile", &[("Makefile.in", &makefile)]),
         ],
     );
-    ids.push(commit_removal(&repo, "extra.h", "drop a header"));
+    // The whole directory goes with its only file.
+    ids.push(commit_removal(&repo, "extra/extra.h", "drop a header"));
     ids.extend(common::synthetic_repo_commits(
         &repo,
         &[
@@ -283,8 +284,10 @@ fn incremental_builds_move_the_last_tree_and_match_clean_builds() {
     assert!(meta(&entry_of(&cache, &ids[3]))
         .get("incremental")
         .is_none());
-    assert!(log_of(&ids[3]).contains("building from a clean tree instead: extra.h was removed"));
-    assert!(!work_src.join("extra.h").exists());
+    assert!(
+        log_of(&ids[3]).contains("building from a clean tree instead: extra/extra.h was removed")
+    );
+    assert!(!work_src.join("extra").exists());
 
     // The incremental make fails, the clean one does not: the commit builds.
     assert_built(&build(&cache, &repo, &[&ids[4]]));

@@ -674,7 +674,7 @@ fn remove_path(p: &Path) -> Result<()> {
 }
 
 /// Removes what `keep` (paths relative to the root) does not name, below
-/// `dir`; records removed files.
+/// `dir`; records removed files (not directories).
 fn remove_others(
     root: &Path,
     dir: &str,
@@ -693,8 +693,15 @@ fn remove_others(
         };
         let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
         if !keep.contains(rel.as_str()) {
+            // Only files count: the empty directories OpenSSL's build
+            // creates in the source tree (doc/html, doc/man) are no change,
+            // but a removed directory's headers are.
+            if is_dir {
+                remove_others(root, &rel, &HashSet::new(), removed)?;
+            } else {
+                removed.push(rel);
+            }
             remove_path(&e.path())?;
-            removed.push(rel);
         } else if is_dir {
             remove_others(root, &rel, keep, removed)?;
         }
