@@ -217,22 +217,28 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
                 export.unchanged
             ));
             match plan {
-                Ok(reconfigure) => {
-                    if let Some(why) = &reconfigure {
+                Ok(plan) => {
+                    if let Some(why) = &plan.reconfigure {
                         notes.push_str(&format!(
                             "### perfbisect: configuring again: {why} changed\n"
+                        ));
+                    }
+                    if let Some(why) = &plan.regenerate_asm {
+                        let n = remove_generated_asm(&build_dir)?;
+                        notes.push_str(&format!(
+                            "### perfbisect: {why} changed: removed {n} generated assembler file(s) for make to generate again\n"
                         ));
                     }
                     let info = Incremental {
                         from: prev.commit.clone(),
                         written: export.written.len(),
                         removed: export.removed.len(),
-                        configured: reconfigure.is_some(),
+                        configured: plan.reconfigure.is_some(),
                     };
                     (
                         export,
                         Start::Incremental {
-                            reconfigure: reconfigure.is_some(),
+                            reconfigure: plan.reconfigure.is_some(),
                         },
                         Some(info),
                     )
@@ -462,10 +468,19 @@ fn clean_checkout(
     Ok(export)
 }
 
-/// Can make alone take the tree from the earlier build to this one? `Ok`
-/// with the first changed configure input (configure must run again) or
-/// `None`; `Err` (why) when only a clean build is safe.
-fn incremental_plan(export: &repo::Export) -> std::result::Result<Option<String>, String> {
+/// What an incremental build must do besides make.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Plan {
+    /// The first changed configure input: configure runs again.
+    reconfigure: Option<String>,
+    /// The first changed perlasm translator: the generated assembler files
+    /// are removed so that make generates them again.
+    regenerate_asm: Option<String>,
+}
+
+/// Can make take the tree from the earlier build to this one? `Err` (why)
+/// when only a clean build is safe.
+fn incremental_plan(export: &repo::Export) -> std::result::Result<Plan, String> {
     let changed = || export.written.iter().chain(&export.removed);
     // The dependency lines make keeps from earlier compilations still name a
     // removed header, and make stops at "No rule to make target".
@@ -476,12 +491,32 @@ fn incremental_plan(export: &repo::Export) -> std::result::Result<Option<String>
     {
         return Err(format!("{h} was removed"));
     }
-    // The perlasm translators are not named as a dependency of every
-    // assembler file they generate.
-    if let Some(p) = changed().find(|p| p.starts_with("crypto/perlasm/")) {
-        return Err(format!("{p} changed"));
+    Ok(Plan {
+        reconfigure: changed().find(|p| configure_input(p)).cloned(),
+        // The translators (x86_64-xlate.pl …) are not named as a dependency
+        // of every assembler file they generate.
+        regenerate_asm: changed()
+            .find(|p| p.starts_with("crypto/perlasm/"))
+            .cloned(),
+    })
+}
+
+/// Removes the assembler files a build generated (`*.s`, `*.S` below the
+/// build directory: in an out-of-tree build every one of them is generated
+/// from a perlasm script); make generates them again. Returns how many.
+fn remove_generated_asm(dir: &Path) -> Result<usize> {
+    let mut n = 0;
+    for e in fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
+        let e = e.with_context(|| format!("cannot read {}", dir.display()))?;
+        let p = e.path();
+        if e.file_type()?.is_dir() {
+            n += remove_generated_asm(&p)?;
+        } else if p.extension().is_some_and(|x| x == "s" || x == "S") {
+            fs::remove_file(&p).with_context(|| format!("cannot remove {}", p.display()))?;
+            n += 1;
+        }
     }
-    Ok(changed().find(|p| configure_input(p)).cloned())
+    Ok(n)
 }
 
 /// Files whose change can change what configure writes: the top-level
@@ -697,7 +732,7 @@ mod tests {
                 &["crypto/evp/p_lib.c", "include/crypto/evp.h", "CHANGES.md"],
                 &["crypto/old.c"]
             )),
-            Ok(None)
+            Ok(Plan::default())
         );
         for input in [
             "Configure",
@@ -709,14 +744,23 @@ mod tests {
         ] {
             assert_eq!(
                 incremental_plan(&export(&["ssl/s3_lib.c", input], &[])),
-                Ok(Some(input.to_string())),
+                Ok(Plan {
+                    reconfigure: Some(input.to_string()),
+                    regenerate_asm: None
+                }),
                 "{input}"
             );
         }
         assert!(!configure_input("util/libcrypto.num"));
         assert!(!configure_input("apps/openssl.c"));
-        // Only clean builds are safe.
+        assert_eq!(
+            incremental_plan(&export(&["crypto/perlasm/x86_64-xlate.pl"], &[])),
+            Ok(Plan {
+                reconfigure: None,
+                regenerate_asm: Some("crypto/perlasm/x86_64-xlate.pl".into())
+            })
+        );
+        // Only a clean build is safe.
         assert!(incremental_plan(&export(&[], &["include/internal/x.h"])).is_err());
-        assert!(incremental_plan(&export(&["crypto/perlasm/x86_64-xlate.pl"], &[])).is_err());
     }
 }
