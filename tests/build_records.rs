@@ -313,3 +313,35 @@ fn incremental_builds_move_the_last_tree_and_match_clean_builds() {
         .get("incremental")
         .is_none());
 }
+
+/// A changed perlasm translator: the assembler generated from it goes, so
+/// make generates it again (its rules do not all name the translator).
+#[test]
+fn a_changed_perlasm_translator_regenerates_the_assembler() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    let ids = fake_openssl_repo(
+        &repo,
+        &[
+            ("base", &[("crypto/perlasm/x86_64-xlate.pl", "# v1\n")]),
+            ("xlate", &[("crypto/perlasm/x86_64-xlate.pl", "# v2\n")]),
+        ],
+    );
+    let cache = d.path().join("cache");
+    assert_built(&build(&cache, &repo, &[&ids[0]]));
+    // What OpenSSL's build would have generated from perlasm scripts.
+    let asm = cache.join("work/build/crypto/aes/aesni-x86_64.s");
+    fs::create_dir_all(asm.parent().unwrap()).unwrap();
+    fs::write(&asm, "# generated\n").unwrap();
+    assert_built(&build(&cache, &repo, &[&ids[1]]));
+    let m = meta(&entry_of(&cache, &ids[1]));
+    assert_eq!(m["incremental"]["configured"], false, "{m}");
+    assert!(!asm.exists());
+    let log = fs::read_to_string(entry_of(&cache, &ids[1]).join("build.log")).unwrap();
+    assert!(
+        log.contains(
+            "crypto/perlasm/x86_64-xlate.pl changed: removed 1 generated assembler file(s)"
+        ),
+        "{log}"
+    );
+}
