@@ -91,6 +91,17 @@ pub const SCRUBBED_ENV: &[&str] = &[
 /// must not exist, so nothing from the machine is picked up by default.
 pub const CONFIGURED_PREFIX: &str = "/nonexistent/perfbisect-openssl";
 
+/// `SOURCE_DATE_EPOCH` of every build. OpenSSL's util/mkbuildinf.pl embeds
+/// the build time in libcrypto (`OpenSSL_version(OPENSSL_BUILT_ON)`) unless
+/// this is set, so no two builds would be byte-identical. One constant for
+/// every commit rather than each commit's own date: a commit that changes no
+/// library source (only apps/, docs, tests) must give its parent's bytes, so
+/// that identical binaries can be recognised by their hashes. 2000-01-01
+/// 00:00:00 UTC: not 0 (mkbuildinf.pl reads `SOURCE_DATE_EPOCH || time()`),
+/// and older than any OpenSSL that builds out of tree, so it never passes for
+/// a real build date. Set for every step, overriding the caller's.
+pub const SOURCE_DATE_EPOCH: &str = "946684800";
+
 /// Lines of the log shown in an error message.
 const TAIL_LINES: usize = 20;
 
@@ -131,6 +142,20 @@ pub struct BuildRequest<'a> {
     /// ccache remote storage (CCACHE_REMOTE_STORAGE) for this build's
     /// compiler calls only: perfbisect's own environment is never changed.
     pub ccache_remote: Option<&'a str>,
+    pub start: Start,
+}
+
+/// What the build directory holds when a build starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// Nothing: configure, then make everything.
+    Clean,
+    /// An earlier build of the same recipe and fingerprint, whose source
+    /// tree was moved to this one's (only differing files rewritten): make
+    /// rebuilds what depends on a change. Configure runs again when
+    /// `reconfigure` (its inputs changed) or when it would run with other
+    /// arguments than that build's.
+    Incremental { reconfigure: bool },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -162,8 +187,13 @@ pub struct BuildReport {
     /// The install targets used (install_dev, and install_engines /
     /// install_modules where this version's Makefile has them).
     pub install_targets: Vec<String>,
+    /// Set when `make install` failed (the reason) and what a kernel loads
+    /// was taken from the build tree instead.
+    pub install_fallback: Option<String>,
     /// `None` when ccache was not used.
     pub ccache: Option<CcacheStats>,
+    /// Whether configure ran (always, for a clean build).
+    pub configured: bool,
 }
 
 /// Builds `req.src` into `req.install_dir`. See the module documentation.
@@ -179,7 +209,14 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
             src.display()
         );
     }
-    prepare_empty_dir(&build_dir, "build directory")?;
+    match req.start {
+        Start::Clean => prepare_empty_dir(&build_dir, "build directory")?,
+        Start::Incremental { .. } => {
+            if !build_dir.join("Makefile").is_file() {
+                bail!("{} holds no earlier build to continue", build_dir.display());
+            }
+        }
+    }
     prepare_empty_dir(&install_dir, "install directory")?;
     if let Some(parent) = req.log_path.parent() {
         fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
@@ -198,7 +235,14 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         None
     };
     let stats_log = build_dir.join(".perfbisect-ccache-stats.log");
-    let mut env: Vec<(String, OsString)> = vec![("LC_ALL".into(), "C".into())];
+    // An earlier build's counts are not this build's.
+    if stats_log.exists() {
+        fs::remove_file(&stats_log).with_context(|| format!("removing {}", stats_log.display()))?;
+    }
+    let mut env: Vec<(String, OsString)> = vec![
+        ("LC_ALL".into(), "C".into()),
+        ("SOURCE_DATE_EPOCH".into(), SOURCE_DATE_EPOCH.into()),
+    ];
     if let Some(bin) = &ccache_bin {
         let already = Path::new(&cc[0]).file_name().is_some_and(|n| n == "ccache");
         if !already {
@@ -220,7 +264,7 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
 
     let _ = writeln!(
         log,
-        "### perfbisect build of {} with recipe {} (fingerprint {}), ccache {}",
+        "### perfbisect build of {} with recipe {} (fingerprint {}), SOURCE_DATE_EPOCH={SOURCE_DATE_EPOCH}, ccache {}",
         src.display(),
         req.recipe.name,
         req.recipe.fingerprint,
@@ -230,6 +274,35 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
             None => "off".into(),
         }
     );
+
+    // configure
+    let mut args = vec![
+        format!("--prefix={CONFIGURED_PREFIX}"),
+        format!("--openssldir={CONFIGURED_PREFIX}/ssl"),
+        "--libdir=lib".to_string(),
+    ];
+    args.extend(req.recipe.configure_args.iter().cloned());
+    args.push(format!("CC={}", cc.join(" ")));
+    // What configure ran with, kept in the build directory: an incremental
+    // build configures again when it would run with anything else (a
+    // different compiler command, ccache installed since), since the
+    // Makefile and the compiled-in build information depend on it.
+    let configured_file = build_dir.join(".perfbisect-configured");
+    let configured_with = args.join("\n");
+    let configure = match req.start {
+        Start::Clean => true,
+        Start::Incremental { reconfigure } => {
+            reconfigure
+                || fs::read_to_string(&configured_file).ok().as_deref()
+                    != Some(configured_with.as_str())
+        }
+    };
+    if !configure {
+        let _ = writeln!(
+            log,
+            "### perfbisect: incremental build: configure inputs unchanged, not configuring again"
+        );
+    }
 
     // `announce`: emit BuildEvent::Phase (false for a further make of the
     // same phase).
@@ -248,15 +321,15 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
             Ok(t.elapsed().as_secs_f64())
         };
 
-    // configure
-    let mut args = vec![
-        format!("--prefix={CONFIGURED_PREFIX}"),
-        format!("--openssldir={CONFIGURED_PREFIX}/ssl"),
-        "--libdir=lib".to_string(),
-    ];
-    args.extend(req.recipe.configure_args.iter().cloned());
-    args.push(format!("CC={}", cc.join(" ")));
-    let configure_secs = step("configure", true, &config, &args)?;
+    let configure_secs = if configure {
+        fs::remove_file(&configured_file).ok();
+        let secs = step("configure", true, &config, &args)?;
+        fs::write(&configured_file, &configured_with)
+            .with_context(|| format!("writing {}", configured_file.display()))?;
+        secs
+    } else {
+        0.0
+    };
 
     // make
     let makefile = build_dir.join("Makefile");
@@ -321,31 +394,45 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
     let destdir = install_dir.join(".perfbisect-destdir");
     let mut args = vec![format!("DESTDIR={}", destdir.display())];
     args.extend(install_targets.iter().cloned());
-    let install_secs = step("install", true, Path::new("make"), &args)?;
-    let staged = destdir.join(CONFIGURED_PREFIX.trim_start_matches('/'));
-    if !staged.is_dir() {
-        failed!(
-            "install failed: make install put nothing under {}; log: {}",
-            staged.display(),
-            req.log_path.display()
-        );
-    }
-    for e in fs::read_dir(&staged).with_context(|| format!("reading {}", staged.display()))? {
-        let e = e?;
-        let to = install_dir.join(e.file_name());
-        fs::rename(e.path(), &to)
-            .with_context(|| format!("moving {} to {}", e.path().display(), to.display()))?;
-    }
-    fs::remove_dir_all(&destdir).with_context(|| format!("removing {}", destdir.display()))?;
-    remove_static_libs(&install_dir.join("lib"))?;
-    if let Err(e) = check_installed(&install_dir) {
-        let _ = writeln!(log, "### perfbisect: {e}");
-        failed!(
-            "install failed: {e}; log: {}\n{}",
-            req.log_path.display(),
-            tail(req.log_path, TAIL_LINES)
-        );
-    }
+    let t = Instant::now();
+    let installed = step("install", true, Path::new("make"), &args)
+        .and_then(|_| move_installed(&destdir, &install_dir));
+    // OpenSSL's install can fail where its build did not (on 2022 master,
+    // install_dev copied a static libssl.a that build_libs never made). What
+    // a kernel loads is in the build tree then: publish it from there.
+    let install_fallback = match installed {
+        Ok(()) => None,
+        Err(e) if e.downcast_ref::<BuildFailed>().is_some() => {
+            let why = format!("{e:#}");
+            let why = why.lines().next().unwrap_or_default();
+            let why = why.split("; log: ").next().unwrap_or(why).to_string();
+            let _ = writeln!(
+                log,
+                "### perfbisect: {why}; taking the shared libraries, headers, modules and engines from the build tree instead"
+            );
+            let copied = fs::remove_dir_all(&install_dir)
+                .with_context(|| format!("clearing {}", install_dir.display()))
+                .and_then(|_| install_from_build_tree(&src, &build_dir, &install_dir));
+            match copied {
+                Ok(files) => {
+                    for f in &files {
+                        let _ = writeln!(log, "### perfbisect: from the build tree: {f}");
+                    }
+                }
+                Err(ce) => {
+                    let _ = writeln!(log, "### perfbisect: {ce:#}");
+                    failed!(
+                        "{why}, and the build tree has no usable libraries either ({ce:#}); log: {}\n{}",
+                        req.log_path.display(),
+                        tail(req.log_path, TAIL_LINES)
+                    );
+                }
+            }
+            Some(why)
+        }
+        Err(e) => return Err(e),
+    };
+    let install_secs = t.elapsed().as_secs_f64();
 
     let ccache = ccache_bin.as_ref().map(|_| read_stats_log(&stats_log));
     let total_secs = started.elapsed().as_secs_f64();
@@ -369,8 +456,192 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         total_secs,
         make_targets,
         install_targets,
+        install_fallback,
         ccache,
+        configured: configure,
     })
+}
+
+/// Moves what `make install` put under `destdir` into `install_dir` and
+/// checks it. A failure of the tree is a [`BuildFailed`].
+fn move_installed(destdir: &Path, install_dir: &Path) -> Result<()> {
+    let staged = destdir.join(CONFIGURED_PREFIX.trim_start_matches('/'));
+    if !staged.is_dir() {
+        failed!(
+            "install failed: make install put nothing under {}",
+            staged.display()
+        );
+    }
+    for e in fs::read_dir(&staged).with_context(|| format!("reading {}", staged.display()))? {
+        let e = e?;
+        let to = install_dir.join(e.file_name());
+        fs::rename(e.path(), &to)
+            .with_context(|| format!("moving {} to {}", e.path().display(), to.display()))?;
+    }
+    fs::remove_dir_all(destdir).with_context(|| format!("removing {}", destdir.display()))?;
+    remove_static_libs(&install_dir.join("lib"))?;
+    if let Err(e) = check_installed(install_dir) {
+        failed!("install failed: {e}");
+    }
+    Ok(())
+}
+
+/// Installs into `install_dir` (which must not exist) what `install_dev`,
+/// `install_engines` and `install_modules` would, straight from the build
+/// tree: the shared libraries with their symbolic links, the public headers
+/// (the source tree's include/openssl, then the generated ones of the build
+/// tree over them), provider modules and engines. Returns the files, for
+/// the log.
+fn install_from_build_tree(src: &Path, build: &Path, install_dir: &Path) -> Result<Vec<String>> {
+    let makefile = fs::read_to_string(build.join("Makefile")).unwrap_or_default();
+    let lib = install_dir.join("lib");
+    fs::create_dir_all(&lib).with_context(|| format!("creating {}", lib.display()))?;
+    let mut copied = Vec::new();
+    let mut copy = |from: &Path, to_dir: &Path| -> Result<()> {
+        let name = from.file_name().context("a file name")?;
+        let to = to_dir.join(name);
+        fs::create_dir_all(to_dir).with_context(|| format!("creating {}", to_dir.display()))?;
+        if from.is_symlink() {
+            let target =
+                fs::read_link(from).with_context(|| format!("reading {}", from.display()))?;
+            std::os::unix::fs::symlink(&target, &to)
+        } else {
+            fs::copy(from, &to).map(|_| ())
+        }
+        .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+        copied.push(
+            to.strip_prefix(install_dir)
+                .unwrap_or(&to)
+                .display()
+                .to_string(),
+        );
+        Ok(())
+    };
+
+    // The shared library version, "3" of libcrypto.so.3, "1.1" of
+    // libcrypto.so.1.1: it names the engines directory.
+    let mut so_version = None;
+    let mut shlibs = 0;
+    for e in sorted_entries(build)? {
+        let name = e
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        if name.starts_with("libcrypto.so") || name.starts_with("libssl.so") {
+            copy(&e, &lib)?;
+            shlibs += 1;
+            if let Some(v) = name.strip_prefix("libcrypto.so.") {
+                so_version = Some(v.to_string());
+            }
+        }
+    }
+    if shlibs == 0 {
+        bail!("no libcrypto.so* or libssl.so* in {}", build.display());
+    }
+    for dir in [src.join("include/openssl"), build.join("include/openssl")] {
+        if !dir.is_dir() {
+            continue;
+        }
+        let to = install_dir.join("include/openssl");
+        for e in sorted_entries(&dir)? {
+            if e.extension().is_some_and(|x| x == "h") {
+                let target = to.join(e.file_name().unwrap_or_default());
+                if target.exists() {
+                    fs::remove_file(&target)
+                        .with_context(|| format!("replacing {}", target.display()))?;
+                }
+                copy(&e, &to)?;
+            }
+        }
+    }
+    // The make variables name exactly what install_modules and
+    // install_engines install (no test engines such as dasync); trees whose
+    // Makefile lacks them get every .so of providers/ (but the FIPS module,
+    // which only install_fips installs) and engines/.
+    let modules = makefile_words(&makefile, "INSTALL_MODULES").unwrap_or_else(|| {
+        so_files(&build.join("providers"))
+            .into_iter()
+            .filter(|p| p != "providers/fips.so")
+            .collect()
+    });
+    // A module or engine that is missing costs only the kernels that load
+    // it (and they say so); not a reason to lose the commit.
+    let mut missing = Vec::new();
+    for m in modules {
+        let from = build.join(&m);
+        if from.exists() {
+            copy(&from, &lib.join("ossl-modules"))?;
+        } else {
+            missing.push(m);
+        }
+    }
+    let engines = makefile_words(&makefile, "INSTALL_ENGINES")
+        .or_else(|| makefile_words(&makefile, "ENGINES"))
+        .unwrap_or_else(|| so_files(&build.join("engines")));
+    if !engines.is_empty() {
+        let dir = makefile_words(&makefile, "ENGINESDIR")
+            .and_then(|w| {
+                w.first()
+                    .and_then(|d| d.rsplit('/').next().map(String::from))
+            })
+            .filter(|d| d.starts_with("engines-"))
+            .or_else(|| so_version.map(|v| format!("engines-{v}")))
+            .unwrap_or_else(|| "engines".to_string());
+        for e in engines {
+            let from = build.join(&e);
+            if from.exists() {
+                copy(&from, &lib.join(&dir))?;
+            } else {
+                missing.push(e);
+            }
+        }
+    }
+    check_installed(install_dir)?;
+    copied.extend(
+        missing
+            .into_iter()
+            .map(|m| format!("{m} (not built: left out)")),
+    );
+    Ok(copied)
+}
+
+fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// `<dir name>/<file>.so` of the shared objects in `dir` (none if it is missing).
+fn so_files(dir: &Path) -> Vec<String> {
+    let base = dir
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    sorted_entries(dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "so"))
+        .filter_map(|p| Some(format!("{base}/{}", p.file_name()?.to_string_lossy())))
+        .collect()
+}
+
+/// The words of a `NAME=…` line of a generated Makefile, quotes removed.
+fn makefile_words(makefile: &str, name: &str) -> Option<Vec<String>> {
+    let prefix = format!("{name}=");
+    let line = makefile.lines().find(|l| l.starts_with(&prefix))?;
+    Some(
+        line[prefix.len()..]
+            .split_whitespace()
+            .map(|w| w.trim_matches('"').to_string())
+            .filter(|w| !w.is_empty())
+            .collect(),
+    )
 }
 
 fn absolute(p: &Path) -> Result<PathBuf> {
@@ -739,6 +1010,68 @@ mod tests {
     }
 
     #[test]
+    fn install_from_a_3x_build_tree() {
+        let d = tempfile::tempdir().unwrap();
+        let (src, build, inst) = (d.path().join("s"), d.path().join("b"), d.path().join("i"));
+        let w = |p: PathBuf, text: &str| {
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        };
+        w(src.join("include/openssl/ssl.h"), "src ssl");
+        w(src.join("include/openssl/opensslv.h.in"), "template");
+        w(src.join("include/openssl/crypto.h"), "stale");
+        w(build.join("include/openssl/opensslv.h"), "generated");
+        w(build.join("include/openssl/crypto.h"), "generated crypto");
+        w(build.join("libcrypto.so.3"), "c");
+        w(build.join("libssl.so.3"), "s");
+        w(build.join("libssl.a"), "static");
+        std::os::unix::fs::symlink("libcrypto.so.3", build.join("libcrypto.so")).unwrap();
+        w(build.join("providers/legacy.so"), "legacy");
+        w(build.join("providers/fips.so"), "fips");
+        w(build.join("engines/afalg.so"), "afalg");
+        w(build.join("engines/dasync.so"), "test engine");
+        w(
+            build.join("Makefile"),
+            "INSTALL_MODULES=providers/legacy.so\nINSTALL_ENGINES=engines/afalg.so engines/padlock.so\nENGINESDIR=$(libdir)/engines-3\n",
+        );
+        let files = install_from_build_tree(&src, &build, &inst).unwrap();
+        let read = |p: &str| fs::read_to_string(inst.join(p)).unwrap();
+        assert_eq!(read("include/openssl/crypto.h"), "generated crypto");
+        assert_eq!(read("include/openssl/ssl.h"), "src ssl");
+        assert_eq!(read("lib/ossl-modules/legacy.so"), "legacy");
+        assert_eq!(read("lib/engines-3/afalg.so"), "afalg");
+        assert_eq!(
+            fs::read_link(inst.join("lib/libcrypto.so")).unwrap(),
+            PathBuf::from("libcrypto.so.3")
+        );
+        for absent in [
+            "include/openssl/opensslv.h.in",
+            "lib/libssl.a",
+            "lib/ossl-modules/fips.so",
+            "lib/engines-3/dasync.so",
+        ] {
+            assert!(!inst.join(absent).exists(), "{absent}");
+        }
+        assert!(
+            files.contains(&"engines/padlock.so (not built: left out)".to_string()),
+            "{files:?}"
+        );
+        // 1.1.1: no INSTALL_* variables, ENGINES and engines-1.1 instead.
+        let inst2 = d.path().join("i2");
+        fs::remove_dir_all(build.join("providers")).unwrap();
+        w(build.join("Makefile"), "ENGINES=engines/afalg.so\n");
+        fs::rename(build.join("libcrypto.so.3"), build.join("libcrypto.so.1.1")).unwrap();
+        install_from_build_tree(&src, &build, &inst2).unwrap();
+        assert!(inst2.join("lib/engines-1.1/afalg.so").is_file());
+        assert!(!inst2.join("lib/ossl-modules").exists());
+        // Nothing built.
+        let e = install_from_build_tree(&src, &d.path().join("s"), &d.path().join("i3"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no libcrypto.so*"), "{e}");
+    }
+
+    #[test]
     fn common_ancestor_of_paths() {
         assert_eq!(
             common_ancestor(Path::new("/tmp/pb/src"), Path::new("/tmp/pb/build")),
@@ -776,6 +1109,7 @@ mod tests {
             log_path: &log,
             ccache: false,
             ccache_remote: None,
+            start: Start::Clean,
         };
         let mut events = Vec::new();
         let e = build(&req, &mut |ev| events.push(ev))
@@ -820,6 +1154,7 @@ mod tests {
             log_path: &d.path().join("log"),
             ccache: false,
             ccache_remote: None,
+            start: Start::Clean,
         };
         let e = build(&req, &mut |_| {}).unwrap_err().to_string();
         assert!(e.contains("is not empty"), "{e}");
@@ -867,6 +1202,7 @@ mod tests {
             log_path: &log,
             ccache,
             ccache_remote: None,
+            start: Start::Clean,
         };
         let mut lines = 0usize;
         let report = build(&req, &mut |ev| match ev {

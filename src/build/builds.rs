@@ -5,14 +5,16 @@
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crate::build::builder::{self, BuildEvent, BuildRequest};
+use crate::build::builder::{self, BuildEvent, BuildRequest, Start};
 use crate::build::recipe::{self, Recipe};
-use crate::build::repo::{CommitInfo, Repo};
+use crate::build::repo::{self, CommitInfo, Repo};
 use crate::cache::{self, Cache};
+use crate::hashing::{self, Hasher};
 use crate::interrupt;
 use crate::measure::prefix::Prefix;
 use crate::progress;
@@ -33,6 +35,55 @@ pub struct BuildMeta {
     pub ccache_hit_rate: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ccache_remote_hits: Option<u64>,
+    /// Files of the commit left out of the build's source tree because their
+    /// blobs are missing from the repository and no build reads them
+    /// (see [`repo::UNREAD_BY_BUILDS`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
+    /// Set when OpenSSL's `make install` failed (why) and the prefix was
+    /// filled from the build tree instead (the build log lists the files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install_fallback: Option<String>,
+    /// Set when the build continued the tree of an earlier build instead of
+    /// starting clean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incremental: Option<Incremental>,
+    /// sha256 of each file a kernel loads from this build, by path in the
+    /// prefix (`lib/libcrypto.so.3`, `lib/ossl-modules/legacy.so`, …); see
+    /// [`loaded_binaries`]. Empty for failed builds and for builds made
+    /// before perfbisect recorded them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub binaries: BTreeMap<String, String>,
+}
+
+/// How an incremental build started.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Incremental {
+    /// The commit whose tree it continued.
+    pub from: String,
+    /// Source files rewritten and removed to move the tree.
+    pub written: usize,
+    pub removed: usize,
+    /// Whether configure ran again (its inputs changed).
+    pub configured: bool,
+}
+
+impl BuildMeta {
+    /// One hash of everything a kernel loads: builds with the same id are
+    /// byte-identical where it matters to a measurement. `None` when the
+    /// hashes were not recorded.
+    // Not called yet: the search will treat builds with one id as one subject.
+    #[allow(dead_code)]
+    pub fn binaries_id(&self) -> Option<String> {
+        if self.binaries.is_empty() {
+            return None;
+        }
+        let mut h = Hasher::new();
+        for (path, sha) in &self.binaries {
+            h.field(path).field(sha);
+        }
+        Some(h.finish())
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -56,6 +107,8 @@ pub struct BuildOptions<'a> {
     pub rebuild: bool,
     pub jobs: usize,
     pub ccache_remote: Option<String>,
+    /// Never continue the tree of an earlier build.
+    pub clean_build: bool,
 }
 
 pub fn default_jobs() -> usize {
@@ -113,34 +166,125 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
     let work = cache.dir("work")?;
     let src = work.join("src");
     let build_dir = work.join("build");
-    for d in [&src, &build_dir] {
-        if d.exists() {
-            fs::remove_dir_all(d).with_context(|| format!("cannot clear {}", d.display()))?;
+    // test/recipes/ and the like are read by `make test` only.
+    let runs_tests = resolved
+        .make_targets
+        .iter()
+        .any(|t| matches!(t.as_str(), "test" | "tests" | "run_tests"));
+    let leave_out: &[&str] = if runs_tests {
+        &[]
+    } else {
+        repo::UNREAD_BY_BUILDS
+    };
+    let state_path = work.join(TREE_STATE);
+    let previous = if o.clean_build {
+        None
+    } else {
+        read_tree_state(&state_path).filter(|t| {
+            // --rebuild of the commit the tree holds: continuing it would
+            // only repeat the install, not build again.
+            !(o.rebuild && t.commit == c.id)
+                && t.recipe == resolved.name
+                && t.fingerprint == resolved.fingerprint
+                && src.is_dir()
+                && build_dir.join("Makefile").is_file()
+        })
+    };
+    // From here the trees are in flux: only a finished build vouches for
+    // them again.
+    if let Err(e) = fs::remove_file(&state_path) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            return Err(e).with_context(|| format!("cannot remove {}", state_path.display()));
         }
     }
+    let started = Instant::now();
+    let mut notes = String::new();
     sp.set_message("checking out");
-    progress::detail(&format!("checking out {} into {}", c.short, src.display()));
-    repo.export_tree(c, &src)?;
-    fs::create_dir_all(&build_dir)?;
+    let (mut export, mut start, mut incremental) = match &previous {
+        Some(prev) => {
+            progress::detail(&format!(
+                "moving the tree in {} from {} to {}",
+                src.display(),
+                &prev.commit[..10.min(prev.commit.len())],
+                c.short
+            ));
+            let export = repo.export_tree(c, &src, leave_out)?;
+            let plan = incremental_plan(&export);
+            notes.push_str(&format!(
+                "### perfbisect: incremental build from {}: {} file(s) rewritten, {} removed, {} unchanged\n",
+                prev.commit,
+                export.written.len(),
+                export.removed.len(),
+                export.unchanged
+            ));
+            match plan {
+                Ok(plan) => {
+                    if let Some(why) = &plan.reconfigure {
+                        notes.push_str(&format!(
+                            "### perfbisect: configuring again: {why} changed\n"
+                        ));
+                    }
+                    if let Some(why) = &plan.regenerate_asm {
+                        let n = remove_generated_asm(&build_dir)?;
+                        notes.push_str(&format!(
+                            "### perfbisect: {why} changed: removed {n} generated assembler file(s) for make to generate again\n"
+                        ));
+                    }
+                    let info = Incremental {
+                        from: prev.commit.clone(),
+                        written: export.written.len(),
+                        removed: export.removed.len(),
+                        configured: plan.reconfigure.is_some(),
+                    };
+                    (
+                        export,
+                        Start::Incremental {
+                            reconfigure: plan.reconfigure.is_some(),
+                        },
+                        Some(info),
+                    )
+                }
+                Err(why) => {
+                    notes.push_str(&format!(
+                        "### perfbisect: building from a clean tree instead: {why}\n"
+                    ));
+                    (
+                        clean_checkout(repo, c, &src, &build_dir, leave_out)?,
+                        Start::Clean,
+                        None,
+                    )
+                }
+            }
+        }
+        None => (
+            clean_checkout(repo, c, &src, &build_dir, leave_out)?,
+            Start::Clean,
+            None,
+        ),
+    };
 
     let staging = tempfile::Builder::new()
         .prefix(&format!(".tmp-{key}-"))
         .tempdir_in(&builds)?;
     let log = staging.path().join("build.log");
+    if export.materialized > 0 {
+        notes.push_str(&format!(
+            "### perfbisect: {} blob(s) missing from {} were read through git\n",
+            export.materialized,
+            repo.path.display()
+        ));
+    }
+    for p in &export.left_out {
+        notes.push_str(&format!(
+            "### perfbisect: left out {p}: its blob is missing from the repository and no build reads it\n"
+        ));
+    }
+    if !notes.is_empty() {
+        fs::write(&log, &notes).with_context(|| format!("cannot write {}", log.display()))?;
+    }
     let staged_prefix = staging.path().join("prefix");
-    let req = BuildRequest {
-        src: &src,
-        build_dir: &build_dir,
-        install_dir: &staged_prefix,
-        recipe: &resolved,
-        jobs: o.jobs,
-        log_path: &log,
-        ccache: true,
-        ccache_remote: o.ccache_remote.as_deref(),
-    };
-    let started = Instant::now();
     let mut phase = "";
-    let result = builder::build(&req, &mut |ev| match ev {
+    let mut on_event = |ev: BuildEvent| match ev {
         BuildEvent::Phase(p) => {
             phase = p;
             sp.set_message(p.to_string());
@@ -149,7 +293,43 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         BuildEvent::Line(l) => {
             sp.set_message(format!("{phase}: {}", truncate(&l, 100)));
         }
-    });
+    };
+    let request = |start: Start| BuildRequest {
+        src: &src,
+        build_dir: &build_dir,
+        install_dir: &staged_prefix,
+        recipe: &resolved,
+        jobs: o.jobs,
+        log_path: &log,
+        ccache: true,
+        ccache_remote: o.ccache_remote.as_deref(),
+        start,
+    };
+    let mut result = builder::build(&request(start), &mut on_event);
+    // An incremental build that fails may fail for its own reasons (a stale
+    // dependency on a removed file): the commit is judged by a clean build.
+    if start != Start::Clean
+        && !interrupt::interrupted()
+        && result
+            .as_ref()
+            .is_err_and(|e| e.downcast_ref::<builder::BuildFailed>().is_some())
+    {
+        let note =
+            "### perfbisect: the incremental build failed; building again from a clean tree\n";
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, note.as_bytes()))
+            .with_context(|| format!("cannot write {}", log.display()))?;
+        if staged_prefix.exists() {
+            fs::remove_dir_all(&staged_prefix)
+                .with_context(|| format!("cannot clear {}", staged_prefix.display()))?;
+        }
+        export = clean_checkout(repo, c, &src, &build_dir, leave_out)?;
+        start = Start::Clean;
+        incremental = None;
+        result = builder::build(&request(start), &mut on_event);
+    }
     sp.finish_and_clear();
     if interrupt::interrupted() {
         // The staging directory is removed on drop: nothing is published.
@@ -183,10 +363,33 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         duration_s: started.elapsed().as_secs_f64(),
         ccache_hit_rate: None,
         ccache_remote_hits: None,
+        left_out: export.left_out.clone(),
+        binaries: BTreeMap::new(),
+        install_fallback: None,
+        incremental: None,
     };
+    if result.is_ok() {
+        let state = TreeState {
+            recipe: resolved.name.clone(),
+            fingerprint: resolved.fingerprint.clone(),
+            commit: c.id.clone(),
+        };
+        fs::write(&state_path, serde_json::to_string(&state)?)
+            .with_context(|| format!("cannot write {}", state_path.display()))?;
+    }
     match &result {
         Ok(report) => {
             meta.ok = true;
+            // The builder also configures again when configure's arguments
+            // changed (ccache installed since the last build).
+            meta.incremental = incremental.map(|i| Incremental {
+                configured: report.configured,
+                ..i
+            });
+            meta.install_fallback = report.install_fallback.clone();
+            meta.binaries = loaded_binaries(&staged_prefix).with_context(|| {
+                format!("cannot hash the libraries of the build of {}", c.short)
+            })?;
             meta.ccache_hit_rate = report.ccache.as_ref().map(|c| c.hit_rate);
             meta.ccache_remote_hits = report.ccache.as_ref().map(|c| c.remote_hits);
         }
@@ -227,6 +430,116 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
     })?;
     built.fresh = true;
     Ok(built)
+}
+
+/// The file in the work directory that says which commit's tree
+/// work/src and work/build hold, for which recipe and fingerprint. Written
+/// only after a successful build, removed before the trees are touched: a
+/// failed, interrupted or killed build leaves none, and the next build
+/// starts clean.
+const TREE_STATE: &str = "tree.json";
+
+#[derive(Debug, Serialize, Deserialize)]
+struct TreeState {
+    recipe: String,
+    fingerprint: String,
+    commit: String,
+}
+
+fn read_tree_state(path: &Path) -> Option<TreeState> {
+    serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
+}
+
+/// Empty work directories, the commit's tree written afresh.
+fn clean_checkout(
+    repo: &Repo,
+    c: &CommitInfo,
+    src: &Path,
+    build_dir: &Path,
+    leave_out: &[&str],
+) -> Result<repo::Export> {
+    for d in [src, build_dir] {
+        if d.exists() {
+            fs::remove_dir_all(d).with_context(|| format!("cannot clear {}", d.display()))?;
+        }
+    }
+    progress::detail(&format!("checking out {} into {}", c.short, src.display()));
+    let export = repo.export_tree(c, src, leave_out)?;
+    fs::create_dir_all(build_dir)
+        .with_context(|| format!("cannot create {}", build_dir.display()))?;
+    Ok(export)
+}
+
+/// What an incremental build must do besides make.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Plan {
+    /// The first changed configure input: configure runs again.
+    reconfigure: Option<String>,
+    /// The first changed perlasm translator: the generated assembler files
+    /// are removed so that make generates them again.
+    regenerate_asm: Option<String>,
+}
+
+/// Can make take the tree from the earlier build to this one? `Err` (why)
+/// when only a clean build is safe.
+fn incremental_plan(export: &repo::Export) -> std::result::Result<Plan, String> {
+    let changed = || export.written.iter().chain(&export.removed);
+    // The dependency lines make keeps from earlier compilations still name a
+    // removed header, and make stops at "No rule to make target".
+    if let Some(h) = export
+        .removed
+        .iter()
+        .find(|p| p.ends_with(".h") || p.ends_with(".inc"))
+    {
+        return Err(format!("{h} was removed"));
+    }
+    Ok(Plan {
+        reconfigure: changed().find(|p| configure_input(p)).cloned(),
+        // The translators (x86_64-xlate.pl …) are not named as a dependency
+        // of every assembler file they generate.
+        regenerate_asm: changed()
+            .find(|p| p.starts_with("crypto/perlasm/"))
+            .cloned(),
+    })
+}
+
+/// Removes the assembler files a build generated (`*.s`, `*.S` below the
+/// build directory: in an out-of-tree build every one of them is generated
+/// from a perlasm script); make generates them again. Returns how many.
+fn remove_generated_asm(dir: &Path) -> Result<usize> {
+    let mut n = 0;
+    for e in fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
+        let e = e.with_context(|| format!("cannot read {}", dir.display()))?;
+        let p = e.path();
+        if e.file_type()?.is_dir() {
+            n += remove_generated_asm(&p)?;
+        } else if p.extension().is_some_and(|x| x == "s" || x == "S") {
+            fs::remove_file(&p).with_context(|| format!("cannot remove {}", p.display()))?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// Files whose change can change what configure writes: the top-level
+/// files configure reads (Configure, config, VERSION.dat, configdata.pm.in,
+/// build.info; Makefile.in of trees older than 1.1.0 and of the test fake;
+/// not CHANGES.md or NEWS.md, which many commits touch), every build.info, the platform configurations, the Perl configure runs
+/// (util/perl/, external/perl/, util/dofile.pl which turns the templates
+/// into the Makefile), and the header 1.1.1's Configure reads its version
+/// from. Wide where in doubt: configuring again costs a rebuild that ccache
+/// mostly serves, a stale Makefile costs a wrong build. Not util/*.num and
+/// the other util/ scripts: make's own rules depend on those.
+fn configure_input(path: &str) -> bool {
+    matches!(
+        path,
+        "Configure" | "config" | "VERSION.dat" | "configdata.pm.in" | "build.info" | "Makefile.in"
+    ) || path.ends_with("/build.info")
+        || path.starts_with("Configurations/")
+        || path.starts_with("util/perl/")
+        || path.starts_with("external/perl/")
+        || path == "util/dofile.pl"
+        || path == "include/openssl/opensslv.h"
 }
 
 /// A published entry, checked: meta.json parses and, for a successful build,
@@ -333,6 +646,50 @@ fn remove_stale_staging(builds: &Path) {
     }
 }
 
+/// sha256 of the files a kernel loads from an installed prefix, by path
+/// relative to it: `lib/libcrypto.so*` and `lib/libssl.so*`, provider
+/// modules (`lib/ossl-modules/*.so`) and engines (`lib/engines-*/*.so`).
+/// Symbolic links are skipped: they name files that are hashed already.
+pub fn loaded_binaries(prefix: &Path) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    let lib = prefix.join("lib");
+    let mut add = |dir: &Path, keep: &dyn Fn(&str) -> bool| -> Result<()> {
+        let rd = fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
+        for e in rd {
+            let e = e.with_context(|| format!("cannot read {}", dir.display()))?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !keep(&name) || !e.file_type()?.is_file() {
+                continue;
+            }
+            let rel = e
+                .path()
+                .strip_prefix(prefix)
+                .expect("under the prefix")
+                .to_string_lossy()
+                .into_owned();
+            out.insert(rel, hashing::file_sha256(&e.path())?);
+        }
+        Ok(())
+    };
+    add(&lib, &|n| {
+        n.starts_with("libcrypto.so") || n.starts_with("libssl.so")
+    })?;
+    let mut subdirs: Vec<PathBuf> = fs::read_dir(&lib)
+        .with_context(|| format!("cannot read {}", lib.display()))?
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            (n == "ossl-modules" || n.starts_with("engines-")) && e.path().is_dir()
+        })
+        .map(|e| e.path())
+        .collect();
+    subdirs.sort();
+    for d in subdirs {
+        add(&d, &|n| n.ends_with(".so"))?;
+    }
+    Ok(out)
+}
+
 /// `lib/<name>.so*` exists.
 fn has_shared(lib: &Path, name: &str) -> Result<()> {
     let found = fs::read_dir(lib)
@@ -354,5 +711,58 @@ fn truncate(s: &str, n: usize) -> String {
         s.to_string()
     } else {
         s.chars().take(n).collect::<String>() + "…"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn export(written: &[&str], removed: &[&str]) -> repo::Export {
+        repo::Export {
+            written: written.iter().map(|s| s.to_string()).collect(),
+            removed: removed.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn what_an_incremental_build_does() {
+        // Sources only: make alone.
+        assert_eq!(
+            incremental_plan(&export(
+                &["crypto/evp/p_lib.c", "include/crypto/evp.h", "CHANGES.md"],
+                &["crypto/old.c"]
+            )),
+            Ok(Plan::default())
+        );
+        for input in [
+            "Configure",
+            "VERSION.dat",
+            "crypto/evp/build.info",
+            "Configurations/10-main.conf",
+            "util/perl/OpenSSL/Template.pm",
+            "include/openssl/opensslv.h",
+        ] {
+            assert_eq!(
+                incremental_plan(&export(&["ssl/s3_lib.c", input], &[])),
+                Ok(Plan {
+                    reconfigure: Some(input.to_string()),
+                    regenerate_asm: None
+                }),
+                "{input}"
+            );
+        }
+        assert!(!configure_input("util/libcrypto.num"));
+        assert!(!configure_input("apps/openssl.c"));
+        assert_eq!(
+            incremental_plan(&export(&["crypto/perlasm/x86_64-xlate.pl"], &[])),
+            Ok(Plan {
+                reconfigure: None,
+                regenerate_asm: Some("crypto/perlasm/x86_64-xlate.pl".into())
+            })
+        );
+        // Only a clean build is safe.
+        assert!(incremental_plan(&export(&[], &["include/internal/x.h"])).is_err());
     }
 }

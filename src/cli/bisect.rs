@@ -183,7 +183,8 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     if let (Some(mb), Some(gi)) = (&range.merge_base, good_idx) {
         say(&format!(
             "{good} is not an ancestor of {bad}: testing the merge base {} ({}) first, as git bisect does",
-            mb.short, mb.date
+            mb.short,
+            mb.dates()
         ));
         let cmp = bisect::compare_pair(
             &mut session,

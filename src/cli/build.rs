@@ -22,6 +22,10 @@ pub struct BuildArgs {
     /// Build again even when the cache has this build (or its failure)
     #[arg(long)]
     pub rebuild: bool,
+    /// Build from a fresh checkout and an empty build directory (no
+    /// incremental build)
+    #[arg(long)]
+    pub clean_build: bool,
     /// Parallel make jobs (default: the number of cores)
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -53,6 +57,7 @@ impl BuildArgs {
         BuildOptions {
             recipe,
             rebuild: self.rebuild,
+            clean_build: self.clean_build,
             jobs: self.jobs.unwrap_or_else(builds::default_jobs).max(1),
             ccache_remote: self.ccache_remote.clone(),
         }
@@ -113,7 +118,29 @@ pub fn describe(rev: &str, c: &CommitInfo, b: &Built) -> String {
                 .filter(|n| *n > 0)
                 .map(|n| format!(", {n} from remote storage"))
                 .unwrap_or_default();
-            format!("built in {:.1} s{cc}{remote}", b.meta.duration_s)
+            let fallback = b
+                .meta
+                .install_fallback
+                .as_ref()
+                .map(|why| format!(" ({why}: published from the build tree)"))
+                .unwrap_or_default();
+            let how = match &b.meta.incremental {
+                Some(i) => format!(
+                    ", incrementally from {} ({} file(s) changed{})",
+                    &i.from[..10.min(i.from.len())],
+                    i.written + i.removed,
+                    if i.configured {
+                        ", configured again"
+                    } else {
+                        ""
+                    }
+                ),
+                None => String::new(),
+            };
+            format!(
+                "built in {:.1} s{how}{cc}{remote}{fallback}",
+                b.meta.duration_s
+            )
         } else {
             "cached".to_string()
         };

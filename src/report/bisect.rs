@@ -23,7 +23,11 @@ pub const BISECT_KIND: &str = "perfbisect-bisect";
 pub struct CommitJson {
     pub commit: String,
     pub short: String,
+    /// The committer date: the order git bisect walks.
     pub date: String,
+    /// Only when more than a day away from the committer date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author_date: Option<String>,
     pub author: String,
     pub subject: String,
 }
@@ -34,8 +38,19 @@ impl From<&CommitInfo> for CommitJson {
             commit: c.id.clone(),
             short: c.short.clone(),
             date: c.date.clone(),
+            author_date: c.author_date.clone(),
             author: c.author.clone(),
             subject: c.summary.clone(),
+        }
+    }
+}
+
+impl CommitJson {
+    /// "2023-02-07", or "2023-02-07 (authored 2022-11-30)".
+    pub fn dates(&self) -> String {
+        match &self.author_date {
+            Some(a) => format!("{} (authored {a})", self.date),
+            None => self.date.clone(),
         }
     }
 }
@@ -154,7 +169,7 @@ pub fn step_line(s: &Step, c: &CommitInfo) -> String {
     format!(
         "  {} {}  {}  {:<8} {}",
         c.short,
-        c.date,
+        c.dates(),
         mean,
         verdict_word(&s.verdict),
         c.summary
@@ -245,7 +260,9 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
         ));
         s.push_str(&format!(
             "  author:  {}\n  date:    {}\n  subject: {}\n",
-            c.info.author, c.info.date, c.info.subject
+            c.info.author,
+            c.info.dates(),
+            c.info.subject
         ));
         s.push_str(&format!(
             "  parent {} {} us/op (n={}) -> {} {} us/op (n={})\n",
@@ -308,7 +325,7 @@ fn markdown(j: &BisectReport, links: &Links) -> String {
                 "| {}{} | {} | {} | {} | {} | {} | {:.2e} |\n",
                 links.markdown(&c.info.commit, &c.info.commit[..10]),
                 if c.range { " (range)" } else { "" },
-                c.info.date,
+                c.info.dates(),
                 c.info.subject.replace('|', "\\|"),
                 us(c.parent_mean_us),
                 us(c.culprit_mean_us),
@@ -410,7 +427,7 @@ impl HtmlSections for BisectReport {
                 summary.push_str(&format!(
                     "<li>{what}: <b>{}</b> ({}, {}): {} → {} µs/op, <b>{}</b>, p = {:.2e}{notes}</li>\n",
                     esc(&c.info.subject),
-                    esc(&c.info.date),
+                    esc(&c.info.dates()),
                     esc(&c.info.author),
                     us(c.parent_mean_us),
                     us(c.culprit_mean_us),
@@ -429,7 +446,7 @@ impl HtmlSections for BisectReport {
                 .map(|c| {
                     vec![
                         links.html(&c.info.commit, &c.info.short),
-                        esc(&c.info.date),
+                        esc(&c.info.dates()),
                         esc(&c.info.subject),
                         us(c.parent_mean_us),
                         us(c.culprit_mean_us),
@@ -469,7 +486,7 @@ impl HtmlSections for BisectReport {
             .map(|(x, s)| {
                 vec![
                     links.html(&s.info.commit, &s.info.short),
-                    esc(&s.info.date),
+                    esc(&s.info.dates()),
                     esc(&s.info.subject),
                     esc(&s.verdict),
                     x.to_string(),

@@ -32,6 +32,7 @@ fn commit(id: char, subject: &str) -> CommitJson {
         short: full[..10].to_string(),
         commit: full,
         date: "2024-01-30".into(),
+        author_date: (id == 'b').then(|| "2023-11-02".into()),
         author: "A. Developer".into(),
         subject: subject.into(),
     }
@@ -153,6 +154,7 @@ fn bisect_over(
         CommitJson {
             short: full[..10].to_string(),
             commit: full,
+            author_date: None,
             date: RELEASE_DATES
                 .get(i)
                 .filter(|_| commits == RELEASE_DATES.len())

@@ -58,6 +58,11 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 pub fn synthetic_repo(dir: &Path, commits: &[(&str, &[(&str, &str)])]) -> Vec<String> {
     std::fs::create_dir_all(dir).unwrap();
     git(dir, &["init", "-q", "-b", "main"]);
+    synthetic_repo_commits(dir, commits)
+}
+
+/// More commits on top of a repository made by [`synthetic_repo`].
+pub fn synthetic_repo_commits(dir: &Path, commits: &[(&str, &[(&str, &str)])]) -> Vec<String> {
     let mut ids = Vec::new();
     for (msg, files) in commits {
         for (path, content) in *files {
@@ -77,3 +82,42 @@ pub fn synthetic_repo(dir: &Path, commits: &[(&str, &[(&str, &str)])]) -> Vec<St
 }
 
 pub const VERSION_300: &str = "MAJOR=3\nMINOR=0\nPATCH=0\nPRE_RELEASE_TAG=\nBUILD_METADATA=\nRELEASE_DATE=\"7 Sep 2021\"\nSHLIB_VERSION=3\n";
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            // fs::copy keeps the mode, so config stays executable.
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// The fake OpenSSL of tests/fake-openssl (builds in well under a second)
+/// as a git repository: the template, then one commit per entry writing
+/// its files over it; returns the commit ids.
+pub fn fake_openssl_repo(dir: &Path, commits: &[(&str, &[(&str, &str)])]) -> Vec<String> {
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-openssl"),
+        dir,
+    );
+    synthetic_repo(dir, commits)
+}
+
+/// Published build entries of a cache (staging and trash directories, which
+/// start with a dot, excluded).
+pub fn published_builds(cache: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(cache.join("builds")) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .collect();
+    v.sort();
+    v
+}

@@ -9,6 +9,9 @@
 #include <openssl/err.h>
 
 #include "fake_cost.h"
+#include "buildinf.h"
+
+const char fake_built_on[] = FAKE_BUILT_ON;
 
 const char *OpenSSL_version(int type)
 {

@@ -1,0 +1,347 @@
+//! What a build records and how it publishes (issue 12): reproducible bytes
+//! with one SOURCE_DATE_EPOCH, the hashes of what a kernel loads, and a
+//! build tree that is published even when OpenSSL's install fails. Built
+//! with the fake OpenSSL of tests/fake-openssl.
+
+mod common;
+
+use common::{fake_openssl_repo, perfbisect, published_builds, stderr, stdout};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn build(cache: &Path, repo: &Path, revs: &[&str]) -> Output {
+    perfbisect(cache)
+        .args(["build", "--jobs", "1", "--repo"])
+        .arg(repo)
+        .args(revs)
+        // The user's value must not reach the build.
+        .env("SOURCE_DATE_EPOCH", "123")
+        .output()
+        .unwrap()
+}
+
+fn assert_built(o: &Output) {
+    assert!(
+        o.status.success(),
+        "build failed: {:?}\nstdout: {}\nstderr: {}",
+        o.status,
+        stdout(o),
+        stderr(o)
+    );
+}
+
+fn entry_of(cache: &Path, commit: &str) -> PathBuf {
+    published_builds(cache)
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&commit[..12])
+        })
+        .unwrap_or_else(|| panic!("no build of {commit} in {}", cache.display()))
+}
+
+fn meta(entry: &Path) -> Value {
+    serde_json::from_slice(&fs::read(entry.join("meta.json")).unwrap()).unwrap()
+}
+
+fn sha256(p: &Path) -> String {
+    hex::encode(Sha256::digest(fs::read(p).unwrap()))
+}
+
+#[test]
+fn builds_are_reproducible_and_record_the_hashes_of_what_kernels_load() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    let ids = fake_openssl_repo(
+        &repo,
+        &[
+            ("base", &[("apps.c", "int app_one;\n")]),
+            // No library source changes: the same libraries, byte for byte.
+            ("apps only", &[("apps.c", "int app_two;\n")]),
+            (
+                "library change",
+                &[("fake_cost.h", "#define FAKE_COST 300\n")],
+            ),
+        ],
+    );
+    let cache = d.path().join("cache");
+    // Clean builds: an incremental one would not even relink libcrypto for
+    // the commit outside the libraries.
+    assert_built(&build(
+        &cache,
+        &repo,
+        &["--clean-build", &ids[0], &ids[1], &ids[2]],
+    ));
+    let metas: Vec<(PathBuf, Value)> = ids
+        .iter()
+        .map(|id| {
+            let e = entry_of(&cache, id);
+            let m = meta(&e);
+            (e, m)
+        })
+        .collect();
+    for (entry, m) in &metas {
+        let bins = m["binaries"].as_object().unwrap_or_else(|| panic!("{m}"));
+        let names: Vec<&String> = bins.keys().collect();
+        assert_eq!(names, ["lib/libcrypto.so.3", "lib/libssl.so.3"], "{m}");
+        for (name, sha) in bins {
+            assert_eq!(
+                sha.as_str().unwrap(),
+                sha256(&entry.join("prefix").join(name)),
+                "{name}"
+            );
+        }
+        let log = fs::read_to_string(entry.join("build.log")).unwrap();
+        assert!(
+            log.contains("fake-config: SOURCE_DATE_EPOCH=[946684800]"),
+            "{log}"
+        );
+    }
+    let bins = |i: usize| metas[i].1["binaries"].clone();
+    assert_eq!(bins(0), bins(1), "a commit outside the libraries");
+    assert_ne!(
+        bins(1)["lib/libcrypto.so.3"],
+        bins(2)["lib/libcrypto.so.3"],
+        "a library change"
+    );
+    assert_eq!(bins(1)["lib/libssl.so.3"], bins(2)["lib/libssl.so.3"]);
+}
+
+/// OpenSSL's install can fail where its build did not (2022 master:
+/// `cp: cannot stat 'ssl/record/libssl.a'`): the libraries are published from
+/// the build tree, and the record says so.
+#[test]
+fn a_failed_install_publishes_from_the_build_tree() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    let ids = fake_openssl_repo(
+        &repo,
+        &[
+            ("installs", &[("fake-install-fails", "0\n")]),
+            ("install fails", &[("fake-install-fails", "1\n")]),
+            ("no libssl", &[("fake-install-fails", "nolibs\n")]),
+        ],
+    );
+    let cache = d.path().join("cache");
+    let o = build(&cache, &repo, &[&ids[0], &ids[1]]);
+    assert_built(&o);
+    let out = stdout(&o);
+    assert!(
+        out.contains("(install failed (exit status: 2): published from the build tree) -> "),
+        "{out}"
+    );
+    let good = meta(&entry_of(&cache, &ids[0]));
+    let entry = entry_of(&cache, &ids[1]);
+    let fell_back = meta(&entry);
+    assert!(good.get("install_fallback").is_none(), "{good}");
+    assert_eq!(fell_back["ok"], true, "{fell_back}");
+    assert_eq!(
+        fell_back["install_fallback"], "install failed (exit status: 2)",
+        "{fell_back}"
+    );
+    // The same libraries and headers as a working install.
+    assert_eq!(good["binaries"], fell_back["binaries"]);
+    let prefix = entry.join("prefix");
+    for f in ["include/openssl/opensslv.h", "include/openssl/crypto.h"] {
+        assert!(prefix.join(f).is_file(), "{f}");
+    }
+    assert!(!prefix.join(".perfbisect-destdir").exists());
+    let log = fs::read_to_string(entry.join("build.log")).unwrap();
+    assert!(log.contains("cannot stat 'ssl/record/libssl.a'"), "{log}");
+    assert!(
+        log.contains(
+            "### perfbisect: install failed (exit status: 2); taking the shared libraries"
+        ),
+        "{log}"
+    );
+    assert!(
+        log.contains("### perfbisect: from the build tree: lib/libssl.so.3"),
+        "{log}"
+    );
+
+    // Without the libraries there is nothing to publish: a failed build,
+    // cached as such, with the reason.
+    let o = build(&cache, &repo, &[&ids[2]]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let failed = meta(&entry_of(&cache, &ids[2]));
+    assert_eq!(failed["ok"], false);
+    let err = failed["error"].as_str().unwrap();
+    assert!(
+        err.starts_with("install failed (exit status: 2), and the build tree has no usable libraries either (no libssl.so* in "),
+        "{err}"
+    );
+}
+
+fn commit_removal(repo: &Path, path: &str, msg: &str) -> String {
+    fs::remove_file(repo.join(path)).unwrap();
+    common::git(repo, &["add", "-A"]);
+    common::git(repo, &["commit", "-q", "-m", msg]);
+    common::git(repo, &["rev-parse", "HEAD"]).trim().to_string()
+}
+
+fn mtime(p: &Path) -> std::time::SystemTime {
+    fs::symlink_metadata(p).unwrap().modified().unwrap()
+}
+
+/// Item 1 of issue 12 on the fake OpenSSL: the tree of the last build is
+/// moved to the next commit (only differing files rewritten), configure runs
+/// only when its inputs changed, and what cannot be continued safely (a
+/// removed header, a failing incremental make) is built clean.
+#[test]
+fn incremental_builds_move_the_last_tree_and_match_clean_builds() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    let makefile = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-openssl/Makefile.in"),
+    )
+    .unwrap()
+        + "# changed\n";
+    let mut ids = fake_openssl_repo(
+        &repo,
+        &[
+            ("base", &[("extra/extra.h", "/* x */\n")]),
+            ("cost", &[("fake_cost.h", "#define FAKE_COST 300\n")]),
+            ("makefile", &[("Makefile.in", &makefile)]),
+        ],
+    );
+    // The whole directory goes with its only file.
+    ids.push(commit_removal(&repo, "extra/extra.h", "drop a header"));
+    ids.extend(common::synthetic_repo_commits(
+        &repo,
+        &[
+            (
+                "fails incrementally",
+                &[
+                    ("fake-fails-incremental", "1\n"),
+                    ("fake_cost.h", "#define FAKE_COST 400\n"),
+                ],
+            ),
+            ("broken", &[("fake_cost.h", "#error broken\n")]),
+        ],
+    ));
+    let cache = d.path().join("cache");
+    let work_src = cache.join("work/src");
+    let log_of = |id: &str| fs::read_to_string(entry_of(&cache, id).join("build.log")).unwrap();
+
+    assert_built(&build(&cache, &repo, &[&ids[0]]));
+    assert!(meta(&entry_of(&cache, &ids[0]))
+        .get("incremental")
+        .is_none());
+    let ssl_mtime = mtime(&work_src.join("ssl.c"));
+
+    // One file changed: one file rewritten, no configure, the rest untouched.
+    let o = build(&cache, &repo, &[&ids[1]]);
+    assert_built(&o);
+    assert!(
+        stdout(&o).contains(&format!(
+            "incrementally from {} (1 file(s) changed)",
+            &ids[0][..10]
+        )),
+        "{}",
+        stdout(&o)
+    );
+    let inc = meta(&entry_of(&cache, &ids[1]));
+    assert_eq!(inc["incremental"]["from"], ids[0].as_str(), "{inc}");
+    assert_eq!(inc["incremental"]["written"], 1, "{inc}");
+    assert_eq!(inc["incremental"]["configured"], false, "{inc}");
+    let log = log_of(&ids[1]);
+    assert!(log.contains("configure inputs unchanged"), "{log}");
+    assert!(!log.contains("fake-config-arg"), "{log}");
+    assert_eq!(ssl_mtime, mtime(&work_src.join("ssl.c")));
+    // The same bytes as a clean build of the commit.
+    assert_built(&build(
+        &cache,
+        &repo,
+        &["--rebuild", "--clean-build", &ids[1]],
+    ));
+    let clean = meta(&entry_of(&cache, &ids[1]));
+    assert!(clean.get("incremental").is_none(), "{clean}");
+    assert_eq!(inc["binaries"], clean["binaries"]);
+
+    // A configure input changed: configure runs again.
+    assert_built(&build(&cache, &repo, &[&ids[2]]));
+    let m = meta(&entry_of(&cache, &ids[2]));
+    assert_eq!(m["incremental"]["configured"], true, "{m}");
+    let log = log_of(&ids[2]);
+    assert!(
+        log.contains("configuring again: Makefile.in changed"),
+        "{log}"
+    );
+    assert!(log.contains("fake-config-arg"), "{log}");
+    // --rebuild of the commit the tree holds builds it again from scratch.
+    assert_built(&build(&cache, &repo, &["--rebuild", &ids[2]]));
+    assert!(meta(&entry_of(&cache, &ids[2]))
+        .get("incremental")
+        .is_none());
+
+    // A removed header: clean.
+    assert_built(&build(&cache, &repo, &[&ids[3]]));
+    assert!(meta(&entry_of(&cache, &ids[3]))
+        .get("incremental")
+        .is_none());
+    assert!(
+        log_of(&ids[3]).contains("building from a clean tree instead: extra/extra.h was removed")
+    );
+    assert!(!work_src.join("extra").exists());
+
+    // The incremental make fails, the clean one does not: the commit builds.
+    assert_built(&build(&cache, &repo, &[&ids[4]]));
+    let m = meta(&entry_of(&cache, &ids[4]));
+    assert_eq!(m["ok"], true, "{m}");
+    assert!(m.get("incremental").is_none(), "{m}");
+    let log = log_of(&ids[4]);
+    assert!(
+        log.contains("refusing to build over an earlier build"),
+        "{log}"
+    );
+    assert!(
+        log.contains("the incremental build failed; building again from a clean tree"),
+        "{log}"
+    );
+
+    // A failed build leaves no tree to continue: the next build is clean.
+    let o = build(&cache, &repo, &[&ids[5]]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!cache.join("work/tree.json").exists());
+    assert_built(&build(&cache, &repo, &["--rebuild", &ids[1]]));
+    assert!(meta(&entry_of(&cache, &ids[1]))
+        .get("incremental")
+        .is_none());
+}
+
+/// A changed perlasm translator: the assembler generated from it goes, so
+/// make generates it again (its rules do not all name the translator).
+#[test]
+fn a_changed_perlasm_translator_regenerates_the_assembler() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    let ids = fake_openssl_repo(
+        &repo,
+        &[
+            ("base", &[("crypto/perlasm/x86_64-xlate.pl", "# v1\n")]),
+            ("xlate", &[("crypto/perlasm/x86_64-xlate.pl", "# v2\n")]),
+        ],
+    );
+    let cache = d.path().join("cache");
+    assert_built(&build(&cache, &repo, &[&ids[0]]));
+    // What OpenSSL's build would have generated from perlasm scripts.
+    let asm = cache.join("work/build/crypto/aes/aesni-x86_64.s");
+    fs::create_dir_all(asm.parent().unwrap()).unwrap();
+    fs::write(&asm, "# generated\n").unwrap();
+    assert_built(&build(&cache, &repo, &[&ids[1]]));
+    let m = meta(&entry_of(&cache, &ids[1]));
+    assert_eq!(m["incremental"]["configured"], false, "{m}");
+    assert!(!asm.exists());
+    let log = fs::read_to_string(entry_of(&cache, &ids[1]).join("build.log")).unwrap();
+    assert!(
+        log.contains(
+            "crypto/perlasm/x86_64-xlate.pl changed: removed 1 generated assembler file(s)"
+        ),
+        "{log}"
+    );
+}
