@@ -286,6 +286,9 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         samples: samples_total,
         samples_taken_now: session.samples_taken,
         alpha_per_test: result.alpha_per_test,
+        tests: result.tests,
+        family_alpha: result.family_alpha,
+        alpha: cfg.alpha,
         min_effect: cfg.min_effect,
         wall_s: started.elapsed().as_secs_f64(),
         reproduce: reproduce(&a),
@@ -295,6 +298,10 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     if let Some(dir) = &a.plot {
         let path = json.write_plot(dir)?;
         progress::info(&format!("wrote {}", path.display()));
+    }
+    // 3: finished, but a candidate change point did not hold on its fresh block of samples.
+    if json.culprits.iter().any(|c| !c.confirmed) {
+        return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
 }

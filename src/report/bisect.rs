@@ -10,7 +10,7 @@ use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Mark, PointKind, Profile, ProfilePoint};
 use crate::analysis::bisect::{ChangePoint, Step, StepVerdict};
-use crate::analysis::stats::{Comparison, Verdict};
+use crate::analysis::stats::{Comparison, Size, Verdict};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::report::us;
@@ -72,7 +72,15 @@ pub struct CulpritJson {
     pub culprit_mean_us: f64,
     pub partial: bool,
     pub uncertain: bool,
+    /// The change held on a fresh block of samples of parent and culprit; the figures above come
+    /// from that block. A candidate that did not hold is listed, marked, and not a culprit.
+    #[serde(default = "yes")]
+    pub confirmed: bool,
     pub comparison: Comparison,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -119,6 +127,15 @@ pub struct BisectReport {
     pub samples: usize,
     pub samples_taken_now: usize,
     pub alpha_per_test: f64,
+    /// Significance tests the search and the confirmations ran, and the family-wise error bound
+    /// they achieved (Bonferroni: the sum of their levels).
+    #[serde(default)]
+    pub tests: usize,
+    #[serde(default)]
+    pub family_alpha: f64,
+    /// The whole search's budget (--alpha).
+    #[serde(default)]
+    pub alpha: f64,
     pub min_effect: f64,
     pub wall_s: f64,
     pub reproduce: String,
@@ -196,7 +213,24 @@ pub fn culprit_json(cp: &ChangePoint, commits: &[CommitInfo]) -> CulpritJson {
         culprit_mean_us: cp.comparison.b.mean,
         partial: cp.partial,
         uncertain: cp.uncertain,
+        confirmed: cp.confirmed,
         comparison: cp.comparison,
+    }
+}
+
+/// "significant, size uncertain against 3.0%": how a significant change's interval sits
+/// against the smallest effect worth reporting (empty when it is at least that large).
+fn size_note(c: &Comparison, min_effect: f64) -> String {
+    match c.size {
+        Size::AtLeast => String::new(),
+        Size::Below => format!(
+            "  (significant, but smaller than the {:.1}% minimum effect)",
+            min_effect * 100.0
+        ),
+        Size::Uncertain => format!(
+            "  (significant; whether it reaches {:.1}% is uncertain at this sample size)",
+            min_effect * 100.0
+        ),
     }
 }
 
@@ -212,7 +246,7 @@ fn direction_word(v: Verdict) -> &'static str {
 fn text_result(j: &BisectReport, links: &Links) -> String {
     let mut s = String::new();
     s.push_str(&format!(
-        "\nends: {} {} us/op (n={}) -> {} {} us/op (n={}): {} {}, p(Welch)={:.2e}\n",
+        "\nends: {} {} us/op (n={}) -> {} {} us/op (n={}): {} {}, p(Yuen)={:.2e}\n",
         j.good.short,
         us(j.ends.a.mean),
         j.ends.a.n,
@@ -221,7 +255,7 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
         j.ends.b.n,
         direction_word(j.direction),
         j.ends.ratio.pct(),
-        j.ends.p_welch
+        j.ends.p_yuen
     ));
     if j.culprits.is_empty() {
         s.push_str(&format!(
@@ -258,6 +292,11 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
             },
             if c.uncertain { " [uncertain]" } else { "" }
         ));
+        if !c.confirmed {
+            s.push_str(
+                "  NOT CONFIRMED: a fresh block of samples did not show this change; a candidate, not a culprit\n",
+            );
+        }
         s.push_str(&format!(
             "  author:  {}\n  date:    {}\n  subject: {}\n",
             c.info.author,
@@ -274,14 +313,20 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
             c.comparison.b.n
         ));
         s.push_str(&format!(
-            "  change:  {}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}\n",
+            "  change:  {}  p(Yuen)={:.2e}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}{}\n",
             c.comparison.ratio.pct(),
+            c.comparison.p_yuen,
             c.p_welch,
             c.p_mwu,
             if c.comparison.tests_disagree {
-                "  (the two tests disagree: check for outliers)"
+                "  (the rank test disagrees: check for outliers)"
             } else {
                 ""
+            },
+            if c.confirmed {
+                size_note(&c.comparison, j.min_effect)
+            } else {
+                String::new()
             }
         ));
     }
@@ -296,6 +341,19 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
         j.samples_taken_now,
         j.wall_s
     ));
+    if j.tests > 0 {
+        s.push_str(&format!(
+            "error control: {} tests, family-wise false-alarm bound {:.2e} (budget {}){}\n",
+            j.tests,
+            j.family_alpha,
+            j.alpha,
+            if j.family_alpha > j.alpha {
+                ": the range's several changes took more decisions than budgeted"
+            } else {
+                ""
+            }
+        ));
+    }
     s.push_str(&format!("reproduce: {}\n", j.reproduce));
     s
 }

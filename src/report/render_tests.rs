@@ -106,6 +106,7 @@ fn bisect_report() -> BisectReport {
             culprit_mean_us: c.b.mean,
             partial: false,
             uncertain: false,
+            confirmed: true,
             comparison: c,
         }],
         steps: vec![
@@ -125,6 +126,9 @@ fn bisect_report() -> BisectReport {
         samples: 18,
         samples_taken_now: 18,
         alpha_per_test: 0.01 / 48.0,
+        tests: 44,
+        family_alpha: 44.0 * 0.01 / 48.0,
+        alpha: 0.01,
         min_effect: 0.03,
         wall_s: 120.0,
         reproduce: "perfbisect bisect --tool pkeyread openssl-3.0.0..openssl-3.2.1".into(),
@@ -211,6 +215,7 @@ fn bisect_over(
                 culprit_mean_us: cmp.b.mean,
                 partial: changes.len() > 1,
                 uncertain: false,
+                confirmed: true,
                 comparison: cmp,
             }
         })
@@ -245,6 +250,9 @@ fn bisect_over(
         samples: 5 * tested.len(),
         samples_taken_now: 0,
         alpha_per_test: 0.01 / 48.0,
+        tests: 44,
+        family_alpha: 44.0 * 0.01 / 48.0,
+        alpha: 0.01,
         min_effect: 0.03,
         wall_s: 82.0,
         reproduce: format!(
