@@ -72,6 +72,11 @@ fn copy_tree(from: &Path, to: &Path) {
 fn fake_repo(dir: &Path, commits: &[FakeCommit]) -> Vec<String> {
     copy_tree(&fake_template(), dir);
     git(dir, &["init", "-q", "-b", "main"]);
+    fake_commits(dir, commits)
+}
+
+/// More commits on the branch checked out in `dir`.
+fn fake_commits(dir: &Path, commits: &[FakeCommit]) -> Vec<String> {
     let mut ids = Vec::new();
     for c in commits {
         let cost = match c.what {
@@ -1913,4 +1918,40 @@ fn sigkill_during_a_build_synthetic_repo() {
     assert!(out.contains(": built in "), "{out}");
     assert_cache_consistent(&cache);
     assert_eq!(build_entries(&cache).len(), 1);
+}
+
+/// GOOD on a release branch, BAD on main: the merge base is placed between them in the same
+/// rounds. Like GOOD: the search runs from the merge base to BAD. Like BAD: the change is on
+/// GOOD's own branch, which is searched instead.
+#[test]
+fn merge_base_is_placed_between_good_and_bad_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let repo = d.path().join("branches");
+    let main = fake_repo(
+        &repo,
+        &[fc("fast 0", FAST), fc("fast 1 (merge base)", FAST)],
+    );
+    git(&repo, &["checkout", "-q", "-b", "rel"]);
+    let rel = fake_commits(&repo, &[fc("fast r1", FAST)]);
+    git(&repo, &["checkout", "-q", "main"]);
+    let more = fake_commits(
+        &repo,
+        &[fc("fast 2", FAST), fc("slow 3", SLOW), fc("slow 4", SLOW)],
+    );
+
+    let (j, o) = bisect_json(&cache, &repo, &format!("{}..{}", rel[0], more[2]), &[]);
+    assert_eq!(j["merge_base"]["commit"], main[1], "{}", summary(&j));
+    assert_eq!(j["culprits"][0]["commit"], more[1], "{}", summary(&j));
+    assert!(stderr(&o).contains("behaves like"), "{}", stderr(&o));
+
+    // Now GOOD itself is the slow one: the merge base behaves like BAD (fast).
+    git(&repo, &["checkout", "-q", "rel"]);
+    let slow = fake_commits(&repo, &[fc("slow r2", SLOW)]);
+    let (j, o) = bisect_json(&cache, &repo, &format!("{}..{}", slow[0], more[0]), &[]);
+    let err = stderr(&o);
+    assert!(err.contains("the change is on"), "{err}");
+    assert_eq!(j["good"]["commit"], main[1], "{}", summary(&j));
+    assert_eq!(j["bad"]["commit"], slow[0], "{}", summary(&j));
+    assert_eq!(j["culprits"][0]["commit"], slow[0], "{}", summary(&j));
 }

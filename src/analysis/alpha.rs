@@ -58,6 +58,12 @@ pub fn per_look(alpha: f64, schedule: &Schedule, comparisons: usize) -> f64 {
     alpha / (schedule.len() * comparisons.max(1)) as f64
 }
 
+/// Per-test level of one sequential decision that runs `tests_per_look` tests at every look
+/// (placing a merge base between GOOD and BAD: two).
+pub fn per_test_of_decision(alpha: f64, schedule: &Schedule, tests_per_look: usize) -> f64 {
+    alpha / (schedule.len() * tests_per_look.max(1)) as f64
+}
+
 /// Per-test level of a search over `n` commits:
 ///
 /// ```text

@@ -688,6 +688,39 @@ fn position(old: &[f64], x: &[f64], new: &[f64], conf: f64) -> Option<(f64, f64,
     Some((p, p - half, p + half))
 }
 
+/// Where subject `x` lies between `lo` and `hi` (which must differ): all three sampled in the
+/// same rounds, grown over the schedule, classified as a search classifies a candidate (Old,
+/// New, Between, Ambiguous with its position, or Skipped), at `alpha` for this one decision.
+/// Used to place a merge base between GOOD and BAD.
+pub fn place(
+    m: &mut dyn Measurer,
+    x: usize,
+    lo: usize,
+    hi: usize,
+    cfg: &Config,
+    alpha: f64,
+) -> Result<Step> {
+    let n = x.max(lo).max(hi) + 1;
+    let mut s = Searcher {
+        cfg,
+        m,
+        n,
+        // Two tests per look, every look paid for.
+        alpha: alpha::per_test_of_decision(alpha, &cfg.schedule, 2),
+        schedule: cfg.schedule.looks(),
+        claimed: HashMap::new(),
+        seen: HashMap::new(),
+        skipped: HashMap::new(),
+        steps: Vec::new(),
+        decisions: 0,
+        spent: 0.0,
+        tests: 0,
+    };
+    let step = s.classify(x, lo, hi)?;
+    s.record(step.clone());
+    Ok(step)
+}
+
 /// Find the commit(s) in `0..n` where the speed changed. See the module docs for the procedure and
 /// the error control.
 pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResult> {

@@ -5,9 +5,7 @@ use std::time::Instant;
 
 use super::args::{LinkArgs, SequentialArgs, StatsArgs, ToolArg};
 use super::build::BuildArgs;
-use crate::analysis::alpha;
 use crate::analysis::bisect::{self, Config, Measurer, Outcome, Probe, Step, StepVerdict};
-use crate::analysis::stats::Verdict;
 use crate::build::repo;
 use crate::cache::{self, Cache};
 use crate::measure::engine::{Library, Reuse, Session, Subject};
@@ -18,7 +16,7 @@ use crate::report::bisect::{
 };
 use crate::{hashing, progress, Global};
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub struct BisectArgs {
     /// GOOD..BAD (old..new): tags, branches or shas of --repo
     #[arg(value_name = "GOOD..BAD")]
@@ -180,40 +178,64 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     }
     save_state(&cache, &id, &a, "running", None)?;
 
+    let mut notes = Vec::new();
     if let (Some(mb), Some(gi)) = (&range.merge_base, good_idx) {
         say(&format!(
-            "{good} is not an ancestor of {bad}: testing the merge base {} ({}) first, as git bisect does",
+            "{good} is not an ancestor of {bad}: placing the merge base {} ({}) between them first",
             mb.short,
             mb.dates()
         ));
-        let cmp = bisect::compare_pair(
-            &mut session,
-            gi,
-            0,
-            &cfg.schedule,
-            alpha::per_look(cfg.alpha, &cfg.schedule, 1),
-            cfg.min_effect,
-        )?;
-        match cmp {
-            Err(skip) => bail!("cannot measure the merge base or {good}: {skip}"),
-            Ok(c) if matches!(c.verdict, Verdict::Slower | Verdict::Faster) => {
-                bail!(
-                    "the merge base {} already differs from {good} ({}): the change is on {good}'s branch, not between the merge base and {bad}",
-                    mb.short,
-                    c.ratio.pct()
-                );
+        // GOOD, the merge base and BAD in the same rounds: where does the merge base lie?
+        let step = bisect::place(&mut session, 0, gi, n - 1, &cfg, cfg.alpha)?;
+        say(&step_line(&step, mb));
+        let pos = step
+            .position
+            .map(|p| format!(" ({:.0}% of the way from {good} to {bad})", p * 100.0))
+            .unwrap_or_default();
+        let towards_bad = match &step.verdict {
+            StepVerdict::Skipped(why) => bail!("cannot measure the merge base {}: {why}", mb.short),
+            StepVerdict::Old => false,
+            StepVerdict::New => true,
+            StepVerdict::Between | StepVerdict::Ambiguous => {
+                step.position.is_some_and(|p| p >= 0.5)
             }
-            Ok(c) => say(&format!(
-                "  merge base {} {} {good} ({}): searching {}..{bad}",
+        };
+        if towards_bad {
+            // The merge base already behaves (mostly) like BAD: the change happened on GOOD's
+            // branch, after the branches split. Search there instead, ends reversed.
+            say(&format!(
+                "  the merge base {} behaves like {bad}{pos}: the change is on {good}'s branch; searching {}..{good} (its direction is reversed: {good} is the new end)",
+                mb.short, mb.short
+            ));
+            save_state(&cache, &id, &a, "redirected", None)?;
+            let mut on_branch = a.clone();
+            on_branch.range = format!("{}..{good}", mb.id);
+            return run(g, on_branch);
+        }
+        if step.verdict != StepVerdict::Between {
+            say(&format!(
+                "  the merge base {} behaves like {good}{pos}{}: searching {}..{bad}",
                 mb.short,
-                if c.verdict == Verdict::Same {
-                    "behaves like"
+                if step.verdict == StepVerdict::Ambiguous {
+                    " (not told apart at the sample cap)"
                 } else {
-                    "could not be told apart (undecided at the sample cap) from"
+                    ""
                 },
-                c.ratio.pct(),
                 mb.short
-            )),
+            ));
+        } else {
+            // Significantly different from both ends, but nearer GOOD: a change of GOOD's own
+            // branch (a backport, say) beside the one between the merge base and BAD.
+            let note = format!(
+                "{good}'s own branch differs from the merge base {}{pos}: most of the change lies between the merge base and {bad}, which is searched; to find {good}'s own change run: {}",
+                mb.short,
+                reproduce(&BisectArgs {
+                    range: format!("{}..{good}", mb.id),
+                    ..a.clone()
+                })
+            );
+            say(&format!("  {note}"));
+            notes.push(note);
         }
     }
 
@@ -286,6 +308,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         samples: samples_total,
         samples_taken_now: session.samples_taken,
         alpha_per_test: result.alpha_per_test,
+        notes,
         tests: result.tests,
         family_alpha: result.family_alpha,
         alpha: cfg.alpha,

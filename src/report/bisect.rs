@@ -127,6 +127,9 @@ pub struct BisectReport {
     pub samples: usize,
     pub samples_taken_now: usize,
     pub alpha_per_test: f64,
+    /// Findings beside the culprits (e.g. GOOD's own branch differing from the merge base).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Significance tests the search and the confirmations ran, and the family-wise error bound
     /// they achieved (Bonferroni: the sum of their levels).
     #[serde(default)]
@@ -341,6 +344,9 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
         j.samples_taken_now,
         j.wall_s
     ));
+    for n in &j.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
     if j.tests > 0 {
         s.push_str(&format!(
             "error control: {} tests, family-wise false-alarm bound {:.2e} (budget {}){}\n",
