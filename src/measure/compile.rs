@@ -13,7 +13,14 @@ use crate::measure::kernel::{self, Kernel};
 use crate::measure::prefix::Prefix;
 
 /// Bumped whenever the flags below change, so old objects are not reused.
-const COMPILE_SCHEME: &str = "1";
+const COMPILE_SCHEME: &str = "2";
+
+/// The second translation unit of every kernel object: the header's runtime
+/// part (identity functions, weak default hooks). In the kernel's own unit a
+/// weak default would clash with the kernel's definition instead of
+/// yielding to it at link time.
+const RUNTIME_NAME: &str = "perfbisect-runtime.c";
+const RUNTIME_SOURCE: &str = "#define PB_RUNTIME\n#include \"perfbisect.h\"\n";
 
 #[derive(Debug, Clone)]
 pub struct CompiledKernel {
@@ -73,6 +80,7 @@ pub fn compile(cache: &Cache, kernel: &Kernel, prefix: &Prefix) -> Result<Compil
         h.field(COMPILE_SCHEME)
             .field(&kernel.source)
             .field(kernel::header_source())
+            .field(RUNTIME_SOURCE)
             .field(&prefix.identity()?)
             .field(compiler_id());
         h.finish_short()
@@ -100,6 +108,7 @@ pub fn compile(cache: &Cache, kernel: &Kernel, prefix: &Prefix) -> Result<Compil
         tmp.path().join(kernel::HEADER_NAME),
         kernel::header_source(),
     )?;
+    fs::write(tmp.path().join(RUNTIME_NAME), RUNTIME_SOURCE)?;
     let so = tmp.path().join("kernel.so");
     let log = tmp.path().join("compile.log");
     run_compiler(kernel, prefix, tmp.path(), &src, &so, &log).with_context(|| {
@@ -181,7 +190,10 @@ fn run_compiler(
     for inc in &prefix.include_dirs {
         cmd.arg(format!("-I{}", inc.display()));
     }
-    cmd.arg(src).arg("-o").arg(so);
+    cmd.arg(src)
+        .arg(workdir.join(RUNTIME_NAME))
+        .arg("-o")
+        .arg(so);
     cmd.arg(format!("-L{}", prefix.lib_dir.display()));
     // DT_RPATH rather than DT_RUNPATH: it also applies to libssl's own lookup
     // of libcrypto, so both come from the build under test.
