@@ -214,12 +214,12 @@ fn measure_cells(
             kernel: None,
             store: None,
             samples: Vec::new(),
-            version: target.prefix.version_number(),
+            version: target.prefix.version().map(|v| v.to_string()),
             not_applicable: None,
             failure: None,
         };
-        if let Some(v) = target.prefix.version_number() {
-            if !compile::version_at_least(&v, &spec.kernel.min_version) {
+        if let Some(v) = target.prefix.version() {
+            if v < spec.kernel.min_version {
                 w.not_applicable = Some(format!("needs OpenSSL {}", spec.kernel.min_version));
                 work.push(w);
                 continue;

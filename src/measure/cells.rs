@@ -5,6 +5,7 @@
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::build::version::OpenSslVersion;
 use crate::cache::Cache;
 use crate::measure::compile::{self, CompiledKernel};
 use crate::measure::kernel::ToolSpec;
@@ -22,7 +23,7 @@ pub struct Target {
     pub commit: Option<String>,
     /// For builds: the version the source tree declares ("3.2.1").
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub expect_version: Option<String>,
+    pub expect_version: Option<OpenSslVersion>,
 }
 
 #[derive(Debug, Clone)]
@@ -64,8 +65,8 @@ pub fn run(plan: &Plan) -> Result<Vec<CellResult>> {
         if compiled[cell.target][cell.spec].is_some() {
             continue;
         }
-        if let Some(v) = target.prefix.version_number() {
-            if !compile::version_at_least(&v, &spec.kernel.min_version) {
+        if let Some(v) = target.prefix.version() {
+            if v < spec.kernel.min_version {
                 results[ci].not_applicable = Some(format!(
                     "{} needs OpenSSL {} or later, {} is {v}",
                     spec.kernel.name, spec.kernel.min_version, target.label
@@ -150,8 +151,7 @@ pub fn run(plan: &Plan) -> Result<Vec<CellResult>> {
 /// A build's samples must come from that build's version of OpenSSL.
 pub fn check_version(target: &Target, s: &Sample) -> Result<()> {
     if let Some(want) = &target.expect_version {
-        let got = crate::measure::prefix::version_token(&s.openssl_version).unwrap_or_default();
-        if &got != want {
+        if OpenSslVersion::from_version_text(&s.openssl_version).as_ref() != Some(want) {
             anyhow::bail!(
                 "{}: the loaded library reports '{}' but the build is of {want}: refusing this sample",
                 target.label,

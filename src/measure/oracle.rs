@@ -132,7 +132,7 @@ impl<'a> Oracle<'a> {
             ));
             return Ok(());
         };
-        if !compile::version_at_least(&built.meta.version, &self.spec.kernel.min_version) {
+        if built.meta.version < self.spec.kernel.min_version {
             self.states[i] = State::Skip(format!(
                 "not applicable: {} needs OpenSSL {}",
                 self.spec.kernel.name, self.spec.kernel.min_version
