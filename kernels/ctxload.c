@@ -29,9 +29,7 @@ static const char *load_once(const cl_global *g)
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
     const char *bundle = pb_arg(env, "bundle");
-    if (bundle == NULL || *bundle == '\0')
-        bundle = "cabundle.pem";
-    cl_global *g = calloc(1, sizeof(*g));
+    cl_global *g = pb_alloc_global(global, sizeof(*g));
     if (g == NULL)
         return pb_fail(err, errlen, "out of memory");
     if (bundle[0] == '/')
@@ -39,25 +37,12 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
     else
         snprintf(g->path, sizeof(g->path), "%s/%s", env->fixtures_dir, bundle);
     FILE *f = fopen(g->path, "rb");
-    if (f == NULL) {
-        pb_fail(err, errlen, "cannot open CA bundle %s", g->path);
-        free(g);
-        return PB_ERROR;
-    }
+    if (f == NULL)
+        return pb_fail(err, errlen, "cannot open CA bundle %s", g->path);
     fclose(f);
     const char *failed = load_once(g);
-    if (failed != NULL) {
-        pb_fail(err, errlen, "%s(%s) failed in setup", failed, g->path);
-        free(g);
-        return PB_ERROR;
-    }
-    *global = g;
-    return PB_OK;
-}
-
-int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
+    if (failed != NULL)
+        return pb_fail(err, errlen, "%s(%s) failed in setup", failed, g->path);
     return PB_OK;
 }
 
@@ -72,11 +57,3 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
     }
     return PB_OK;
 }
-
-int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
-    return PB_OK;
-}
-
-void pb_teardown(void *global) { free(global); }

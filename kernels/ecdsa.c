@@ -49,10 +49,6 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
     const char *op = pb_arg(env, "op");
     const char *curve = pb_arg(env, "curve");
-    if (op == NULL)
-        op = "sign";
-    if (curve == NULL)
-        curve = "P-256";
     int nid;
     if (strcmp(curve, "P-256") == 0)
         nid = NID_X9_62_prime256v1;
@@ -62,58 +58,43 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
         nid = NID_secp521r1;
     else
         return pb_fail(err, errlen, "unknown curve '%s'", curve);
-    if (strcmp(op, "sign") != 0 && strcmp(op, "verify") != 0)
-        return pb_fail(err, errlen, "unknown op '%s'", op);
 
-    es_global *g = calloc(1, sizeof(*g));
+    es_global *g = pb_alloc_global(global, sizeof(*g));
     if (g == NULL)
         return pb_fail(err, errlen, "out of memory");
     g->verify = strcmp(op, "verify") == 0;
     g->curve = curve;
 
     EVP_PKEY_CTX *kctx = EVP_PKEY_CTX_new_id(EVP_PKEY_EC, NULL);
-    if (kctx == NULL || EVP_PKEY_keygen_init(kctx) <= 0
-        || EVP_PKEY_CTX_set_ec_paramgen_curve_nid(kctx, nid) <= 0
-        || EVP_PKEY_keygen(kctx, &g->pkey) <= 0) {
-        EVP_PKEY_CTX_free(kctx);
-        free(g);
-        return pb_fail(err, errlen, "generating a %s key failed", curve);
-    }
+    int ok = kctx != NULL && EVP_PKEY_keygen_init(kctx) > 0
+             && EVP_PKEY_CTX_set_ec_paramgen_curve_nid(kctx, nid) > 0
+             && EVP_PKEY_keygen(kctx, &g->pkey) > 0;
     EVP_PKEY_CTX_free(kctx);
+    if (!ok)
+        return pb_fail(err, errlen, "generating a %s key failed", curve);
 
     /* A signature to verify (and a check that signing works). */
     EVP_PKEY_CTX *sctx = EVP_PKEY_CTX_new(g->pkey, NULL);
     g->siglen = sizeof(g->sig);
-    if (sctx == NULL || EVP_PKEY_sign_init(sctx) <= 0
-        || EVP_PKEY_sign(sctx, g->sig, &g->siglen, dgst, sizeof(dgst)) != 1) {
-        pb_fail(err, errlen, "EVP_PKEY_sign (%s) failed in setup", curve);
-        EVP_PKEY_CTX_free(sctx);
-        EVP_PKEY_free(g->pkey);
-        free(g);
-        return PB_ERROR;
-    }
+    ok = sctx != NULL && EVP_PKEY_sign_init(sctx) > 0
+         && EVP_PKEY_sign(sctx, g->sig, &g->siglen, dgst, sizeof(dgst)) == 1;
     EVP_PKEY_CTX_free(sctx);
-    *global = g;
+    if (!ok)
+        return pb_fail(err, errlen, "EVP_PKEY_sign (%s) failed in setup", curve);
     return PB_OK;
 }
 
 int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
 {
     const es_global *g = global;
-    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(g->pkey, NULL);
+    EVP_PKEY_CTX *ctx = t->local = EVP_PKEY_CTX_new(g->pkey, NULL);
     if (ctx == NULL)
         return pb_fail(err, errlen, "EVP_PKEY_CTX_new failed");
-    int r = g->verify ? EVP_PKEY_verify_init(ctx) : EVP_PKEY_sign_init(ctx);
-    if (r <= 0) {
-        EVP_PKEY_CTX_free(ctx);
+    if ((g->verify ? EVP_PKEY_verify_init(ctx) : EVP_PKEY_sign_init(ctx)) <= 0)
         return pb_fail(err, errlen, "EVP_PKEY_%s_init failed", g->verify ? "verify" : "sign");
-    }
     const char *failed = op_once(g, ctx);
-    if (failed != NULL) {
-        EVP_PKEY_CTX_free(ctx);
+    if (failed != NULL)
         return pb_fail(err, errlen, "%s (%s) failed in thread init", failed, g->curve);
-    }
-    t->local = ctx;
     return PB_OK;
 }
 
@@ -129,19 +110,11 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
     return PB_OK;
 }
 
-int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)err; (void)errlen;
-    EVP_PKEY_CTX_free(t->local);
-    t->local = NULL;
-    return PB_OK;
-}
+PB_THREAD_DONE(EVP_PKEY_CTX_free)
 
 void pb_teardown(void *global)
 {
     es_global *g = global;
-    if (g == NULL)
-        return;
     EVP_PKEY_free(g->pkey);
     free(g);
 }

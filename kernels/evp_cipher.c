@@ -50,25 +50,13 @@ static const char *encrypt_once(const ec_global *g, ec_local *l)
     return NULL;
 }
 
-static void free_local(ec_local *l)
-{
-    if (l == NULL)
-        return;
-    EVP_CIPHER_CTX_free(l->ctx);
-    free(l->in);
-    free(l->out);
-    free(l);
-}
-
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
     const char *alg = pb_arg(env, "alg");
-    long size = pb_arg_long(env, "size", 1024);
-    if (alg == NULL)
-        alg = "aes-128-cbc";
+    long size = pb_arg_int(env, "size");
     if (size < 1 || size > (1L << 28))
         return pb_fail(err, errlen, "size must be between 1 and %ld, got %ld", 1L << 28, size);
-    ec_global *g = calloc(1, sizeof(*g));
+    ec_global *g = pb_alloc_global(global, sizeof(*g));
     if (g == NULL)
         return pb_fail(err, errlen, "out of memory");
     snprintf(g->name, sizeof(g->name), "%s", alg);
@@ -80,42 +68,31 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 #else
     g->cipher = EVP_get_cipherbyname(alg);
 #endif
-    if (g->cipher == NULL) {
-        free(g);
+    if (g->cipher == NULL)
         return pb_fail(err, errlen, "cipher %s not available", alg);
-    }
     for (size_t i = 0; i < sizeof(g->key); i++)
         g->key[i] = (unsigned char)(0x11 * i + 3);
     for (size_t i = 0; i < sizeof(g->iv); i++)
         g->iv[i] = (unsigned char)(0x07 * i + 1);
-    *global = g;
     return PB_OK;
 }
 
 int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
 {
     const ec_global *g = global;
-    ec_local *l = calloc(1, sizeof(*l));
+    ec_local *l = pb_alloc_local(t, sizeof(*l));
     if (l == NULL)
         return pb_fail(err, errlen, "out of memory");
-    l->in = malloc((size_t)g->size);
-    l->out = malloc((size_t)g->size + 64);
+    l->in = pb_buffer((size_t)g->size, 0x5a);
+    l->out = pb_buffer((size_t)g->size + 64, 0);
     l->ctx = EVP_CIPHER_CTX_new();
-    if (l->in == NULL || l->out == NULL || l->ctx == NULL) {
-        free_local(l);
+    if (l->in == NULL || l->out == NULL || l->ctx == NULL)
         return pb_fail(err, errlen, "out of memory");
-    }
-    memset(l->in, 0x5a, (size_t)g->size);
-    if (EVP_EncryptInit_ex(l->ctx, g->cipher, NULL, NULL, NULL) != 1) {
-        free_local(l);
+    if (EVP_EncryptInit_ex(l->ctx, g->cipher, NULL, NULL, NULL) != 1)
         return pb_fail(err, errlen, "EVP_EncryptInit_ex(%s) failed", g->name);
-    }
     const char *failed = encrypt_once(g, l);
-    if (failed != NULL) {
-        free_local(l);
+    if (failed != NULL)
         return pb_fail(err, errlen, "%s (%s) failed in thread init", failed, g->name);
-    }
-    t->local = l;
     return PB_OK;
 }
 
@@ -133,17 +110,18 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
 
 int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
 {
+    ec_local *l = t->local;
     (void)global; (void)err; (void)errlen;
-    free_local(t->local);
-    t->local = NULL;
+    EVP_CIPHER_CTX_free(l->ctx);
+    free(l->in);
+    free(l->out);
+    free(l);
     return PB_OK;
 }
 
 void pb_teardown(void *global)
 {
     ec_global *g = global;
-    if (g == NULL)
-        return;
 #if OPENSSL_VERSION_NUMBER >= 0x30000000L
     EVP_CIPHER_free(g->fetched);
 #endif

@@ -103,43 +103,28 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 #if OPENSSL_VERSION_NUMBER >= 0x30000000L
     const char *type = pb_arg(env, "type");
     const char *alg = pb_arg(env, "alg");
-    if (type == NULL)
-        type = "MD";
-    ef_global *g = calloc(1, sizeof(*g));
-    if (g == NULL)
-        return pb_fail(err, errlen, "out of memory");
     size_t i;
     for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
         if (strcmp(types[i].name, type) == 0)
             break;
-    if (i == sizeof(types) / sizeof(types[0])) {
-        free(g);
+    if (i == sizeof(types) / sizeof(types[0]))
         return pb_fail(err, errlen, "unknown fetch type '%s'", type);
-    }
+    ef_global *g = pb_alloc_global(global, sizeof(*g));
+    if (g == NULL)
+        return pb_fail(err, errlen, "out of memory");
     g->type = types[i].type;
     g->type_name = types[i].name;
-    if (alg == NULL || *alg == '\0' || strcmp(alg, "default") == 0)
+    if (*alg == '\0' || strcmp(alg, "default") == 0)
         alg = types[i].dflt;
     snprintf(g->alg, sizeof(g->alg), "%s", alg);
-    if (!fetch_once(g)) {
-        pb_fail(err, errlen, "EVP_%s_fetch(NULL, \"%s\", NULL) found nothing",
-                g->type_name, g->alg);
-        free(g);
-        return PB_ERROR;
-    }
-    *global = g;
+    if (!fetch_once(g))
+        return pb_fail(err, errlen, "EVP_%s_fetch(NULL, \"%s\", NULL) found nothing",
+                       g->type_name, g->alg);
     return PB_OK;
 #else
-    (void)env;
-    *global = NULL;
+    (void)env; (void)global;
     return pb_not_applicable(err, errlen, "EVP_*_fetch needs OpenSSL 3.0 (no providers before)");
 #endif
-}
-
-int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
-    return PB_OK;
 }
 
 int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
@@ -157,11 +142,3 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
     return pb_fail(err, errlen, "not applicable before OpenSSL 3.0");
 #endif
 }
-
-int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
-    return PB_OK;
-}
-
-void pb_teardown(void *global) { free(global); }

@@ -22,12 +22,10 @@ typedef struct {
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
     const char *alg = pb_arg(env, "alg");
-    long size = pb_arg_long(env, "size", 1024);
-    if (alg == NULL)
-        alg = "sha256";
+    long size = pb_arg_int(env, "size");
     if (size < 1 || size > (1L << 30))
         return pb_fail(err, errlen, "size must be between 1 and %ld, got %ld", 1L << 30, size);
-    eh_global *g = calloc(1, sizeof(*g));
+    eh_global *g = pb_alloc_global(global, sizeof(*g));
     if (g == NULL)
         return pb_fail(err, errlen, "out of memory");
     snprintf(g->name, sizeof(g->name), "%s", alg);
@@ -38,21 +36,16 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 #else
     g->md = EVP_get_digestbyname(alg);
 #endif
-    if (g->md == NULL) {
-        free(g);
+    if (g->md == NULL)
         return pb_fail(err, errlen, "digest %s not available", alg);
-    }
-    *global = g;
     return PB_OK;
 }
 
 int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
 {
     const eh_global *g = global;
-    t->local = malloc(g->size);
-    if (t->local == NULL)
+    if (pb_thread_buffer(t, g->size, 0xa5) == NULL)
         return pb_fail(err, errlen, "out of memory");
-    memset(t->local, 0xa5, g->size);
     return PB_OK;
 }
 
@@ -69,19 +62,9 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
     return PB_OK;
 }
 
-int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)err; (void)errlen;
-    free(t->local);
-    t->local = NULL;
-    return PB_OK;
-}
-
 void pb_teardown(void *global)
 {
     eh_global *g = global;
-    if (g == NULL)
-        return;
 #if OPENSSL_VERSION_NUMBER >= 0x30000000L
     EVP_MD_free(g->fetched);
 #endif

@@ -70,44 +70,29 @@ static const char *set_peer_once(const sp_global *g)
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
     const char *key = pb_arg(env, "key");
-    if (key == NULL)
-        key = "ec256";
-    sp_global *g = calloc(1, sizeof(*g));
+    sp_global *g = pb_alloc_global(global, sizeof(*g));
     if (g == NULL)
         return pb_fail(err, errlen, "out of memory");
     g->name = key;
     g->ours = genkey(key);
     g->peer = g->ours != NULL ? genkey(key) : NULL;
-    if (g->peer == NULL) {
-        pb_fail(err, errlen, "generating %s keys failed (unknown key type?)", key);
-        goto fail;
-    }
+    if (g->peer == NULL)
+        return pb_fail(err, errlen, "generating %s keys failed (unknown key type?)", key);
     const char *step = set_peer_once(g);
-    if (step != NULL) {
-        pb_fail(err, errlen, "%s (%s) failed in setup", step, key);
-        goto fail;
-    }
+    if (step != NULL)
+        return pb_fail(err, errlen, "%s (%s) failed in setup", step, key);
     ERR_clear_error();
-    *global = g;
     return PB_OK;
-fail:
-    EVP_PKEY_free(g->ours);
-    EVP_PKEY_free(g->peer);
-    free(g);
-    return PB_ERROR;
 }
 
 int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
 {
     const sp_global *g = global;
-    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(g->ours, NULL);
+    EVP_PKEY_CTX *ctx = t->local = EVP_PKEY_CTX_new(g->ours, NULL);
     if (ctx == NULL)
         return pb_fail(err, errlen, "EVP_PKEY_CTX_new (%s) failed", g->name);
-    if (EVP_PKEY_derive_init(ctx) <= 0) {
-        EVP_PKEY_CTX_free(ctx);
+    if (EVP_PKEY_derive_init(ctx) <= 0)
         return pb_fail(err, errlen, "EVP_PKEY_derive_init (%s) failed", g->name);
-    }
-    t->local = ctx;
     return PB_OK;
 }
 
@@ -122,19 +107,11 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
     return PB_OK;
 }
 
-int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)err; (void)errlen;
-    EVP_PKEY_CTX_free(t->local);
-    t->local = NULL;
-    return PB_OK;
-}
+PB_THREAD_DONE(EVP_PKEY_CTX_free)
 
 void pb_teardown(void *global)
 {
     sp_global *g = global;
-    if (g == NULL)
-        return;
     EVP_PKEY_free(g->ours);
     EVP_PKEY_free(g->peer);
     free(g);

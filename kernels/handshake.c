@@ -25,28 +25,19 @@ typedef struct {
     SSL_CTX *cctx;
 } hs_global;
 
-/* Creates the two contexts; returns NULL or the name of the failed step. */
+/* Creates the two contexts; returns NULL or the name of the failed step.
+ * The caller frees both, whatever it returns. */
 static const char *make_ctxs(const hs_global *g, SSL_CTX **sctx, SSL_CTX **cctx)
 {
     *sctx = SSL_CTX_new(TLS_server_method());
     *cctx = SSL_CTX_new(TLS_client_method());
     if (*sctx == NULL || *cctx == NULL)
-        goto fail_new;
-    if (SSL_CTX_use_certificate_chain_file(*sctx, g->cert) != 1) {
-        SSL_CTX_free(*sctx);
-        SSL_CTX_free(*cctx);
+        return "SSL_CTX_new";
+    if (SSL_CTX_use_certificate_chain_file(*sctx, g->cert) != 1)
         return "SSL_CTX_use_certificate_chain_file(server.pem)";
-    }
-    if (SSL_CTX_use_PrivateKey_file(*sctx, g->key, SSL_FILETYPE_PEM) != 1) {
-        SSL_CTX_free(*sctx);
-        SSL_CTX_free(*cctx);
+    if (SSL_CTX_use_PrivateKey_file(*sctx, g->key, SSL_FILETYPE_PEM) != 1)
         return "SSL_CTX_use_PrivateKey_file(server-key.pem)";
-    }
     return NULL;
-fail_new:
-    SSL_CTX_free(*sctx);
-    SSL_CTX_free(*cctx);
-    return "SSL_CTX_new";
 }
 
 /* Drives both ends until the handshake completes. NULL or the failed step. */
@@ -109,9 +100,8 @@ static const char *one_op(const hs_global *g)
         return handshake_once(g->sctx, g->cctx);
     SSL_CTX *sctx, *cctx;
     const char *failed = make_ctxs(g, &sctx, &cctx);
-    if (failed != NULL)
-        return failed;
-    failed = handshake_once(sctx, cctx);
+    if (failed == NULL)
+        failed = handshake_once(sctx, cctx);
     SSL_CTX_free(sctx);
     SSL_CTX_free(cctx);
     return failed;
@@ -119,18 +109,10 @@ static const char *one_op(const hs_global *g)
 
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
-    const char *mode = pb_arg(env, "ctx");
-    if (mode == NULL)
-        mode = "shared";
-    hs_global *g = calloc(1, sizeof(*g));
+    hs_global *g = pb_alloc_global(global, sizeof(*g));
     if (g == NULL)
         return pb_fail(err, errlen, "out of memory");
-    if (strcmp(mode, "per-conn") == 0) {
-        g->per_conn = 1;
-    } else if (strcmp(mode, "shared") != 0) {
-        free(g);
-        return pb_fail(err, errlen, "unknown ctx mode '%s'", mode);
-    }
+    g->per_conn = strcmp(pb_arg(env, "ctx"), "per-conn") == 0;
     snprintf(g->cert, sizeof(g->cert), "%s/server.pem", env->fixtures_dir);
     snprintf(g->key, sizeof(g->key), "%s/server-key.pem", env->fixtures_dir);
 
@@ -139,21 +121,9 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
         failed = make_ctxs(g, &g->sctx, &g->cctx);
     if (failed == NULL)
         failed = one_op(g);
-    if (failed != NULL) {
-        pb_fail(err, errlen, "%s failed in setup", failed);
-        SSL_CTX_free(g->sctx);
-        SSL_CTX_free(g->cctx);
-        free(g);
-        return PB_ERROR;
-    }
+    if (failed != NULL)
+        return pb_fail(err, errlen, "%s failed in setup", failed);
     ERR_clear_error();
-    *global = g;
-    return PB_OK;
-}
-
-int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
     return PB_OK;
 }
 
@@ -169,17 +139,9 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
     return PB_OK;
 }
 
-int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
-    return PB_OK;
-}
-
 void pb_teardown(void *global)
 {
     hs_global *g = global;
-    if (g == NULL)
-        return;
     SSL_CTX_free(g->sctx);
     SSL_CTX_free(g->cctx);
     free(g);

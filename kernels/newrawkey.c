@@ -44,49 +44,31 @@ static EVP_PKEY *new_raw(const nr_global *g)
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
     const char *arg = pb_arg(env, "alg");
-    if (arg == NULL)
-        arg = "x25519";
-    nr_global *g = calloc(1, sizeof(*g));
+    nr_global *g = pb_alloc_global(global, sizeof(*g));
     if (g == NULL)
         return pb_fail(err, errlen, "out of memory");
     for (size_t i = 0; i < sizeof(algs) / sizeof(algs[0]); i++)
         if (strcmp(algs[i].arg, arg) == 0)
             g->alg = &algs[i];
-    if (g->alg == NULL) {
-        free(g);
+    if (g->alg == NULL)
         return pb_fail(err, errlen, "unknown alg '%s'", arg);
-    }
 
     EVP_PKEY *pkey = NULL;
     EVP_PKEY_CTX *kctx = EVP_PKEY_CTX_new_id(g->alg->id, NULL);
-    if (kctx == NULL || EVP_PKEY_keygen_init(kctx) <= 0
-        || EVP_PKEY_keygen(kctx, &pkey) <= 0) {
-        EVP_PKEY_CTX_free(kctx);
-        free(g);
-        return pb_fail(err, errlen, "generating a %s key failed", arg);
-    }
+    int ok = kctx != NULL && EVP_PKEY_keygen_init(kctx) > 0 && EVP_PKEY_keygen(kctx, &pkey) > 0;
     EVP_PKEY_CTX_free(kctx);
+    if (!ok)
+        return pb_fail(err, errlen, "generating a %s key failed", arg);
     g->publen = sizeof(g->pub);
-    if (EVP_PKEY_get_raw_public_key(pkey, g->pub, &g->publen) != 1) {
-        EVP_PKEY_free(pkey);
-        free(g);
-        return pb_fail(err, errlen, "EVP_PKEY_get_raw_public_key failed");
-    }
+    ok = EVP_PKEY_get_raw_public_key(pkey, g->pub, &g->publen) == 1;
     EVP_PKEY_free(pkey);
+    if (!ok)
+        return pb_fail(err, errlen, "EVP_PKEY_get_raw_public_key failed");
 
     pkey = new_raw(g);
-    if (pkey == NULL) {
-        free(g);
+    if (pkey == NULL)
         return pb_fail(err, errlen, "EVP_PKEY_new_raw_public_key(%s) failed in setup", arg);
-    }
     EVP_PKEY_free(pkey);
-    *global = g;
-    return PB_OK;
-}
-
-int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
     return PB_OK;
 }
 
@@ -102,11 +84,3 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
     }
     return PB_OK;
 }
-
-int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
-    return PB_OK;
-}
-
-void pb_teardown(void *global) { free(global); }

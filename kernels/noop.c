@@ -5,14 +5,7 @@
 
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
-    (void)env; (void)err; (void)errlen;
-    *global = NULL;
-    return PB_OK;
-}
-
-int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
+    (void)env; (void)global; (void)err; (void)errlen;
     return PB_OK;
 }
 
@@ -25,11 +18,3 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
         __asm__ __volatile__("" ::: "memory");
     return PB_OK;
 }
-
-int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
-    return PB_OK;
-}
-
-void pb_teardown(void *global) { (void)global; }

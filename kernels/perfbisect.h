@@ -15,6 +15,20 @@
  * PB_NOT_APPLICABLE, and may write a NUL-terminated message into `err`
  * (at most `errlen` bytes, PB_ERRLEN in practice).
  *
+ * A kernel must define pb_setup and pb_run. The other three have defaults
+ * (below, weak, so a kernel's own definition wins): pb_thread_init does
+ * nothing, pb_thread_done frees t->local and pb_teardown frees the global
+ * state, each with free(). A kernel whose state holds anything else
+ * (OpenSSL objects, buffers it owns) defines the hook that releases it.
+ *
+ * Cleanup has one place. *global and t->local start NULL. The runner calls
+ * pb_teardown whenever pb_setup succeeded or left *global non-NULL, and
+ * pb_thread_done whenever pb_thread_init succeeded or left t->local
+ * non-NULL. So a kernel stores its state first (pb_alloc_global,
+ * pb_alloc_local), returns pb_fail(...) on a later error without freeing
+ * anything, and releases every member, NULL or not, in pb_teardown /
+ * pb_thread_done only.
+ *
  * A kernel describes itself in a comment block that perfbisect parses:
  *
  *   // @kernel     NAME
@@ -26,11 +40,13 @@
  *   // @counters   read,write   pb_run's ops split into named counters
  *
  * Arguments reach pb_setup with their defaults already filled in and their
- * values already validated against `choices`/`int`.
+ * values already validated against `choices`/`int`: read them with pb_arg
+ * and pb_arg_int, which need no default of their own.
  */
 #ifndef PERFBISECT_H
 #define PERFBISECT_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -77,55 +93,82 @@ typedef struct pb_thread {
     void *local;                        /* the kernel's own per-thread state */
 } pb_thread;
 
-/* The functions a kernel defines. */
+/* The functions a kernel defines (the last three optional, see above). */
 PB_EXPORT int pb_setup(const pb_env *env, void **global, char *err, size_t errlen);
-PB_EXPORT int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen);
 PB_EXPORT int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen);
+PB_EXPORT int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen);
 PB_EXPORT int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen);
 PB_EXPORT void pb_teardown(void *global);
 
-/* ---- defined here, once per kernel: identity and helpers ---- */
+/* ---- helpers for kernels ---- */
 
-PB_EXPORT int pb_abi_version(void) { return PB_ABI_VERSION; }
-
-/* The version string of the libcrypto this kernel is bound to at run time,
- * and the compile-time version it was built against. */
-PB_EXPORT const char *pb_openssl_version(void)
-{
-#if OPENSSL_VERSION_NUMBER >= 0x10100000L
-    return OpenSSL_version(OPENSSL_VERSION);
-#else
-    return SSLeay_version(SSLEAY_VERSION);
-#endif
-}
-
-PB_EXPORT const char *pb_openssl_header_version(void) { return OPENSSL_VERSION_TEXT; }
-
-/* Address of a function inside libcrypto, so the runner can ask the dynamic
- * loader which file it came from (dladdr). */
-PB_EXPORT const void *pb_libcrypto_symbol(void)
-{
-#if OPENSSL_VERSION_NUMBER >= 0x10100000L
-    return (const void *)&OpenSSL_version;
-#else
-    return (const void *)&SSLeay_version;
-#endif
-}
-
+/* The value of argument `key`: the user's or the declared default, since
+ * the runner passes every declared argument. "" for an undeclared key, so
+ * a typo fails a strcmp rather than crashing. */
 static inline const char *pb_arg(const pb_env *env, const char *key)
 {
     for (int i = 0; i < env->args->n; i++)
         if (strcmp(env->args->keys[i], key) == 0)
             return env->args->values[i];
-    return NULL;
+    return "";
 }
 
-static inline long pb_arg_long(const pb_env *env, const char *key, long dflt)
+/* An `int` argument as a number; -1 if it is not a non-negative decimal
+ * integer that fits a long. The runner validated it, so -1 means a kernel
+ * bug (wrong key) and the kernel's own range check reports it. */
+static inline long pb_arg_int(const pb_env *env, const char *key)
 {
     const char *v = pb_arg(env, key);
-    if (v == NULL || *v == '\0')
-        return dflt;
-    return strtol(v, NULL, 10);
+    char *end = NULL;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (*v == '\0' || *end != '\0' || errno != 0 || x < 0)
+        return -1;
+    return x;
+}
+
+/* Zeroed global state, stored in *global at once so that pb_teardown
+ * releases it whatever pb_setup returns afterwards. NULL if out of memory. */
+static inline void *pb_alloc_global(void **global, size_t size)
+{
+    return *global = calloc(1, size);
+}
+
+/* The same for per-thread state in t->local and pb_thread_done. */
+static inline void *pb_alloc_local(pb_thread *t, size_t size)
+{
+    return t->local = calloc(1, size);
+}
+
+/* For state that is one object: PB_THREAD_DONE(EVP_PKEY_CTX_free) defines
+ * pb_thread_done as that free function applied to t->local, and
+ * PB_TEARDOWN(SSL_CTX_free) pb_teardown as one applied to the global. */
+#define PB_THREAD_DONE(free_fn)                                               \
+    int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen) \
+    {                                                                         \
+        (void)global; (void)err; (void)errlen;                                \
+        free_fn(t->local);                                                    \
+        return PB_OK;                                                         \
+    }
+#define PB_TEARDOWN(free_fn) \
+    void pb_teardown(void *global) { free_fn(global); }
+
+/* `size` bytes set to `fill`; NULL if out of memory. */
+static inline unsigned char *pb_buffer(size_t size, int fill)
+{
+    unsigned char *b = malloc(size);
+    if (b != NULL)
+        memset(b, fill, size);
+    return b;
+}
+
+/* A thread's own buffer as its whole state (t->local), released by the
+ * default pb_thread_done. */
+static inline unsigned char *pb_thread_buffer(pb_thread *t, size_t size, int fill)
+{
+    unsigned char *b = pb_buffer(size, fill);
+    t->local = b;
+    return b;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -192,5 +235,52 @@ static inline int pb_read_fixture(const pb_env *env, const char *name,
     *outlen = len;
     return PB_OK;
 }
+
+/* ---- the runtime: compiled once per kernel object, as its own unit ---- */
+
+/* perfbisect compiles this part as a second translation unit beside the
+ * kernel (with PB_RUNTIME defined): a weak default in the kernel's own unit
+ * would clash with the kernel's definition instead of yielding to it. */
+#ifdef PB_RUNTIME
+
+PB_EXPORT int pb_abi_version(void) { return PB_ABI_VERSION; }
+
+/* The version string of the libcrypto this kernel is bound to at run time. */
+PB_EXPORT const char *pb_openssl_version(void)
+{
+#if OPENSSL_VERSION_NUMBER >= 0x10100000L
+    return OpenSSL_version(OPENSSL_VERSION);
+#else
+    return SSLeay_version(SSLEAY_VERSION);
+#endif
+}
+
+/* Address of a function inside libcrypto, so the runner can ask the dynamic
+ * loader which file it came from (dladdr). */
+PB_EXPORT const void *pb_libcrypto_symbol(void)
+{
+#if OPENSSL_VERSION_NUMBER >= 0x10100000L
+    return (const void *)&OpenSSL_version;
+#else
+    return (const void *)&SSLeay_version;
+#endif
+}
+
+__attribute__((weak)) int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
+{
+    (void)global; (void)t; (void)err; (void)errlen;
+    return PB_OK;
+}
+
+__attribute__((weak)) int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
+{
+    (void)global; (void)err; (void)errlen;
+    free(t->local);
+    return PB_OK;
+}
+
+__attribute__((weak)) void pb_teardown(void *global) { free(global); }
+
+#endif /* PB_RUNTIME */
 
 #endif /* PERFBISECT_H */

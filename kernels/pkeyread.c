@@ -63,36 +63,21 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
     const char *key = pb_arg(env, "key");
     const char *format = pb_arg(env, "format");
-    if (key == NULL)
-        key = "ec";
-    if (format == NULL)
-        format = "pem";
-    pr_global *g = calloc(1, sizeof(*g));
+    pr_global *g = pb_alloc_global(global, sizeof(*g));
     if (g == NULL)
         return pb_fail(err, errlen, "out of memory");
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
         if (strcmp(kinds[i].name, key) == 0)
             g->kind = &kinds[i];
-    if (g->kind == NULL) {
-        free(g);
+    if (g->kind == NULL)
         return pb_fail(err, errlen, "unknown key type '%s'", key);
-    }
-    if (strcmp(format, "pem") == 0) {
-        g->der = 0;
-    } else if (strcmp(format, "der") == 0) {
-        g->der = 1;
-    } else {
-        free(g);
-        return pb_fail(err, errlen, "unknown format '%s'", format);
-    }
+    g->der = strcmp(format, "der") == 0;
 
     char fname[64];
     snprintf(fname, sizeof(fname), "%s.%s", key, format);
     size_t len;
-    if (pb_read_fixture(env, fname, &g->data, &len, err, errlen) != PB_OK) {
-        free(g);
+    if (pb_read_fixture(env, fname, &g->data, &len, err, errlen) != PB_OK)
         return PB_ERROR;
-    }
     g->len = (int)len;
 
     /* Decode once: fails early (with the reason) if this OpenSSL cannot read
@@ -100,29 +85,14 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
     ERR_clear_error();
     const char *step = "";
     EVP_PKEY *pkey = decode(g, &step);
-    if (pkey == NULL) {
-        pb_fail(err, errlen, "%s of fixture %s failed", step, fname);
-        free(g->data);
-        free(g);
-        return PB_ERROR;
-    }
+    if (pkey == NULL)
+        return pb_fail(err, errlen, "%s of fixture %s failed", step, fname);
     int got = EVP_PKEY_base_id(pkey);
     EVP_PKEY_free(pkey);
-    if (got != g->kind->type) {
-        int want = g->kind->type;
-        free(g->data);
-        free(g);
+    if (got != g->kind->type)
         return pb_fail(err, errlen, "fixture %s decoded to key type %d, expected %d",
-                       fname, got, want);
-    }
+                       fname, got, g->kind->type);
     ERR_clear_error();
-    *global = g;
-    return PB_OK;
-}
-
-int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
     return PB_OK;
 }
 
@@ -141,17 +111,9 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
     return PB_OK;
 }
 
-int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
-    return PB_OK;
-}
-
 void pb_teardown(void *global)
 {
     pr_global *g = global;
-    if (g == NULL)
-        return;
     free(g->data);
     free(g);
 }

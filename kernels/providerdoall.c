@@ -16,8 +16,7 @@ static int count_cb(OSSL_PROVIDER *prov, void *arg)
 
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
-    (void)env;
-    *global = NULL;
+    (void)env; (void)global;
 #if OPENSSL_VERSION_NUMBER >= 0x30000000L
     /* The first call activates the fallback (default) provider: not timed. */
     int count = 0;
@@ -29,12 +28,6 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 #else
     return pb_not_applicable(err, errlen, "OSSL_PROVIDER_do_all needs OpenSSL 3.0 (no providers before)");
 #endif
-}
-
-int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
-    return PB_OK;
 }
 
 int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
@@ -52,11 +45,3 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
     return pb_fail(err, errlen, "not applicable before OpenSSL 3.0");
 #endif
 }
-
-int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
-    return PB_OK;
-}
-
-void pb_teardown(void *global) { (void)global; }

@@ -12,10 +12,6 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
-typedef struct {
-    EVP_PKEY *pkey;
-} rs_global;
-
 static const unsigned char tbs[32] = {
     0x2c, 0x26, 0xb4, 0x6b, 0x68, 0xff, 0xc6, 0x8f, 0xf9, 0x9b, 0x45, 0x3c,
     0x1d, 0x30, 0x41, 0x34, 0x13, 0x42, 0x2d, 0x70, 0x64, 0x83, 0xbf, 0xa0,
@@ -35,6 +31,7 @@ static const char *sign_once(EVP_PKEY_CTX *ctx)
     return NULL;
 }
 
+/* The global state is the key itself. */
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
     unsigned char *data;
@@ -42,41 +39,26 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
     if (pb_read_fixture(env, "rsa512.pem", &data, &len, err, errlen) != PB_OK)
         return PB_ERROR;
     BIO *bio = BIO_new_mem_buf(data, (int)len);
-    EVP_PKEY *pkey = bio != NULL ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *pkey = *global = bio != NULL ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
     BIO_free(bio);
     free(data);
     if (pkey == NULL)
         return pb_fail(err, errlen, "decoding fixture rsa512.pem failed");
-    if (EVP_PKEY_base_id(pkey) != EVP_PKEY_RSA || EVP_PKEY_bits(pkey) != 512) {
-        EVP_PKEY_free(pkey);
+    if (EVP_PKEY_base_id(pkey) != EVP_PKEY_RSA || EVP_PKEY_bits(pkey) != 512)
         return pb_fail(err, errlen, "fixture rsa512.pem is not a 512-bit RSA key");
-    }
     /* One untimed signature, so an unusable key fails here, not mid-run. */
     EVP_PKEY_CTX *probe = EVP_PKEY_CTX_new(pkey, NULL);
     const char *step = probe != NULL ? sign_once(probe) : "EVP_PKEY_CTX_new";
     EVP_PKEY_CTX_free(probe);
-    if (step != NULL) {
-        pb_fail(err, errlen, "%s failed in setup", step);
-        EVP_PKEY_free(pkey);
-        return PB_ERROR;
-    }
-    rs_global *g = calloc(1, sizeof(*g));
-    if (g == NULL) {
-        EVP_PKEY_free(pkey);
-        return pb_fail(err, errlen, "out of memory");
-    }
-    g->pkey = pkey;
-    *global = g;
+    if (step != NULL)
+        return pb_fail(err, errlen, "%s failed in setup", step);
     return PB_OK;
 }
 
 int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
 {
-    rs_global *g = global;
-    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(g->pkey, NULL);
-    if (ctx == NULL)
+    if ((t->local = EVP_PKEY_CTX_new(global, NULL)) == NULL)
         return pb_fail(err, errlen, "EVP_PKEY_CTX_new failed");
-    t->local = ctx;
     return PB_OK;
 }
 
@@ -91,19 +73,6 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
     return PB_OK;
 }
 
-int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)err; (void)errlen;
-    EVP_PKEY_CTX_free(t->local);
-    t->local = NULL;
-    return PB_OK;
-}
+PB_THREAD_DONE(EVP_PKEY_CTX_free)
 
-void pb_teardown(void *global)
-{
-    rs_global *g = global;
-    if (g == NULL)
-        return;
-    EVP_PKEY_free(g->pkey);
-    free(g);
-}
+PB_TEARDOWN(EVP_PKEY_free)

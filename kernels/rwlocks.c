@@ -14,27 +14,16 @@ typedef struct {
 
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
-    const char *v = pb_arg(env, "writers");
-    char *end = NULL;
-    long writers = v != NULL ? strtol(v, &end, 10) : 1;
-    if (v != NULL && (*v == '\0' || *end != '\0' || writers < 0))
-        return pb_fail(err, errlen, "writers must be a non-negative integer, got '%s'", v);
-    rw_global *g = calloc(1, sizeof(*g));
+    long writers = pb_arg_int(env, "writers");
+    if (writers < 0)
+        return pb_fail(err, errlen, "writers must be a non-negative integer, got '%s'",
+                       pb_arg(env, "writers"));
+    rw_global *g = pb_alloc_global(global, sizeof(*g));
     if (g == NULL)
         return pb_fail(err, errlen, "out of memory");
-    g->lock = CRYPTO_THREAD_lock_new();
-    if (g->lock == NULL) {
-        free(g);
-        return pb_fail(err, errlen, "CRYPTO_THREAD_lock_new failed");
-    }
     g->writers = writers;
-    *global = g;
-    return PB_OK;
-}
-
-int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
+    if ((g->lock = CRYPTO_THREAD_lock_new()) == NULL)
+        return pb_fail(err, errlen, "CRYPTO_THREAD_lock_new failed");
     return PB_OK;
 }
 
@@ -61,17 +50,9 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
     return PB_OK;
 }
 
-int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
-    return PB_OK;
-}
-
 void pb_teardown(void *global)
 {
     rw_global *g = global;
-    if (g == NULL)
-        return;
     CRYPTO_THREAD_lock_free(g->lock);
     free(g);
 }

@@ -7,19 +7,12 @@
 #include <openssl/bio.h>
 #include <openssl/ssl.h>
 
+/* The global state is the SSL_CTX itself. */
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
     (void)env;
-    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
-    if (ctx == NULL)
+    if ((*global = SSL_CTX_new(TLS_server_method())) == NULL)
         return pb_fail(err, errlen, "SSL_CTX_new failed");
-    *global = ctx;
-    return PB_OK;
-}
-
-int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
     return PB_OK;
 }
 
@@ -45,10 +38,4 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
     return PB_OK;
 }
 
-int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)t; (void)err; (void)errlen;
-    return PB_OK;
-}
-
-void pb_teardown(void *global) { SSL_CTX_free(global); }
+PB_TEARDOWN(SSL_CTX_free)

@@ -71,108 +71,71 @@ static const char *write_read(const wr_global *g, wr_local *l)
     return NULL;
 }
 
-static void free_local(wr_local *l)
-{
-    if (l == NULL)
-        return;
-    SSL_free(l->client);
-    SSL_free(l->server);
-    free(l->out);
-    free(l->in);
-    free(l);
-}
-
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
-    long size = pb_arg_long(env, "size", 1024);
+    long size = pb_arg_int(env, "size");
     if (size < 1 || size > (1L << 26))
         return pb_fail(err, errlen, "size must be between 1 and %ld, got %ld", 1L << 26, size);
-    wr_global *g = calloc(1, sizeof(*g));
+    wr_global *g = pb_alloc_global(global, sizeof(*g));
     if (g == NULL)
         return pb_fail(err, errlen, "out of memory");
     g->size = (size_t)size;
     char cert[4096], key[4096];
     snprintf(cert, sizeof(cert), "%s/server.pem", env->fixtures_dir);
     snprintf(key, sizeof(key), "%s/server-key.pem", env->fixtures_dir);
-    const char *failed = NULL;
     g->sctx = SSL_CTX_new(TLS_server_method());
     g->cctx = SSL_CTX_new(TLS_client_method());
     if (g->sctx == NULL || g->cctx == NULL)
-        failed = "SSL_CTX_new";
-    else if (SSL_CTX_use_certificate_chain_file(g->sctx, cert) != 1)
-        failed = "SSL_CTX_use_certificate_chain_file(server.pem)";
-    else if (SSL_CTX_use_PrivateKey_file(g->sctx, key, SSL_FILETYPE_PEM) != 1)
-        failed = "SSL_CTX_use_PrivateKey_file(server-key.pem)";
-    if (failed != NULL) {
-        pb_fail(err, errlen, "%s failed", failed);
-        SSL_CTX_free(g->sctx);
-        SSL_CTX_free(g->cctx);
-        free(g);
-        return PB_ERROR;
-    }
-    *global = g;
+        return pb_fail(err, errlen, "SSL_CTX_new failed");
+    if (SSL_CTX_use_certificate_chain_file(g->sctx, cert) != 1)
+        return pb_fail(err, errlen, "SSL_CTX_use_certificate_chain_file(server.pem) failed");
+    if (SSL_CTX_use_PrivateKey_file(g->sctx, key, SSL_FILETYPE_PEM) != 1)
+        return pb_fail(err, errlen, "SSL_CTX_use_PrivateKey_file(server-key.pem) failed");
     return PB_OK;
 }
 
 int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
 {
     const wr_global *g = global;
-    wr_local *l = calloc(1, sizeof(*l));
-    const char *failed = NULL;
-    BIO *sbio = NULL, *cbio = NULL;
+    wr_local *l = pb_alloc_local(t, sizeof(*l));
     if (l == NULL)
         return pb_fail(err, errlen, "out of memory");
-    l->out = malloc(g->size);
-    l->in = malloc(g->size);
-    if (l->out == NULL || l->in == NULL) {
-        failed = "malloc";
-        goto fail;
-    }
+    l->out = pb_buffer(g->size, 0);
+    l->in = pb_buffer(g->size, 0);
+    if (l->out == NULL || l->in == NULL)
+        return pb_fail(err, errlen, "out of memory");
     for (size_t i = 0; i < g->size; i++)
         l->out[i] = (unsigned char)(i * 31 + 7);
     l->server = SSL_new(g->sctx);
     l->client = SSL_new(g->cctx);
-    if (l->server == NULL || l->client == NULL) {
-        failed = "SSL_new";
-        goto fail;
-    }
+    if (l->server == NULL || l->client == NULL)
+        return pb_fail(err, errlen, "SSL_new failed in thread init");
     /* Room for one operation's records (at most 16 KiB of plaintext each,
      * plus header, tag and padding) and then some. */
     size_t bufsize = g->size + (g->size / 16384 + 1) * 512 + 32768;
-    if (BIO_new_bio_pair(&sbio, bufsize, &cbio, bufsize) != 1) {
-        failed = "BIO_new_bio_pair";
-        goto fail;
-    }
+    BIO *sbio = NULL, *cbio = NULL;
+    if (BIO_new_bio_pair(&sbio, bufsize, &cbio, bufsize) != 1)
+        return pb_fail(err, errlen, "BIO_new_bio_pair failed in thread init");
     SSL_set_bio(l->server, sbio, sbio);
     SSL_set_bio(l->client, cbio, cbio);
     SSL_set_accept_state(l->server);
     SSL_set_connect_state(l->client);
-    if ((failed = drive(l->client, l->server)) != NULL)
-        goto fail;
+    const char *failed = drive(l->client, l->server);
+    if (failed != NULL)
+        return pb_fail(err, errlen, "%s failed in thread init", failed);
     /* Let the client read what the server sent after the handshake (TLS 1.3
      * session tickets), so that the first timed operation is not special. */
-    {
-        unsigned char b[1];
-        size_t r;
-        if (SSL_read_ex(l->client, b, sizeof(b), &r) == 1) {
-            failed = "unexpected application data on the client";
-            goto fail;
-        }
-        ERR_clear_error();
-    }
+    unsigned char b[1];
+    size_t r;
+    if (SSL_read_ex(l->client, b, sizeof(b), &r) == 1)
+        return pb_fail(err, errlen, "unexpected application data on the client in thread init");
+    ERR_clear_error();
     /* One untimed operation checks that everything works. */
     if ((failed = write_read(g, l)) != NULL)
-        goto fail;
-    if (memcmp(l->out, l->in, g->size) != 0) {
-        failed = "data read differs from data written";
-        goto fail;
-    }
-    t->local = l;
+        return pb_fail(err, errlen, "%s failed in thread init", failed);
+    if (memcmp(l->out, l->in, g->size) != 0)
+        return pb_fail(err, errlen, "data read differs from data written in thread init");
     return PB_OK;
-fail:
-    pb_fail(err, errlen, "%s failed in thread init", failed);
-    free_local(l);
-    return PB_ERROR;
 }
 
 int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
@@ -189,17 +152,19 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
 
 int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
 {
+    wr_local *l = t->local;
     (void)global; (void)err; (void)errlen;
-    free_local(t->local);
-    t->local = NULL;
+    SSL_free(l->client);
+    SSL_free(l->server);
+    free(l->out);
+    free(l->in);
+    free(l);
     return PB_OK;
 }
 
 void pb_teardown(void *global)
 {
     wr_global *g = global;
-    if (g == NULL)
-        return;
     SSL_CTX_free(g->sctx);
     SSL_CTX_free(g->cctx);
     free(g);

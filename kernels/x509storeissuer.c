@@ -29,88 +29,58 @@ typedef struct {
     char tmpdir[64]; /* non-empty if we created it */
 } xi_global;
 
-static void free_global(xi_global *g)
-{
-    if (g == NULL)
-        return;
-    X509_STORE_free(g->store);
-    X509_free(g->cert);
-    if (g->tmpdir[0] != '\0')
-        rmdir(g->tmpdir);
-    free(g);
-}
-
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
-    xi_global *g = calloc(1, sizeof(*g));
+    xi_global *g = pb_alloc_global(global, sizeof(*g));
     if (g == NULL)
         return pb_fail(err, errlen, "out of memory");
 
     unsigned char *data;
     size_t len;
-    if (pb_read_fixture(env, "server.pem", &data, &len, err, errlen) != PB_OK) {
-        free_global(g);
+    if (pb_read_fixture(env, "server.pem", &data, &len, err, errlen) != PB_OK)
         return PB_ERROR;
-    }
     BIO *bio = BIO_new_mem_buf(data, (int)len);
     g->cert = bio != NULL ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
     BIO_free(bio);
     free(data);
-    if (g->cert == NULL) {
-        free_global(g);
+    if (g->cert == NULL)
         return pb_fail(err, errlen, "decoding fixture server.pem failed");
-    }
 
     char dir[4096];
     snprintf(g->tmpdir, sizeof(g->tmpdir), "/tmp/pbcerts-XXXXXX");
     if (mkdtemp(g->tmpdir) == NULL) {
         g->tmpdir[0] = '\0';
-        free_global(g);
         return pb_fail(err, errlen, "mkdtemp /tmp/pbcerts-XXXXXX failed");
     }
     snprintf(dir, sizeof(dir), "%s", g->tmpdir);
 
     g->store = X509_STORE_new();
-    if (g->store == NULL) {
-        free_global(g);
+    if (g->store == NULL)
         return pb_fail(err, errlen, "X509_STORE_new failed");
-    }
     /* The order of X509_STORE_set_default_paths: file, hash dir, store. */
-    if (X509_STORE_add_lookup(g->store, X509_LOOKUP_file()) == NULL) {
-        free_global(g);
+    if (X509_STORE_add_lookup(g->store, X509_LOOKUP_file()) == NULL)
         return pb_fail(err, errlen, "X509_STORE_add_lookup(file) failed");
-    }
     X509_LOOKUP *lookup = X509_STORE_add_lookup(g->store, X509_LOOKUP_hash_dir());
-    if (lookup == NULL) {
-        free_global(g);
+    if (lookup == NULL)
         return pb_fail(err, errlen, "X509_STORE_add_lookup(hash_dir) failed");
-    }
-    if (X509_LOOKUP_add_dir(lookup, dir, X509_FILETYPE_PEM) != 1) {
-        free_global(g);
+    if (X509_LOOKUP_add_dir(lookup, dir, X509_FILETYPE_PEM) != 1)
         return pb_fail(err, errlen, "X509_LOOKUP_add_dir(%s) failed", dir);
-    }
 #if OPENSSL_VERSION_NUMBER >= 0x30000000L
     X509_LOOKUP *st_lookup = X509_STORE_add_lookup(g->store, X509_LOOKUP_store());
-    if (st_lookup == NULL || X509_LOOKUP_add_store(st_lookup, dir) != 1) {
-        free_global(g);
+    if (st_lookup == NULL || X509_LOOKUP_add_store(st_lookup, dir) != 1)
         return pb_fail(err, errlen, "X509_STORE_add_lookup(store %s) failed", dir);
-    }
 #endif
-    *global = g;
     return PB_OK;
 }
 
 int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
 {
     xi_global *g = global;
-    X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+    X509_STORE_CTX *ctx = t->local = X509_STORE_CTX_new();
     if (ctx == NULL)
         return pb_fail(err, errlen, "X509_STORE_CTX_new failed");
-    if (X509_STORE_CTX_init(ctx, g->store, g->cert, NULL) != 1) {
-        X509_STORE_CTX_free(ctx);
+    if (X509_STORE_CTX_init(ctx, g->store, g->cert, NULL) != 1)
         return pb_fail(err, errlen, "X509_STORE_CTX_init failed");
-    }
-    t->local = ctx;
     return PB_OK;
 }
 
@@ -132,12 +102,14 @@ int pb_run(void *global, pb_thread *t, uint64_t n, char *err, size_t errlen)
     return PB_OK;
 }
 
-int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
-{
-    (void)global; (void)err; (void)errlen;
-    X509_STORE_CTX_free(t->local);
-    t->local = NULL;
-    return PB_OK;
-}
+PB_THREAD_DONE(X509_STORE_CTX_free)
 
-void pb_teardown(void *global) { free_global(global); }
+void pb_teardown(void *global)
+{
+    xi_global *g = global;
+    X509_STORE_free(g->store);
+    X509_free(g->cert);
+    if (g->tmpdir[0] != '\0')
+        rmdir(g->tmpdir);
+    free(g);
+}

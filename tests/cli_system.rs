@@ -341,6 +341,36 @@ fn kernel_error_mid_run_is_reported() {
 }
 
 #[test]
+fn cleanup_hooks_run_after_a_failed_setup_or_thread_init() {
+    // Kernels free partly built state only in pb_teardown / pb_thread_done
+    // (kernels/perfbisect.h), so the runner must call them after a failure.
+    let d = tempfile::tempdir().unwrap();
+    for (stage, expected) in [
+        ("setup", &["teardown"][..]),
+        ("thread_init", &["teardown", "thread_done"][..]),
+    ] {
+        let marker = d.path().join(stage);
+        let o = perfbisect(d.path())
+            .arg("--kernels-dir")
+            .arg(test_kernels())
+            .args(["run", "--samples", "1", "--duration", "0.05", "--tool"])
+            .arg(format!("cleanup:stage={stage},marker={}", marker.display()))
+            .output()
+            .unwrap();
+        assert_usage_error(
+            &o,
+            &format!("deliberate failure in {}", stage.replace('_', " ")),
+        );
+        for hook in expected {
+            assert!(
+                marker.with_extension(hook).exists(),
+                "{stage}: pb_{hook} was not called"
+            );
+        }
+    }
+}
+
+#[test]
 fn not_applicable_is_a_result_not_an_error() {
     let d = tempfile::tempdir().unwrap();
     let o = perfbisect(d.path())

@@ -24,8 +24,8 @@
 //! OpenSSL's Configure reads (`CC`, `CFLAGS`, `LDFLAGS`, …, see
 //! [`SCRUBBED_ENV`]) and make's (`MAKEFLAGS`, `MFLAGS`, …). The compiler is
 //! given explicitly as `CC=<compiler>` on the config command line, where
-//! `<compiler>` is [`compiler_command`] (`$CC` or `cc`), the same compiler that
-//! [`compiler_id`](crate::build::recipe::compiler_id) fingerprints; with ccache it is
+//! `<compiler>` is [`compiler::command`] (`$CC` or `cc`), the same compiler that
+//! [`compiler::id`] fingerprints; with ccache it is
 //! `CC=ccache <compiler>`. The recipe's `env` is applied last.
 
 use std::collections::BTreeSet;
@@ -39,7 +39,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::build::recipe::{compiler_command, ResolvedRecipe};
+use crate::build::compiler;
+use crate::build::recipe::ResolvedRecipe;
 
 /// Environment variables removed before running config and make: those
 /// OpenSSL's Configure/config read (they would override the recipe and the
@@ -228,7 +229,7 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         .with_context(|| format!("opening build log {}", req.log_path.display()))?;
 
     let jobs = req.jobs.max(1);
-    let mut cc = compiler_command();
+    let mut cc = compiler::command();
     let ccache_bin = if req.ccache {
         find_on_path("ccache")
     } else {
@@ -972,7 +973,8 @@ fn parse_stats_log(text: &str) -> CcacheStats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::recipe::{self, detect_version};
+    use crate::build::recipe;
+    use crate::build::version::detect_version;
     use std::collections::BTreeMap;
 
     fn resolved(name: &str) -> ResolvedRecipe {
@@ -1190,7 +1192,7 @@ mod tests {
         let _ = fs::remove_dir_all(&inst);
         let r = recipe::load(&recipe_name, None)
             .unwrap()
-            .resolve(&v, &recipe::compiler_id());
+            .resolve(&v, compiler::id());
         let log = work.join(format!("build-{v}.log"));
         let _ = fs::remove_file(&log);
         let req = BuildRequest {

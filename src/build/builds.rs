@@ -11,8 +11,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::build::builder::{self, BuildEvent, BuildRequest, Start};
-use crate::build::recipe::{self, Recipe};
+use crate::build::compiler;
+use crate::build::recipe::Recipe;
 use crate::build::repo::{self, CommitInfo, Repo};
+use crate::build::version::{detect_version, OpenSslVersion};
 use crate::cache::{self, Cache};
 use crate::hashing::{self, Hasher};
 use crate::interrupt;
@@ -25,7 +27,7 @@ pub struct BuildMeta {
     pub summary: String,
     pub recipe: String,
     pub fingerprint: String,
-    pub version: String,
+    pub version: OpenSslVersion,
     pub ok: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -118,7 +120,7 @@ pub fn default_jobs() -> usize {
 }
 
 /// The version a commit declares, read from its blobs without a checkout.
-pub fn commit_version(repo: &Repo, c: &CommitInfo) -> Result<recipe::OpenSslVersion> {
+pub fn commit_version(repo: &Repo, c: &CommitInfo) -> Result<OpenSslVersion> {
     let tmp = tempfile::tempdir()?;
     let mut any = false;
     for f in ["Configure", "VERSION.dat", "include/openssl/opensslv.h"] {
@@ -132,14 +134,14 @@ pub fn commit_version(repo: &Repo, c: &CommitInfo) -> Result<recipe::OpenSslVers
     if !any {
         bail!("{} does not look like OpenSSL", c.short);
     }
-    recipe::detect_version(tmp.path()).with_context(|| format!("commit {}", c.short))
+    detect_version(tmp.path()).with_context(|| format!("commit {}", c.short))
 }
 
 /// The cache entry for this commit and recipe: built now if missing (or
 /// damaged, or with `rebuild`), else taken from the cache, failures included.
 pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> Result<Built> {
     let version = commit_version(repo, c)?;
-    let resolved = o.recipe.resolve(&version, &recipe::compiler_id());
+    let resolved = o.recipe.resolve(&version, compiler::id());
     let key = format!("{}-{}-{}", &c.id[..12], resolved.name, resolved.fingerprint);
     let builds = cache.dir("builds")?;
     let entry = builds.join(&key);
@@ -356,7 +358,7 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         summary: c.summary.clone(),
         recipe: resolved.name.clone(),
         fingerprint: resolved.fingerprint.clone(),
-        version: version.to_string(),
+        version: version.clone(),
         ok: false,
         error: None,
         created,

@@ -4,5 +4,7 @@
 
 pub mod builder;
 pub mod builds;
+pub mod compiler;
 pub mod recipe;
 pub mod repo;
+pub mod version;

@@ -95,7 +95,7 @@ pub fn run(g: &Global, a: CacheCmd) -> Result<ExitCode> {
             for b in &list {
                 t.push(vec![
                     b.meta.commit[..10].to_string(),
-                    b.meta.version.clone(),
+                    b.meta.version.to_string(),
                     b.meta.recipe.clone(),
                     size(cache::dir_size(&b.dir)),
                     age(now().saturating_sub(b.meta.created)),

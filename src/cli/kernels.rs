@@ -48,7 +48,7 @@ pub fn run(g: &Global, a: KernelsArgs) -> Result<ExitCode> {
             .collect();
         t.push(vec![
             k.name.clone(),
-            k.min_version.clone(),
+            k.min_version.to_string(),
             if args.is_empty() {
                 "-".into()
             } else {

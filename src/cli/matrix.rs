@@ -147,7 +147,7 @@ pub fn run(g: &Global, a: MatrixArgs) -> Result<ExitCode> {
             MatrixCell {
                 target: labels[t].clone(),
                 commit: target.commit.clone(),
-                openssl_version: target.prefix.version_number(),
+                openssl_version: target.prefix.version().map(|v| v.to_string()),
                 tool: spec.kernel.name.clone(),
                 spec: spec.short(),
                 args: spec.args.clone(),

@@ -4,16 +4,22 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
 
+use crate::build::compiler;
 use crate::cache::{self, Cache};
 use crate::hashing::{self, Hasher};
 use crate::measure::kernel::{self, Kernel};
 use crate::measure::prefix::Prefix;
 
 /// Bumped whenever the flags below change, so old objects are not reused.
-const COMPILE_SCHEME: &str = "1";
+const COMPILE_SCHEME: &str = "2";
+
+/// The second translation unit of every kernel object: the header's runtime
+/// part (identity functions, weak default hooks). In the kernel's own unit a
+/// weak default would clash with the kernel's definition instead of
+/// yielding to it at link time.
+const RUNTIME_NAME: &str = "perfbisect-runtime.c";
+const RUNTIME_SOURCE: &str = "#define PB_RUNTIME\n#include \"perfbisect.h\"\n";
 
 #[derive(Debug, Clone)]
 pub struct CompiledKernel {
@@ -33,6 +39,13 @@ struct Meta {
 fn build_tool() -> cc::Build {
     let target = env!("PERFBISECT_TARGET");
     let mut b = cc::Build::new();
+    // The compiler that builds OpenSSL, so that one identity (compiler::id)
+    // describes every object perfbisect makes.
+    let program = compiler::program();
+    b.compiler(&program[0]);
+    for flag in &program[1..] {
+        b.flag(flag);
+    }
     // cc is made for build scripts: without these it reads Cargo's variables
     // and prints cargo: lines on stdout.
     b.target(target)
@@ -47,24 +60,6 @@ fn build_tool() -> cc::Build {
     b
 }
 
-/// The compiler's identity (`cc --version`'s first line), part of every key.
-pub fn compiler_id() -> &'static str {
-    static ID: OnceLock<String> = OnceLock::new();
-    ID.get_or_init(|| {
-        let tool = build_tool().try_get_compiler();
-        let Ok(tool) = tool else {
-            return "unknown-compiler".to_string();
-        };
-        let out = Command::new(tool.path()).arg("--version").output();
-        let first = out
-            .ok()
-            .and_then(|o| String::from_utf8(o.stdout).ok())
-            .and_then(|s| s.lines().next().map(str::to_string))
-            .unwrap_or_default();
-        format!("{} {}", tool.path().display(), first)
-    })
-}
-
 /// The shared object for `kernel` against `prefix`, compiled once per
 /// (kernel source, header, OpenSSL identity, compiler).
 pub fn compile(cache: &Cache, kernel: &Kernel, prefix: &Prefix) -> Result<CompiledKernel> {
@@ -73,8 +68,9 @@ pub fn compile(cache: &Cache, kernel: &Kernel, prefix: &Prefix) -> Result<Compil
         h.field(COMPILE_SCHEME)
             .field(&kernel.source)
             .field(kernel::header_source())
+            .field(RUNTIME_SOURCE)
             .field(&prefix.identity()?)
-            .field(compiler_id());
+            .field(compiler::id());
         h.finish_short()
     };
     let kdir = cache.dir("kernels")?;
@@ -100,6 +96,7 @@ pub fn compile(cache: &Cache, kernel: &Kernel, prefix: &Prefix) -> Result<Compil
         tmp.path().join(kernel::HEADER_NAME),
         kernel::header_source(),
     )?;
+    fs::write(tmp.path().join(RUNTIME_NAME), RUNTIME_SOURCE)?;
     let so = tmp.path().join("kernel.so");
     let log = tmp.path().join("compile.log");
     run_compiler(kernel, prefix, tmp.path(), &src, &so, &log).with_context(|| {
@@ -116,7 +113,7 @@ pub fn compile(cache: &Cache, kernel: &Kernel, prefix: &Prefix) -> Result<Compil
         kernel: kernel.name.clone(),
         prefix: prefix.label.clone(),
         lib_dir: prefix.lib_dir.clone(),
-        compiler: compiler_id().to_string(),
+        compiler: compiler::id().to_string(),
         sha256: sha256.clone(),
     };
     cache::write_atomic(
@@ -181,7 +178,10 @@ fn run_compiler(
     for inc in &prefix.include_dirs {
         cmd.arg(format!("-I{}", inc.display()));
     }
-    cmd.arg(src).arg("-o").arg(so);
+    cmd.arg(src)
+        .arg(workdir.join(RUNTIME_NAME))
+        .arg("-o")
+        .arg(so);
     cmd.arg(format!("-L{}", prefix.lib_dir.display()));
     // DT_RPATH rather than DT_RUNPATH: it also applies to libssl's own lookup
     // of libcrypto, so both come from the build under test.
@@ -214,38 +214,4 @@ fn run_compiler(
         bail!("{} (full log: {})", first.trim(), log.display());
     }
     Ok(())
-}
-
-/// Compare dotted versions such as "3.0.0" and "1.1.1w" (letters count as
-/// patch levels below the next number).
-pub fn version_at_least(have: &str, want: &str) -> bool {
-    fn key(v: &str) -> Vec<(u32, u32)> {
-        v.split(['.', '-'])
-            .take(3)
-            .map(|part| {
-                let digits: String = part.chars().take_while(|c| c.is_ascii_digit()).collect();
-                let letter = part[digits.len()..]
-                    .chars()
-                    .next()
-                    .filter(|c| c.is_ascii_lowercase())
-                    .map_or(0, |c| c as u32 - 'a' as u32 + 1);
-                (digits.parse().unwrap_or(0), letter)
-            })
-            .collect()
-    }
-    key(have) >= key(want)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn versions_compare_like_openssl_releases() {
-        assert!(version_at_least("3.0.0", "1.1.1"));
-        assert!(version_at_least("1.1.1w", "1.1.1"));
-        assert!(!version_at_least("1.1.1w", "3.0.0"));
-        assert!(version_at_least("3.2.1", "3.2.0"));
-        assert!(!version_at_least("1.1.0", "1.1.1"));
-    }
 }

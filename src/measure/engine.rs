@@ -19,11 +19,12 @@ use crate::analysis::bisect::{Measurer, Probe, Step};
 use crate::analysis::rounds::{self, Sampler};
 use crate::build::builds::{self, BuildOptions};
 use crate::build::repo::{CommitInfo, Repo};
+use crate::build::version::OpenSslVersion;
 use crate::cache::Cache;
 use crate::interrupt;
 use crate::measure::compile::{self, CompiledKernel};
 use crate::measure::kernel::ToolSpec;
-use crate::measure::prefix::{self, Prefix};
+use crate::measure::prefix::Prefix;
 use crate::measure::runner::{self, Sample, SampleRequest};
 use crate::measure::samples::SampleSet;
 use crate::measure::unavailable::Unavailable;
@@ -40,7 +41,7 @@ pub struct Target {
     pub commit: Option<String>,
     /// For builds: the version the source tree declares ("3.2.1").
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub expect_version: Option<String>,
+    pub expect_version: Option<OpenSslVersion>,
 }
 
 impl Target {
@@ -66,8 +67,7 @@ impl Target {
             );
         }
         if let Some(want) = &self.expect_version {
-            let got = prefix::version_token(&s.openssl_version).unwrap_or_default();
-            if &got != want {
+            if OpenSslVersion::from_version_text(&s.openssl_version).as_ref() != Some(want) {
                 anyhow::bail!(
                     "{}: the loaded library reports '{}' but the build is of {want}: refusing this sample",
                     self.label,
@@ -120,7 +120,7 @@ pub struct Subject {
 
 enum LibState {
     Unknown,
-    Ready(Target),
+    Ready(Box<Target>),
     Unavailable(Unavailable),
 }
 
@@ -241,7 +241,7 @@ impl<'a> Session<'a> {
         if matches!(self.libs[lib].1, LibState::Unknown) {
             interrupt::check()?;
             let state = match &self.libs[lib].0 {
-                Library::Installed(t) => LibState::Ready(t.clone()),
+                Library::Installed(t) => LibState::Ready(Box::new(t.clone())),
                 Library::Revision { label, commit } => {
                     let (repo, opts) = self
                         .repo
@@ -272,12 +272,12 @@ impl<'a> Session<'a> {
                         ));
                     }
                     match built.prefix.clone() {
-                        Some(prefix) => LibState::Ready(Target {
+                        Some(prefix) => LibState::Ready(Box::new(Target {
                             label: label.clone(),
                             prefix,
                             commit: Some(commit.id.clone()),
                             expect_version: Some(built.meta.version.clone()),
-                        }),
+                        })),
                         None => LibState::Unavailable(Unavailable::BuildFailed {
                             log: built.log_path().display().to_string(),
                         }),
@@ -310,13 +310,12 @@ impl<'a> Session<'a> {
             let s = &self.subjects[i].0;
             (s.spec.clone(), s.threads, s.side.clone())
         };
-        let have = target.prefix.version_number();
-        if let Some(v) = &have {
-            if !compile::version_at_least(v, &spec.kernel.min_version) {
+        if let Some(v) = target.prefix.version() {
+            if v < spec.kernel.min_version {
                 self.subjects[i].1 = SubjectState::Unavailable(Unavailable::TooOld {
                     kernel: spec.kernel.name.clone(),
-                    needs: spec.kernel.min_version.clone(),
-                    have: v.clone(),
+                    needs: spec.kernel.min_version.to_string(),
+                    have: v.to_string(),
                 });
                 return Ok(());
             }

@@ -8,6 +8,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::build::version::OpenSslVersion;
 use crate::hashing;
 
 static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/kernels");
@@ -29,7 +30,7 @@ pub struct Kernel {
     pub name: String,
     pub summary: String,
     pub args: Vec<ArgSpec>,
-    pub min_version: String,
+    pub min_version: OpenSslVersion,
     pub link_ssl: bool,
     /// Argument whose value is the number of bytes one operation processes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -217,7 +218,7 @@ pub fn parse_kernel(text: &str, origin: &Path) -> Result<Kernel> {
     let mut name = None;
     let mut summary = String::new();
     let mut args = Vec::new();
-    let mut min_version = "1.1.1".to_string();
+    let mut min_version = OpenSslVersion::new(1, 1, 1);
     let mut link_ssl = false;
     let mut bytes_arg = None;
     let mut counters = Vec::new();
@@ -231,7 +232,7 @@ pub fn parse_kernel(text: &str, origin: &Path) -> Result<Kernel> {
         match tag {
             "kernel" => name = Some(value.to_string()),
             "summary" => summary = value.to_string(),
-            "min_version" => min_version = value.to_string(),
+            "min_version" => min_version = value.parse().with_context(at)?,
             "link" => link_ssl |= value.split_whitespace().any(|l| l == "ssl"),
             "unit" => {
                 bytes_arg = value.strip_prefix("bytes=").map(|s| s.trim().to_string());
@@ -354,6 +355,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn min_version_is_a_version() {
+        let k = |v: &str| {
+            parse_kernel(
+                &format!("// @kernel k\n// @min_version {v}\n"),
+                Path::new("k.c"),
+            )
+        };
+        let three = k("3.0.0").unwrap().min_version;
+        assert!("1.1.1w".parse::<OpenSslVersion>().unwrap() < three);
+        assert!(three <= "3.0.0".parse().unwrap());
+        let e = format!("{:#}", k("3.x").unwrap_err());
+        assert!(
+            e.starts_with("k.c:2: ") && e.contains("'3.x' is not an OpenSSL version"),
+            "{e}"
+        );
+        let dflt = parse_kernel("// @kernel k\n", Path::new("k.c")).unwrap();
+        assert_eq!(dflt.min_version.to_string(), "1.1.1");
     }
 
     #[test]

@@ -6,6 +6,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::build::version::OpenSslVersion;
 use crate::hashing::{self, Hasher};
 
 #[derive(Debug, Clone, Serialize)]
@@ -135,18 +136,11 @@ impl Prefix {
         real.starts_with(lib)
     }
 
-    /// "3.2.1" out of "OpenSSL 3.2.1 30 Jan 2024".
-    pub fn version_number(&self) -> Option<String> {
-        version_token(&self.header_version)
+    /// The version its headers state; None if they state none perfbisect
+    /// can read.
+    pub fn version(&self) -> Option<OpenSslVersion> {
+        OpenSslVersion::from_version_text(&self.header_version)
     }
-}
-
-/// The version token of an `OpenSSL x.y.z …` string.
-pub fn version_token(text: &str) -> Option<String> {
-    text.split_whitespace()
-        .nth(1)
-        .map(str::to_string)
-        .filter(|v| v.chars().next().is_some_and(|c| c.is_ascii_digit()))
 }
 
 fn existing(p: PathBuf) -> Option<PathBuf> {
@@ -216,19 +210,6 @@ fn header_version(opensslv: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn version_token_reads_release_strings() {
-        assert_eq!(
-            version_token("OpenSSL 3.2.1 30 Jan 2024").as_deref(),
-            Some("3.2.1")
-        );
-        assert_eq!(
-            version_token("OpenSSL 1.1.1w  11 Sep 2023").as_deref(),
-            Some("1.1.1w")
-        );
-        assert_eq!(version_token("garbage"), None);
-    }
 
     #[test]
     fn prefix_without_headers_is_refused() {

@@ -393,14 +393,19 @@ fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
         };
         let mut global: *mut c_void = std::ptr::null_mut();
         let mut err = [0 as c_char; ERRLEN];
-        match setup(&env, &mut global, err.as_mut_ptr(), ERRLEN) {
-            PB_OK => {}
-            PB_NOT_APPLICABLE => {
+        let status = setup(&env, &mut global, err.as_mut_ptr(), ERRLEN);
+        if status != PB_OK {
+            // Kernels free partly built state in pb_teardown only, never on
+            // their error paths (perfbisect.h, "Cleanup has one place").
+            if !global.is_null() {
+                teardown(global);
+            }
+            if status == PB_NOT_APPLICABLE {
                 return Ok(ChildReport::NotApplicable {
                     message: errstr(&err),
-                })
+                });
             }
-            _ => bail!("setup: {}", errstr(&err)),
+            bail!("setup: {}", errstr(&err));
         }
         let result = run_threads(a, KernelShared(global), &fns);
         teardown(global);
@@ -467,7 +472,13 @@ fn run_threads(
             }
             barrier.wait();
             if init != PB_OK {
-                bail!("thread {index} init: {}", errstr(&err));
+                let message = errstr(&err);
+                // As for pb_teardown: the one place a kernel frees its state.
+                if !t.local.is_null() {
+                    // SAFETY: as above.
+                    unsafe { td(g.0, &mut t, err.as_mut_ptr(), ERRLEN) };
+                }
+                bail!("thread {index} init: {message}");
             }
             let mut ops = 0u64;
             let mut batch = 1u64;

@@ -8,16 +8,11 @@ static volatile int *nowhere = NULL;
 
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
-    (void)err; (void)errlen;
-    *global = NULL;
-    const char *when = pb_arg(env, "when");
-    if (when != NULL && strcmp(when, "setup") == 0)
+    (void)global; (void)err; (void)errlen;
+    if (strcmp(pb_arg(env, "when"), "setup") == 0)
         return *nowhere;
     return PB_OK;
 }
-
-int pb_thread_init(void *g, pb_thread *t, char *err, size_t errlen)
-{ (void)g; (void)t; (void)err; (void)errlen; return PB_OK; }
 
 int pb_run(void *g, pb_thread *t, uint64_t n, char *err, size_t errlen)
 {
@@ -25,8 +20,3 @@ int pb_run(void *g, pb_thread *t, uint64_t n, char *err, size_t errlen)
     raise(SIGSEGV);
     return *nowhere;
 }
-
-int pb_thread_done(void *g, pb_thread *t, char *err, size_t errlen)
-{ (void)g; (void)t; (void)err; (void)errlen; return PB_OK; }
-
-void pb_teardown(void *g) { (void)g; }

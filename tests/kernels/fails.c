@@ -8,16 +8,21 @@ typedef struct { long after; char shell[256]; } g_t;
 
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
-    (void)err; (void)errlen;
-    static g_t g;
-    g.after = pb_arg_long(env, "after", 1000);
-    snprintf(g.shell, sizeof(g.shell), "%s", pb_arg(env, "shell") ? pb_arg(env, "shell") : "");
-    *global = &g;
+    g_t *g = pb_alloc_global(global, sizeof(*g));
+    if (g == NULL)
+        return pb_fail(err, errlen, "out of memory");
+    g->after = pb_arg_int(env, "after");
+    snprintf(g->shell, sizeof(g->shell), "%s", pb_arg(env, "shell"));
     return PB_OK;
 }
 
 int pb_thread_init(void *g, pb_thread *t, char *err, size_t errlen)
-{ (void)g; (void)err; (void)errlen; t->local = calloc(1, sizeof(long)); return PB_OK; }
+{
+    (void)g;
+    if (pb_alloc_local(t, sizeof(long)) == NULL)
+        return pb_fail(err, errlen, "out of memory");
+    return PB_OK;
+}
 
 int pb_run(void *gp, pb_thread *t, uint64_t n, char *err, size_t errlen)
 {
@@ -30,8 +35,3 @@ int pb_run(void *gp, pb_thread *t, uint64_t n, char *err, size_t errlen)
     }
     return PB_OK;
 }
-
-int pb_thread_done(void *g, pb_thread *t, char *err, size_t errlen)
-{ (void)g; (void)err; (void)errlen; free(t->local); return PB_OK; }
-
-void pb_teardown(void *g) { (void)g; }

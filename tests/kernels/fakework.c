@@ -9,15 +9,11 @@ extern long fake_work(void) __attribute__((weak));
 
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
 {
-    (void)env;
-    *global = NULL;
+    (void)env; (void)global;
     if (fake_work == NULL)
         return pb_not_applicable(err, errlen, "fakework needs the fake OpenSSL of tests/fake-openssl");
     return PB_OK;
 }
-
-int pb_thread_init(void *g, pb_thread *t, char *err, size_t errlen)
-{ (void)g; (void)t; (void)err; (void)errlen; return PB_OK; }
 
 int pb_run(void *g, pb_thread *t, uint64_t n, char *err, size_t errlen)
 {
@@ -26,8 +22,3 @@ int pb_run(void *g, pb_thread *t, uint64_t n, char *err, size_t errlen)
         fake_work();
     return PB_OK;
 }
-
-int pb_thread_done(void *g, pb_thread *t, char *err, size_t errlen)
-{ (void)g; (void)t; (void)err; (void)errlen; return PB_OK; }
-
-void pb_teardown(void *g) { (void)g; }

@@ -4,10 +4,7 @@
 #include <unistd.h>
 
 int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
-{ (void)env; (void)err; (void)errlen; *global = NULL; return PB_OK; }
-
-int pb_thread_init(void *g, pb_thread *t, char *err, size_t errlen)
-{ (void)g; (void)t; (void)err; (void)errlen; return PB_OK; }
+{ (void)env; (void)global; (void)err; (void)errlen; return PB_OK; }
 
 int pb_run(void *g, pb_thread *t, uint64_t n, char *err, size_t errlen)
 {
@@ -15,8 +12,3 @@ int pb_run(void *g, pb_thread *t, uint64_t n, char *err, size_t errlen)
     for (;;)
         pause();
 }
-
-int pb_thread_done(void *g, pb_thread *t, char *err, size_t errlen)
-{ (void)g; (void)t; (void)err; (void)errlen; return PB_OK; }
-
-void pb_teardown(void *g) { (void)g; }
