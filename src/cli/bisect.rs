@@ -11,8 +11,7 @@ use crate::cache::{self, Cache};
 use crate::measure::engine::{Library, Reuse, Session, Subject};
 use crate::measure::kernel::Registry;
 use crate::report::bisect::{
-    culprit_json, step_line, verdict_word, BisectFormat, BisectReport, SavedBisect, StepJson,
-    BISECT_KIND,
+    culprit_json, step_line, BisectFormat, BisectReport, SavedBisect, StepJson, BISECT_KIND,
 };
 use crate::{hashing, progress, Global};
 
@@ -180,62 +179,15 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
 
     let mut notes = Vec::new();
     if let (Some(mb), Some(gi)) = (&range.merge_base, good_idx) {
-        say(&format!(
-            "{good} is not an ancestor of {bad}: placing the merge base {} ({}) between them first",
-            mb.short,
-            mb.dates()
-        ));
-        // GOOD, the merge base and BAD in the same rounds: where does the merge base lie?
-        let step = bisect::place(&mut session, 0, gi, n - 1, &cfg, cfg.alpha)?;
-        say(&step_line(&step, mb));
-        let pos = step
-            .position
-            .map(|p| format!(" ({:.0}% of the way from {good} to {bad})", p * 100.0))
-            .unwrap_or_default();
-        let towards_bad = match &step.verdict {
-            StepVerdict::Skipped(why) => bail!("cannot measure the merge base {}: {why}", mb.short),
-            StepVerdict::Old => false,
-            StepVerdict::New => true,
-            StepVerdict::Between | StepVerdict::Ambiguous => {
-                step.position.is_some_and(|p| p >= 0.5)
+        let ends = (good.as_str(), bad.as_str(), gi, n - 1);
+        match place_merge_base(&mut session, &a, &cfg, mb, ends, &say)? {
+            Placement::Search(note) => notes.extend(note),
+            Placement::OnGoodsBranch => {
+                save_state(&cache, &id, &a, "redirected", None)?;
+                let mut on_branch = a.clone();
+                on_branch.range = format!("{}..{good}", mb.id);
+                return run(g, on_branch);
             }
-        };
-        if towards_bad {
-            // The merge base already behaves (mostly) like BAD: the change happened on GOOD's
-            // branch, after the branches split. Search there instead, ends reversed.
-            say(&format!(
-                "  the merge base {} behaves like {bad}{pos}: the change is on {good}'s branch; searching {}..{good} (its direction is reversed: {good} is the new end)",
-                mb.short, mb.short
-            ));
-            save_state(&cache, &id, &a, "redirected", None)?;
-            let mut on_branch = a.clone();
-            on_branch.range = format!("{}..{good}", mb.id);
-            return run(g, on_branch);
-        }
-        if step.verdict != StepVerdict::Between {
-            say(&format!(
-                "  the merge base {} behaves like {good}{pos}{}: searching {}..{bad}",
-                mb.short,
-                if step.verdict == StepVerdict::Ambiguous {
-                    " (not told apart at the sample cap)"
-                } else {
-                    ""
-                },
-                mb.short
-            ));
-        } else {
-            // Significantly different from both ends, but nearer GOOD: a change of GOOD's own
-            // branch (a backport, say) beside the one between the merge base and BAD.
-            let note = format!(
-                "{good}'s own branch differs from the merge base {}{pos}: most of the change lies between the merge base and {bad}, which is searched; to find {good}'s own change run: {}",
-                mb.short,
-                reproduce(&BisectArgs {
-                    range: format!("{}..{good}", mb.id),
-                    ..a.clone()
-                })
-            );
-            say(&format!("  {note}"));
-            notes.push(note);
         }
     }
 
@@ -294,15 +246,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         steps: result
             .steps
             .iter()
-            .map(|s| StepJson {
-                info: (&commits[s.commit]).into(),
-                index: s.commit,
-                n: s.n,
-                mean_us: s.mean,
-                ci95_us: s.ci95,
-                verdict: verdict_word(&s.verdict),
-                position: s.position,
-            })
+            .map(|s| StepJson::new(s, commits))
             .collect(),
         builds: session.builds.values().cloned().collect(),
         samples: samples_total,
@@ -327,6 +271,80 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What placing the merge base between GOOD and BAD decided.
+enum Placement {
+    /// Search merge-base..BAD; with a note when GOOD's own branch differs too.
+    Search(Option<String>),
+    /// The merge base behaves like BAD: the change is on GOOD's branch.
+    OnGoodsBranch,
+}
+
+/// GOOD, the merge base and BAD measured in the same rounds: where does the merge base lie?
+/// `ends` = (GOOD's name, BAD's name, GOOD's subject index, BAD's subject index).
+fn place_merge_base(
+    session: &mut Session,
+    a: &BisectArgs,
+    cfg: &Config,
+    mb: &repo::CommitInfo,
+    ends: (&str, &str, usize, usize),
+    say: &dyn Fn(&str),
+) -> Result<Placement> {
+    let (good, bad, gi, bad_idx) = ends;
+    say(&format!(
+        "{good} is not an ancestor of {bad}: placing the merge base {} ({}) between them first",
+        mb.short,
+        mb.dates()
+    ));
+    // GOOD, the merge base and BAD in the same rounds: where does the merge base lie?
+    let step = bisect::place(session, 0, gi, bad_idx, cfg, cfg.alpha)?;
+    say(&step_line(&step, mb));
+    let pos = step
+        .position
+        .map(|p| format!(" ({:.0}% of the way from {good} to {bad})", p * 100.0))
+        .unwrap_or_default();
+    let towards_bad = match &step.verdict {
+        StepVerdict::Skipped(why) => bail!("cannot measure the merge base {}: {why}", mb.short),
+        StepVerdict::Old => false,
+        StepVerdict::New => true,
+        StepVerdict::Between | StepVerdict::Ambiguous => step.position.is_some_and(|p| p >= 0.5),
+    };
+    if towards_bad {
+        // The merge base already behaves (mostly) like BAD: the change happened on GOOD's
+        // branch, after the branches split. Search there instead, ends reversed.
+        say(&format!(
+            "  the merge base {} behaves like {bad}{pos}: the change is on {good}'s branch; searching {}..{good} (its direction is reversed: {good} is the new end)",
+            mb.short, mb.short
+        ));
+        return Ok(Placement::OnGoodsBranch);
+    }
+    if step.verdict != StepVerdict::Between {
+        say(&format!(
+            "  the merge base {} behaves like {good}{pos}{}: searching {}..{bad}",
+            mb.short,
+            if step.verdict == StepVerdict::Ambiguous {
+                " (not told apart at the sample cap)"
+            } else {
+                ""
+            },
+            mb.short
+        ));
+    } else {
+        // Significantly different from both ends, but nearer GOOD: a change of GOOD's own
+        // branch (a backport, say) beside the one between the merge base and BAD.
+        let note = format!(
+            "{good}'s own branch differs from the merge base {}{pos}: most of the change lies between the merge base and {bad}, which is searched; to find {good}'s own change run: {}",
+            mb.short,
+            reproduce(&BisectArgs {
+                range: format!("{}..{good}", mb.id),
+                ..a.clone()
+            })
+        );
+        say(&format!("  {note}"));
+        return Ok(Placement::Search(Some(note)));
+    }
+    Ok(Placement::Search(None))
 }
 
 /// The session seen by the search, with live output: each decided step as

@@ -164,6 +164,21 @@ pub struct SavedBisect {
     pub result: Option<BisectReport>,
 }
 
+impl StepJson {
+    /// A decided step of the search, `s.commit` indexing `commits` (the range, oldest first).
+    pub fn new(s: &Step, commits: &[CommitInfo]) -> StepJson {
+        StepJson {
+            info: (&commits[s.commit]).into(),
+            index: s.commit,
+            n: s.n,
+            mean_us: s.mean,
+            ci95_us: s.ci95,
+            verdict: verdict_word(&s.verdict),
+            position: s.position,
+        }
+    }
+}
+
 pub fn verdict_word(v: &StepVerdict) -> String {
     match v {
         StepVerdict::Old => "old".into(),
