@@ -58,6 +58,11 @@ pub fn per_look(alpha: f64, schedule: &Schedule, comparisons: usize) -> f64 {
     alpha / (schedule.len() * comparisons.max(1)) as f64
 }
 
+/// A comparison that runs two tests on the same samples and takes the better one (the paired
+/// and the unpaired trimmed test, see stats::compare_rounds) pays for both: each at half the
+/// level, i.e. the smaller p-value doubled.
+pub const TWO_TESTS: f64 = 2.0;
+
 /// Per-test level of one sequential decision that runs `tests_per_look` tests at every look
 /// (placing a merge base between GOOD and BAD: two).
 pub fn per_test_of_decision(alpha: f64, schedule: &Schedule, tests_per_look: usize) -> f64 {

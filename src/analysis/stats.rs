@@ -663,7 +663,8 @@ fn compare_with(a: &[f64], b: &[f64], alpha: f64, min_effect: f64, rounds: bool)
     let (y, p_yuen, conf) = match (unpaired, paired) {
         (Some(u), Some(p)) => {
             let best = if p.p < u.p { p } else { u };
-            (Some(best), (2.0 * best.p).min(1.0), 1.0 - alpha / 2.0)
+            let k = super::alpha::TWO_TESTS;
+            (Some(best), (k * best.p).min(1.0), 1.0 - alpha / k)
         }
         (u, _) => (u, u.map_or(f64::NAN, |u| u.p), 1.0 - alpha),
     };
