@@ -64,6 +64,11 @@ pub trait Measurer {
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>>;
     /// Called when a commit's verdict is final (for live output). Default: do nothing.
     fn decided(&mut self, _step: &Step) {}
+    /// Whether commits `a` and `b` load byte-identical libraries and modules (then no change of
+    /// speed can lie between them). Default: not known.
+    fn identical(&self, _a: usize, _b: usize) -> bool {
+        false
+    }
     /// How errors name commit `i` (a short sha in the real pipeline).
     fn name(&self, i: usize) -> String {
         format!("commit {i}")
@@ -156,8 +161,11 @@ pub struct ChangePoint {
     /// for it alone (interleaved, in random order), never the samples that selected the pair, so
     /// its ratio, interval and p-values are not biased by the selection.
     pub comparison: Comparison,
-    /// The confirmation found the change significant (at its own share of alpha).
+    /// The confirmation found the change significant (at its own share of alpha), and the two
+    /// commits' binaries are not byte-identical.
     pub confirmed: bool,
+    /// Parent and culprit load byte-identical libraries: never a culprit.
+    pub identical_binaries: bool,
     /// This change explains only part of the end-to-end change (the range holds more than one).
     pub partial: bool,
     /// A commit on the way here stayed ambiguous (the search went on by the closer end).
@@ -552,7 +560,11 @@ impl Searcher<'_> {
                 self.m.name(f.first_new)
             ),
         };
-        let confirmed = matches!(comparison.verdict, Verdict::Slower | Verdict::Faster);
+        // A parent and child with byte-identical binaries cannot differ in speed: whatever the
+        // samples say, that is noise, never a culprit.
+        let identical = self.m.identical(f.last_old, f.first_new);
+        let confirmed =
+            !identical && matches!(comparison.verdict, Verdict::Slower | Verdict::Faster);
         // "Clearly smaller": the whole interval of this change lies nearer to 1 than the
         // end-to-end ratio (estimated on every sample of the ends, see `search`).
         let e = ends.ratio.ratio;
@@ -570,6 +582,7 @@ impl Searcher<'_> {
             skipped_between,
             comparison,
             confirmed,
+            identical_binaries: identical,
             partial: f.partial || smaller,
             uncertain: f.uncertain,
         })
@@ -814,6 +827,8 @@ mod tests {
         calls: Vec<Vec<(usize, usize)>>,
         decided: Vec<usize>,
         fail_after: Option<usize>,
+        /// Pairs of commits whose binaries are byte-identical.
+        same: HashSet<(usize, usize)>,
     }
 
     impl Fake {
@@ -839,6 +854,7 @@ mod tests {
                 calls: vec![],
                 decided: vec![],
                 fail_after: None,
+                same: HashSet::new(),
             }
         }
         fn skipping(mut self, s: &[usize]) -> Fake {
@@ -881,6 +897,9 @@ mod tests {
         }
         fn decided(&mut self, step: &Step) {
             self.decided.push(step.commit);
+        }
+        fn identical(&self, a: usize, b: usize) -> bool {
+            self.same.contains(&(a, b))
         }
     }
 
@@ -942,6 +961,20 @@ mod tests {
                 assert!(r.commits_measured <= 2 + 2 * (n as f64).log2().ceil() as usize);
             }
         }
+    }
+
+    #[test]
+    fn identical_binaries_are_never_a_culprit() {
+        // the samples say 39 -> 40 changed, the build hashes say the libraries are the same
+        let mut m = Fake::new(100, &[(40, 0.1)], 3);
+        m.same.insert((39, 40));
+        let r = search(100, &cfg(), &mut m).unwrap();
+        let Outcome::Changes(cps) = &r.outcome else {
+            panic!("the step is still found")
+        };
+        let cp = cps.iter().find(|c| c.first_new == 40).unwrap();
+        assert!(cp.identical_binaries && !cp.confirmed, "{cp:?}");
+        assert_eq!(changes(&r), vec![]);
     }
 
     #[test]

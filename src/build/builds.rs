@@ -74,8 +74,6 @@ impl BuildMeta {
     /// One hash of everything a kernel loads: builds with the same id are
     /// byte-identical where it matters to a measurement. `None` when the
     /// hashes were not recorded.
-    // Not called yet: the search will treat builds with one id as one subject.
-    #[allow(dead_code)]
     pub fn binaries_id(&self) -> Option<String> {
         if self.binaries.is_empty() {
             return None;

@@ -358,6 +358,14 @@ struct Live<'s, 'a> {
 }
 
 impl Measurer for Live<'_, '_> {
+    fn identical(&self, a: usize, b: usize) -> bool {
+        self.session.identical(a, b)
+    }
+
+    fn name(&self, i: usize) -> String {
+        self.session.name(i)
+    }
+
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
         let shorts: Vec<&str> = wants
             .iter()

@@ -42,6 +42,10 @@ pub struct Target {
     /// For builds: the version the source tree declares ("3.2.1").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expect_version: Option<OpenSslVersion>,
+    /// For builds: one hash of every library and module a kernel loads (reproducible builds
+    /// make it equal for commits that change no library source).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binaries: Option<String>,
 }
 
 impl Target {
@@ -51,6 +55,7 @@ impl Target {
             prefix,
             commit: None,
             expect_version: None,
+            binaries: None,
         }
     }
 
@@ -277,6 +282,7 @@ impl<'a> Session<'a> {
                             prefix,
                             commit: Some(commit.id.clone()),
                             expect_version: Some(built.meta.version.clone()),
+                            binaries: built.meta.binaries_id(),
                         })),
                         None => LibState::Unavailable(Unavailable::BuildFailed {
                             log: built.log_path().display().to_string(),
@@ -540,6 +546,14 @@ impl Measurer for Session<'_> {
         if let Some(cb) = self.on_step.as_mut() {
             cb(step);
         }
+    }
+
+    fn identical(&self, a: usize, b: usize) -> bool {
+        let binaries = |i: usize| {
+            self.target(self.subjects[i].0.lib)
+                .and_then(|t| t.binaries.clone())
+        };
+        matches!((binaries(a), binaries(b)), (Some(x), Some(y)) if x == y)
     }
 
     fn name(&self, i: usize) -> String {

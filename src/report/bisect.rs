@@ -76,6 +76,9 @@ pub struct CulpritJson {
     /// from that block. A candidate that did not hold is listed, marked, and not a culprit.
     #[serde(default = "yes")]
     pub confirmed: bool,
+    /// Parent and culprit load byte-identical libraries and modules: never a culprit.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub identical_binaries: bool,
     pub comparison: Comparison,
 }
 
@@ -232,6 +235,7 @@ pub fn culprit_json(cp: &ChangePoint, commits: &[CommitInfo]) -> CulpritJson {
         partial: cp.partial,
         uncertain: cp.uncertain,
         confirmed: cp.confirmed,
+        identical_binaries: cp.identical_binaries,
         comparison: cp.comparison,
     }
 }
@@ -310,7 +314,11 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
             },
             if c.uncertain { " [uncertain]" } else { "" }
         ));
-        if !c.confirmed {
+        if c.identical_binaries {
+            s.push_str(
+                "  NOT A CULPRIT: it loads byte-identical libraries and modules to its parent's\n",
+            );
+        } else if !c.confirmed {
             s.push_str(
                 "  NOT CONFIRMED: a fresh block of samples did not show this change; a candidate, not a culprit\n",
             );

@@ -107,6 +107,7 @@ fn bisect_report() -> BisectReport {
             partial: false,
             uncertain: false,
             confirmed: true,
+            identical_binaries: false,
             comparison: c,
         }],
         steps: vec![
@@ -217,6 +218,7 @@ fn bisect_over(
                 partial: changes.len() > 1,
                 uncertain: false,
                 confirmed: true,
+                identical_binaries: false,
                 comparison: cmp,
             }
         })
