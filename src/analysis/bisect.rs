@@ -84,6 +84,9 @@ pub struct Config {
     /// Sample sizes at which each decision looks at the data.
     pub schedule: Schedule,
     pub first_change_only: bool,
+    /// Stop after this many change points (the search goes to the larger share of the change
+    /// first, so 1 gives the change that explains most of the range).
+    pub max_changes: Option<usize>,
 }
 
 impl Default for Config {
@@ -96,6 +99,7 @@ impl Default for Config {
                 max: 40,
             },
             first_change_only: false,
+            max_changes: None,
         }
     }
 }
@@ -166,6 +170,9 @@ pub struct ChangePoint {
     pub confirmed: bool,
     /// Parent and culprit load byte-identical libraries: never a culprit.
     pub identical_binaries: bool,
+    /// This change's share of the ends' change, on the log scale (ln ratio / ln ends' ratio):
+    /// 1 explains the whole range, negative goes against the range's direction.
+    pub share: f64,
     /// This change explains only part of the end-to-end change (the range holds more than one).
     pub partial: bool,
     /// A commit on the way here stayed ambiguous (the search went on by the closer end).
@@ -451,6 +458,9 @@ impl Searcher<'_> {
         let mut work = vec![(first, false)];
         let mut found = Vec::new();
         while let Some((range, check_first)) = work.pop() {
+            if self.cfg.max_changes.is_some_and(|m| found.len() >= m) {
+                break;
+            }
             let Range {
                 mut lo,
                 mut hi,
@@ -504,8 +514,17 @@ impl Searcher<'_> {
                     }
                     StepVerdict::Between => {
                         // Both halves' ends differ by the very tests that made c Between, so they
-                        // are searched without a check. Older half last = searched first.
-                        for (l, h) in [(c, hi), (lo, c)] {
+                        // are searched without a check. The half holding the larger share of the
+                        // change (by c's position between the ends) is pushed last, so it is
+                        // searched first: the change that explains most of the range is found
+                        // first.
+                        let old_half_larger = position.is_none_or(|p| p >= 0.5);
+                        let halves = if old_half_larger {
+                            [(c, hi), (lo, c)]
+                        } else {
+                            [(lo, c), (c, hi)]
+                        };
+                        for (l, h) in halves {
                             let r = Range {
                                 lo: l,
                                 hi: h,
@@ -583,6 +602,7 @@ impl Searcher<'_> {
             comparison,
             confirmed,
             identical_binaries: identical,
+            share: comparison.ratio.ratio.ln() / ends.ratio.ratio.ln(),
             partial: f.partial || smaller,
             uncertain: f.uncertain,
         })
@@ -961,6 +981,36 @@ mod tests {
                 assert!(r.commits_measured <= 2 + 2 * (n as f64).log2().ceil() as usize);
             }
         }
+    }
+
+    #[test]
+    fn largest_share_first_and_max_changes() {
+        // a small step on the old side, the large one later, a small one after it
+        for seed in 0..5 {
+            let steps = [(60, 0.04), (230, 0.20), (380, 0.06)];
+            let mut m = Fake::new(500, &steps, 40 + seed);
+            let c = Config {
+                max_changes: Some(1),
+                ..cfg()
+            };
+            let r = search(500, &c, &mut m).unwrap();
+            assert_eq!(changes(&r), vec![(229, 230)], "seed {seed}");
+            let Outcome::Changes(cps) = &r.outcome else {
+                unreachable!()
+            };
+            assert!(cps[0].share > 0.4 && cps[0].share < 1.0, "{:?}", cps[0]);
+        }
+        // a change against the range's direction has a negative share
+        let mut m = Fake::new(300, &[(80, -0.05), (200, 0.25)], 9);
+        let r = search(300, &cfg(), &mut m).unwrap();
+        let Outcome::Changes(cps) = &r.outcome else {
+            panic!("changes expected")
+        };
+        let against = cps
+            .iter()
+            .find(|c| c.first_new == 80)
+            .expect("the -5% step");
+        assert!(against.share < 0.0, "{against:?}");
     }
 
     #[test]

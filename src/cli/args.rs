@@ -161,6 +161,14 @@ pub fn parse_duration(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A count of at least 1 (`--max-changes`).
+pub fn parse_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("'{s}' is not a count of at least 1")),
+    }
+}
+
 pub fn parse_samples(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(n) if n >= 1 => Ok(n),

@@ -29,6 +29,10 @@ pub struct BisectArgs {
     /// Stop at the oldest change instead of finding every change in the range
     #[arg(long)]
     first_change_only: bool,
+    /// Stop after N change points; the search descends into the larger share of the range's
+    /// change first, so 1 gives the change that explains most of the range
+    #[arg(long, value_name = "N", value_parser = super::args::parse_count)]
+    max_changes: Option<usize>,
     #[command(flatten)]
     build: BuildArgs,
     /// Output format
@@ -72,6 +76,9 @@ impl ResumeKey<'_> {
             .field(&self.cfg.schedule.max.to_string())
             .field(&self.cfg.first_change_only.to_string())
             .field(&self.duration.to_string());
+        if let Some(m) = self.cfg.max_changes {
+            h.field(&format!("max-changes {m}"));
+        }
         h.finish_short()
     }
 }
@@ -92,6 +99,9 @@ fn reproduce(a: &BisectArgs) -> String {
     if a.first_change_only {
         s.push_str(" --first-change-only");
     }
+    if let Some(m) = a.max_changes {
+        s.push_str(&format!(" --max-changes {m}"));
+    }
     s.push(' ');
     s.push_str(&a.range);
     s
@@ -105,6 +115,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         min_effect: a.stats.min_effect,
         schedule: a.sampling.schedule(),
         first_change_only: a.first_change_only,
+        max_changes: a.max_changes,
     };
     cfg.validate(2)?;
     let links = a.links.links()?;
@@ -439,6 +450,7 @@ mod tests {
                 max: 40,
             },
             first_change_only: false,
+            max_changes: None,
         };
         let key = ResumeKey {
             repo: "/repo",

@@ -80,6 +80,9 @@ pub struct SimulateArgs {
     /// Stop at the oldest change instead of finding every change in the range
     #[arg(long)]
     first_change_only: bool,
+    /// Stop after N change points, the largest share of the range's change first
+    #[arg(long, value_name = "N", value_parser = super::args::parse_count)]
+    max_changes: Option<usize>,
     /// Plain bisect for comparison: 20 samples per commit, t-test at --alpha
     #[arg(long)]
     baseline: bool,
@@ -283,6 +286,7 @@ pub fn run(a: SimulateArgs) -> Result<ExitCode> {
             min_effect: a.stats.min_effect,
             schedule: a.schedule.schedule(),
             first_change_only: a.first_change_only,
+            max_changes: a.max_changes,
         },
         baseline: a.baseline,
         jobs: a.jobs,

@@ -79,11 +79,19 @@ pub struct CulpritJson {
     /// Parent and culprit load byte-identical libraries and modules: never a culprit.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub identical_binaries: bool,
+    /// Share of the ends' change on the log scale: 1 explains the whole range, negative goes
+    /// against the range's direction.
+    #[serde(default = "one")]
+    pub share: f64,
     pub comparison: Comparison,
 }
 
 fn yes() -> bool {
     true
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -236,6 +244,7 @@ pub fn culprit_json(cp: &ChangePoint, commits: &[CommitInfo]) -> CulpritJson {
         uncertain: cp.uncertain,
         confirmed: cp.confirmed,
         identical_binaries: cp.identical_binaries,
+        share: cp.share,
         comparison: cp.comparison,
     }
 }
@@ -289,7 +298,14 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
             }
         ));
     }
-    for (i, c) in j.culprits.iter().enumerate() {
+    // The change that explains most of the range first; candidates that did not hold last.
+    let mut order: Vec<&CulpritJson> = j.culprits.iter().collect();
+    order.sort_by(|a, b| {
+        b.confirmed
+            .cmp(&a.confirmed)
+            .then(b.share.total_cmp(&a.share))
+    });
+    for (i, c) in order.into_iter().enumerate() {
         let head = if c.range {
             format!(
                 "the change is in one of {}..{} ({} skipped commit(s) between)",
@@ -304,14 +320,21 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
                 links.text_suffix(&c.info.commit)
             )
         };
+        let share = if c.share.is_finite() && c.share < 0.0 {
+            format!(
+                " [against the range's direction: {:.0}% of its change]",
+                c.share * 100.0
+            )
+        } else if c.partial && c.share.is_finite() {
+            format!(" [part of the range's change: {:.0}%]", c.share * 100.0)
+        } else if c.partial {
+            " [part of the range's change]".to_string()
+        } else {
+            String::new()
+        };
         s.push_str(&format!(
-            "\nresult {}: {head}{}{}\n",
+            "\nresult {}: {head}{share}{}\n",
             i + 1,
-            if c.partial {
-                " [part of the range's change]"
-            } else {
-                ""
-            },
             if c.uncertain { " [uncertain]" } else { "" }
         ));
         if c.identical_binaries {

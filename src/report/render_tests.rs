@@ -108,6 +108,7 @@ fn bisect_report() -> BisectReport {
             uncertain: false,
             confirmed: true,
             identical_binaries: false,
+            share: 1.0,
             comparison: c,
         }],
         steps: vec![
@@ -200,6 +201,7 @@ fn bisect_over(
             }
         })
         .collect();
+    let ends_ratio = comparison(&samples(0), &samples(commits - 1)).ratio.ratio;
     let culprits = changes
         .iter()
         .map(|&(p, c)| {
@@ -219,6 +221,7 @@ fn bisect_over(
                 uncertain: false,
                 confirmed: true,
                 identical_binaries: false,
+                share: cmp.ratio.ratio.ln() / ends_ratio.ln(),
                 comparison: cmp,
             }
         })
