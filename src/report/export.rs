@@ -57,9 +57,9 @@ impl Links {
 
     /// `<code>short</code>`, linked when there is a URL; escaped.
     pub fn html(&self, sha: &str, shown: &str) -> String {
-        let code = format!("<code>{}</code>", super::html::esc(shown));
+        let code = format!("<code>{}</code>", esc(shown));
         match self.url(sha) {
-            Some(u) => format!("<a href=\"{}\">{code}</a>", super::html::esc(&u)),
+            Some(u) => format!("<a href=\"{}\">{code}</a>", esc(&u)),
             None => code,
         }
     }
@@ -118,3 +118,19 @@ macro_rules! formats {
     };
 }
 pub(crate) use formats;
+
+/// Text as HTML (element content and attribute values alike).
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use std::io::Write;
 
 use super::compare::CompareReport;
-use super::export::{formats, Export, Junit, Links, Markdown, Text};
-use super::html::{self, esc, HtmlSections, Section};
+use super::export::{esc, formats, Export, Junit, Links, Markdown, Text};
+use super::html::{self, HtmlSections, Section};
 use crate::host::Host;
 use crate::report::{us, Table};
 
@@ -158,13 +158,6 @@ impl Export<GateReport> for Markdown {
     }
 }
 
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// One test case per (tool, threads).
 impl Export<GateReport> for Junit {
     fn export(&self, g: &GateReport) -> Result<String> {
@@ -180,17 +173,17 @@ impl Export<GateReport> for Junit {
             .count();
         let mut s = format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"perfbisect gate {} vs {}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">\n",
-            xml(&g.head),
-            xml(&g.base),
+            esc(&g.head),
+            esc(&g.base),
             g.results.len()
         );
         for r in &g.results {
             s.push_str(&format!(
                 "    <testcase classname=\"perfbisect.gate\" name=\"{} threads={}\">\n",
-                xml(&r.tool),
+                esc(&r.tool),
                 r.threads
             ));
-            let m = xml(&r.message);
+            let m = esc(&r.message);
             s.push_str(&match r.outcome {
                 o if o.fails(g.undecided) => format!("      <failure message=\"{m}\"/>\n"),
                 GateOutcome::Error => format!("      <error message=\"{m}\"/>\n"),

@@ -9,21 +9,7 @@ use anyhow::Result;
 use super::export::{Export, Html, Links};
 use super::Table;
 
-/// Text as HTML (element content and attribute values alike).
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use super::export::esc;
 
 /// One result's parts of the page; every string is HTML, already escaped.
 pub struct Section {
