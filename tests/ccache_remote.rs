@@ -112,7 +112,8 @@ fn fake_repo(dir: &Path) {
         dir.join("Makefile.in"),
         "SRC=@SRC@\nCC=@CC@\nPREFIX=/nonexistent/perfbisect-openssl\n\
          build_libs: libcrypto.so.3 libssl.so.3\n\
-         crypto.o: $(SRC)/crypto.c $(SRC)/fake_cost.h\n\t$(CC) -O1 -fPIC -I$(SRC)/include -I$(SRC) -c -o crypto.o $(SRC)/crypto.c\n\
+         buildinf.h: $(SRC)/crypto.c\n\techo \"#define FAKE_BUILT_ON \\\"built on: $${SOURCE_DATE_EPOCH}\\\"\" >$@\n\
+         crypto.o: $(SRC)/crypto.c $(SRC)/fake_cost.h buildinf.h\n\t$(CC) -O1 -fPIC -I$(SRC)/include -I$(SRC) -I. -c -o crypto.o $(SRC)/crypto.c\n\
          ssl.o: $(SRC)/ssl.c\n\t$(CC) -O1 -fPIC -c -o ssl.o $(SRC)/ssl.c\n\
          libcrypto.so.3: crypto.o\n\tcc -shared -Wl,-soname,libcrypto.so.3 -o $@ crypto.o\n\
          libssl.so.3: ssl.o libcrypto.so.3\n\tcc -shared -Wl,-soname,libssl.so.3 -o $@ ssl.o\n\
