@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use super::args::{parse_effect, AlphaArg, SequentialArgs, ToolsArgs};
 use super::build::BuildArgs;
 use super::Shard;
-use crate::analysis::stats::Verdict;
+use crate::analysis::stats::{Size, Verdict};
 use crate::analysis::{alpha, bisect};
 use crate::cache::Cache;
 use crate::host::Host;
@@ -120,6 +120,16 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
             Ok(Ok(c)) => {
                 let pct = c.ratio.pct();
                 let (outcome, message) = match c.verdict {
+                    // Significant, but the interval still reaches below the allowed slowdown at
+                    // the sample cap: failing would rest on a point estimate.
+                    Verdict::Slower if c.size != Size::AtLeast => (
+                        GateOutcome::Undecided,
+                        format!(
+                            "head is significantly slower ({pct}), but whether by more than the allowed {:.1}% is uncertain after {} samples",
+                            a.max_regression * 100.0,
+                            c.a.n.min(c.b.n)
+                        ),
+                    ),
                     Verdict::Slower => (
                         GateOutcome::Regression,
                         format!(
