@@ -128,7 +128,7 @@ impl Export<CompareReport> for Text {
 
     fn export_linked(&self, j: &CompareReport, links: &Links) -> Result<String> {
         Ok(format!(
-            "{} at {} thread(s)\n  A {} ({}{}): {} us/op (n={})\n  B {} ({}{}): {} us/op (n={})\n  B/A: {}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}\nverdict: {}\n",
+            "{} at {} thread(s)\n  A {} ({}{}): {} us/op (n={})\n  B {} ({}{}): {} us/op (n={})\n  B/A: {}  p(Yuen)={:.2e}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}\nverdict: {}\n",
             j.tool,
             j.threads,
             j.a,
@@ -142,9 +142,10 @@ impl Export<CompareReport> for Text {
             us(j.b_mean_us),
             j.b_n,
             j.change(),
+            j.comparison.p_yuen,
             j.p_welch,
             j.p_mwu,
-            if j.tests_disagree { "  (the two tests disagree)" } else { "" },
+            if j.tests_disagree { "  (the rank test disagrees)" } else { "" },
             j.verdict_sentence()
         ))
     }
