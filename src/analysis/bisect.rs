@@ -518,6 +518,20 @@ impl Searcher<'_> {
                         // change (by c's position between the ends) is pushed last, so it is
                         // searched first: the change that explains most of the range is found
                         // first.
+                        // The commits this range already passed as Old or New were judged against
+                        // ends that have since turned out to hold two changes: check the parts
+                        // outside lo..hi again (last, after the halves), as after a change point.
+                        for (l, h) in [(hi, range_hi), (range_lo, lo)] {
+                            if h > l + 1 {
+                                let r = Range {
+                                    lo: l,
+                                    hi: h,
+                                    uncertain,
+                                    partial: true,
+                                };
+                                work.push((r, true));
+                            }
+                        }
                         let old_half_larger = position.is_none_or(|p| p >= 0.5);
                         let halves = if old_half_larger {
                             [(c, hi), (lo, c)]
