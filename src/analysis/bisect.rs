@@ -226,6 +226,28 @@ struct Found {
     partial: bool,
 }
 
+/// Work for the parts of a range outside `lo..hi` (`bounds` = range_lo, lo, hi, range_hi):
+/// each is searched only if its own ends differ. The newer part is pushed first, so the older
+/// one is searched first.
+fn push_outer_checks(
+    work: &mut Vec<(Range, bool)>,
+    bounds: (usize, usize, usize, usize),
+    uncertain: bool,
+) {
+    let (range_lo, lo, hi, range_hi) = bounds;
+    for (l, h) in [(hi, range_hi), (range_lo, lo)] {
+        if h > l + 1 {
+            let r = Range {
+                lo: l,
+                hi: h,
+                uncertain,
+                partial: true,
+            };
+            work.push((r, true));
+        }
+    }
+}
+
 /// The unskipped commit strictly between `lo` and `hi` closest to the middle (like `git bisect
 /// skip`, which moves away from a skipped commit rather than giving up). Only visits skipped
 /// commits, so it costs O(skips), not O(range).
@@ -480,18 +502,7 @@ impl Searcher<'_> {
                         partial,
                     });
                     if !self.cfg.first_change_only {
-                        // Newer part pushed first so that the older one is searched first.
-                        for (l, h) in [(hi, range_hi), (range_lo, lo)] {
-                            if h > l + 1 {
-                                let r = Range {
-                                    lo: l,
-                                    hi: h,
-                                    uncertain,
-                                    partial: true,
-                                };
-                                work.push((r, true));
-                            }
-                        }
+                        push_outer_checks(&mut work, (range_lo, lo, hi, range_hi), uncertain);
                     }
                     break;
                 };
@@ -521,17 +532,7 @@ impl Searcher<'_> {
                         // The commits this range already passed as Old or New were judged against
                         // ends that have since turned out to hold two changes: check the parts
                         // outside lo..hi again (last, after the halves), as after a change point.
-                        for (l, h) in [(hi, range_hi), (range_lo, lo)] {
-                            if h > l + 1 {
-                                let r = Range {
-                                    lo: l,
-                                    hi: h,
-                                    uncertain,
-                                    partial: true,
-                                };
-                                work.push((r, true));
-                            }
-                        }
+                        push_outer_checks(&mut work, (range_lo, lo, hi, range_hi), uncertain);
                         let old_half_larger = position.is_none_or(|p| p >= 0.5);
                         let halves = if old_half_larger {
                             [(c, hi), (lo, c)]
