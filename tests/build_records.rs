@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{fake_openssl_repo, perfbisect, published_builds, stderr, stdout};
+use common::{assert_built, fake_openssl_repo, perfbisect, published_builds, stderr, stdout};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::fs;
@@ -21,16 +21,6 @@ fn build(cache: &Path, repo: &Path, revs: &[&str]) -> Output {
         .env("SOURCE_DATE_EPOCH", "123")
         .output()
         .unwrap()
-}
-
-fn assert_built(o: &Output) {
-    assert!(
-        o.status.success(),
-        "build failed: {:?}\nstdout: {}\nstderr: {}",
-        o.status,
-        stdout(o),
-        stderr(o)
-    );
 }
 
 fn entry_of(cache: &Path, commit: &str) -> PathBuf {

@@ -5,8 +5,8 @@
 mod common;
 
 use common::{
-    assert_usage_error, fake_openssl_repo, git, perfbisect, published_builds, stderr, stdout,
-    test_kernels,
+    assert_built, assert_usage_error, fake_openssl_repo, git, perfbisect, published_builds, stderr,
+    stdout, test_kernels,
 };
 use serde_json::Value;
 use std::fs;
@@ -47,16 +47,6 @@ fn build(cache: &Path, repo: &Path, rev: &str) -> Output {
         .arg(rev)
         .output()
         .unwrap()
-}
-
-fn assert_built(o: &Output) {
-    assert!(
-        o.status.success(),
-        "build failed: {:?}\nstdout: {}\nstderr: {}",
-        o.status,
-        stdout(o),
-        stderr(o)
-    );
 }
 
 fn meta_of(cache: &Path, commit: &str) -> Value {

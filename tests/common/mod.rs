@@ -24,6 +24,17 @@ pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// A `perfbisect build` that succeeded, or its whole output.
+pub fn assert_built(o: &Output) {
+    assert!(
+        o.status.success(),
+        "build failed: {:?}\nstdout: {}\nstderr: {}",
+        o.status,
+        stdout(o),
+        stderr(o)
+    );
+}
+
 /// Exit code 2 with a single error line naming the problem, no panic.
 pub fn assert_usage_error(o: &Output, needle: &str) {
     let err = stderr(o);
