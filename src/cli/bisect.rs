@@ -58,6 +58,7 @@ struct ResumeKey<'a> {
     recipe: &'a str,
     cfg: &'a Config,
     duration: f64,
+    metric: crate::measure::metric::Metric,
 }
 
 impl ResumeKey<'_> {
@@ -79,6 +80,10 @@ impl ResumeKey<'_> {
         if let Some(m) = self.cfg.max_changes {
             h.field(&format!("max-changes {m}"));
         }
+        // Time keeps the id it had before metrics existed (resumes still work).
+        if !self.metric.is_time() {
+            h.field(&format!("metric {}", self.metric.name()));
+        }
         h.finish_short()
     }
 }
@@ -90,12 +95,18 @@ fn reproduce(a: &BisectArgs) -> String {
         a.build.recipe,
         a.tool.tool,
         a.tool.threads,
-        a.sampling.schedule.samples,
-        a.sampling.schedule.max_samples,
+        a.sampling.schedule().initial,
+        a.sampling.schedule().max,
         a.sampling.timing.duration,
         a.stats.alpha.alpha,
         a.stats.min_effect
     );
+    if !a.sampling.timing.metric.metric.is_time() {
+        s.push_str(&format!(
+            " --metric {}",
+            a.sampling.timing.metric.metric.name()
+        ));
+    }
     if a.first_change_only {
         s.push_str(" --first-change-only");
     }
@@ -110,6 +121,7 @@ fn reproduce(a: &BisectArgs) -> String {
 pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let (good, bad) = repo::split_range(&a.range)?;
+    a.sampling.timing.check_threads(&[a.tool.threads])?;
     let cfg = Config {
         alpha: a.stats.alpha.alpha,
         min_effect: a.stats.min_effect,
@@ -140,6 +152,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         recipe: &a.build.recipe,
         cfg: &cfg,
         duration: a.sampling.timing.duration,
+        metric: a.sampling.timing.metric.metric,
     }
     .id();
     let text = a.format == BisectFormat::Text;
@@ -184,7 +197,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
             spec: spec.clone(),
             threads: a.tool.threads,
             side: String::new(),
-        });
+        })?;
     }
     save_state(&cache, &id, &a, "running", None)?;
 

@@ -52,6 +52,7 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     let specs = reg.parse_specs(&a.tools.tools)?;
     let threads = a.tools.threads_or(&[1]);
+    a.sampling.timing.check_threads(&threads)?;
     let (repo, recipe) = a.build.open()?;
     let base = repo.resolve(&a.base)?;
     let head = repo.resolve(&a.head)?;
@@ -90,7 +91,7 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
                 side: side.into(),
             })
         };
-        let (sb, sh) = (subject(lib_base, "base"), subject(lib_head, "head"));
+        let (sb, sh) = (subject(lib_base, "base")?, subject(lib_head, "head")?);
         let compared = bisect::compare_pair(
             &mut session,
             sb,

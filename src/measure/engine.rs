@@ -24,6 +24,7 @@ use crate::cache::Cache;
 use crate::interrupt;
 use crate::measure::compile::{self, CompiledKernel};
 use crate::measure::kernel::ToolSpec;
+use crate::measure::metric::{self, Metric};
 use crate::measure::prefix::Prefix;
 use crate::measure::runner::{self, Sample, SampleRequest};
 use crate::measure::samples::SampleSet;
@@ -154,6 +155,8 @@ pub struct Timing {
     /// A crashed or timed-out sample is taken again this many times, in a new process, before
     /// its subject is given up: one bad moment must not skip a commit for good.
     pub retries: usize,
+    /// What a sample measures.
+    pub metric: Metric,
 }
 
 pub struct Session<'a> {
@@ -161,6 +164,9 @@ pub struct Session<'a> {
     repo: Option<(&'a Repo, BuildOptions<'a>)>,
     duration: f64,
     timeout: Option<f64>,
+    metric: Metric,
+    /// valgrind was found (instruction samples on this machine need it).
+    valgrind_checked: bool,
     reuse: Reuse,
     libs: Vec<(Library, LibState)>,
     subjects: Vec<(Subject, SubjectState)>,
@@ -186,6 +192,8 @@ impl<'a> Session<'a> {
             repo: None,
             duration: timing.duration,
             timeout: timing.timeout,
+            metric: timing.metric,
+            valgrind_checked: false,
             reuse,
             libs: Vec::new(),
             subjects: Vec::new(),
@@ -221,9 +229,21 @@ impl<'a> Session<'a> {
         self.libs.len() - 1
     }
 
-    pub fn add_subject(&mut self, s: Subject) -> usize {
+    /// Adds a subject; refuses one the session's metric cannot measure
+    /// (instructions at more than one thread), before anything is built.
+    pub fn add_subject(&mut self, s: Subject) -> Result<usize> {
+        self.metric.check_threads(s.threads)?;
+        if self.metric == Metric::Instructions && !self.valgrind_checked {
+            metric::valgrind_version()?;
+            self.valgrind_checked = true;
+        }
         self.subjects.push((s, SubjectState::Unknown));
-        self.subjects.len() - 1
+        Ok(self.subjects.len() - 1)
+    }
+
+    /// What this session's samples measure.
+    pub fn metric(&self) -> Metric {
+        self.metric
     }
 
     pub fn subject(&self, i: usize) -> &Subject {
@@ -349,6 +369,7 @@ impl<'a> Session<'a> {
                     &spec,
                     threads,
                     self.duration,
+                    self.metric,
                     &format!("{context}|{side}"),
                 )?;
                 // A stored sample must pass the same checks as a fresh one.
@@ -381,10 +402,11 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// µs/op of subject `i`'s samples.
+    /// Subject `i`'s samples in the session's metric (µs/op or instructions/op).
     pub fn values(&self, i: usize) -> std::result::Result<Vec<f64>, Unavailable> {
+        let m = self.metric;
         self.samples(i)
-            .map(|s| s.iter().map(|s| s.us_per_op).collect())
+            .map(|s| s.iter().map(|s| s.value(m)).collect())
     }
 
     /// Bring every (subject, n) to at least n samples, taken in interleaved
@@ -430,6 +452,7 @@ impl<'a> Session<'a> {
             threads: subject.threads,
             duration: self.duration,
             timeout: self.timeout,
+            metric: self.metric,
         };
         let mut outcome = runner::take_sample(&req)?;
         for _ in 0..self.retries {
@@ -455,12 +478,13 @@ impl<'a> Session<'a> {
                 }
                 self.samples_taken += 1;
                 progress::detail(&format!(
-                    "  sample {} {} t={} #{}: {:.4} us/op",
+                    "  sample {} {} t={} #{}: {:.4} {}",
                     target.label,
                     subject.spec.short(),
                     subject.threads,
                     r.samples.len() + 1,
-                    s.us_per_op
+                    s.value(self.metric),
+                    self.metric.unit_ascii()
                 ));
                 r.samples.push(s);
             }
