@@ -47,7 +47,7 @@ pub struct TimingArgs {
     /// Seconds each sample measures for
     #[arg(long, default_value = "1", value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
     pub duration: f64,
-    /// Kill a sample after this many seconds (default: 30 + 4 x duration)
+    /// Kill a sample after this many seconds (default: 30 + 4 x duration; 300 + 4 x duration with --metric instructions)
     #[arg(long, value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
     pub timeout: Option<f64>,
     /// Take a crashed or timed-out sample again this many times (new process) before giving up

@@ -283,6 +283,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         min_effect: cfg.min_effect,
         wall_s: started.elapsed().as_secs_f64(),
         reproduce: reproduce(&a),
+        metric: session.metric(),
     };
     save_state(&cache, &id, &a, "finished", Some(&json))?;
     print!("{}", a.format.render_linked(&json, &links)?);
@@ -474,8 +475,14 @@ mod tests {
             recipe: "default",
             cfg: &cfg,
             duration: 1.0,
+            metric: crate::measure::metric::Metric::Time,
         };
         assert_eq!(key.id(), "ba7e0700cb066523");
+        let instr = ResumeKey {
+            metric: crate::measure::metric::Metric::Instructions,
+            ..key
+        };
+        assert_ne!(instr.id(), key.id());
         let other = ResumeKey { threads: 2, ..key };
         assert_ne!(other.id(), key.id());
     }

@@ -120,6 +120,7 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode
     );
     report.a_samples_us = session.values(sa).unwrap_or_default();
     report.b_samples_us = session.values(sb).unwrap_or_default();
+    report.metric = session.metric();
     print!("{}", o.format.render_linked(&report, &links)?);
     Ok(ExitCode::SUCCESS)
 }

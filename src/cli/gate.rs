@@ -149,7 +149,7 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
                         ),
                     ),
                 };
-                let report = CompareReport::new(
+                let mut report = CompareReport::new(
                     &spec.short(),
                     threads,
                     Sides {
@@ -162,6 +162,7 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
                     a.alpha.alpha,
                     a.max_regression,
                 );
+                report.metric = session.metric();
                 cell(outcome, message, Some(report))
             }
         });
@@ -179,6 +180,7 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
         shard: a.shard.as_ref().map(|s| s.to_string()),
         exit_code: exit_code(&results, a.undecided),
         results,
+        metric: session.metric(),
     };
     report.emit(a.format)?;
     Ok(ExitCode::from(report.exit_code))

@@ -182,6 +182,7 @@ pub fn run(g: &Global, a: MatrixArgs) -> Result<ExitCode> {
         targets: labels,
         shard: a.shard.as_ref().map(|s| s.to_string()),
         cells,
+        metric: session.metric(),
     };
     if let Some(dir) = &a.plot {
         write_plots(dir, &report)?;

@@ -106,9 +106,20 @@ pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
                 sub.threads
             ),
         };
-        results.push(RunResult::new(&label, &sub.spec, sub.threads, samples, na));
+        results.push(RunResult::new(
+            &label,
+            &sub.spec,
+            sub.threads,
+            samples,
+            na,
+            session.metric(),
+        ));
     }
-    print!("{}", a.format.render(&RunReport { results })?);
+    print!(
+        "{}",
+        a.format
+            .render(&RunReport::new(session.metric(), results))?
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -25,10 +25,11 @@ pub const MEASURED_FN: &str = "perfbisect_measured_run";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Metric {
-    /// Wall-clock microseconds per operation (perftools' definition)
+    // Wall-clock microseconds per operation (perftools' definition). Plain
+    // comments: doc comments would switch clap's help to its long layout.
     #[default]
     Time,
-    /// User-space instructions per operation of the timed loop (1 thread only)
+    // User-space instructions per operation of the timed loop (1 thread only).
     Instructions,
 }
 
