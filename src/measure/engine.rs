@@ -436,6 +436,44 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
+    /// One callgrind profile of subject `i` (single thread), written to
+    /// `out`, whatever the session's metric; never cached. The sample it
+    /// comes with passed the same identity checks as any other.
+    pub fn profile(
+        &mut self,
+        i: usize,
+        out: &Path,
+    ) -> Result<std::result::Result<Sample, Unavailable>> {
+        self.prepare(i)?;
+        let (subject, state) = &self.subjects[i];
+        let r = match state {
+            SubjectState::Ready(r) => r,
+            SubjectState::Unavailable(u) => return Ok(Err(u.clone())),
+            SubjectState::Unknown => unreachable!("prepared above"),
+        };
+        let LibState::Ready(target) = &self.libs[subject.lib].1 else {
+            unreachable!("a ready subject has a ready library")
+        };
+        Metric::Instructions.check_threads(subject.threads)?;
+        metric::valgrind_version()?;
+        let req = SampleRequest {
+            cache: self.cache,
+            kernel: &r.kernel,
+            spec: &subject.spec,
+            prefix: &target.prefix,
+            threads: subject.threads,
+            duration: self.duration,
+            timeout: self.timeout,
+            metric: Metric::Instructions,
+            profile: Some(out),
+        };
+        let outcome = runner::take_sample(&req)?;
+        if let Ok(s) = &outcome {
+            target.check(s)?;
+        }
+        Ok(outcome)
+    }
+
     fn take_one(&mut self, i: usize) -> Result<()> {
         let (subject, state) = &mut self.subjects[i];
         let SubjectState::Ready(r) = state else {
@@ -453,6 +491,7 @@ impl<'a> Session<'a> {
             duration: self.duration,
             timeout: self.timeout,
             metric: self.metric,
+            profile: None,
         };
         let mut outcome = runner::take_sample(&req)?;
         for _ in 0..self.retries {

@@ -126,8 +126,8 @@ pub struct InstructionCount {
 pub const VALGRIND_DEBUG_DIR: &str = "/usr/lib/debug";
 
 /// valgrind's callgrind, with collection only inside [`MEASURED_FN`].
-pub fn callgrind_args(out_file: &Path) -> Vec<String> {
-    vec![
+pub fn callgrind_args(out_file: &Path, call_chains: bool) -> Vec<String> {
+    let mut v = vec![
         "--tool=callgrind".into(),
         "--collect-atstart=no".into(),
         format!("--toggle-collect={MEASURED_FN}"),
@@ -135,8 +135,17 @@ pub fn callgrind_args(out_file: &Path) -> Vec<String> {
         // Dump once at exit, not per thread.
         "--separate-threads=no".into(),
         "-q".into(),
-    ]
+    ];
+    if call_chains {
+        // Each function's cost per chain of up to this many callers: the
+        // folded stacks of a flame graph (deeper chains are cut at the top).
+        v.push(format!("--separate-callers={PROFILE_DEPTH}"));
+    }
+    v
 }
+
+/// Callers kept per function in a profile.
+pub const PROFILE_DEPTH: usize = 40;
 
 /// The collected instruction total of a callgrind output file (its
 /// `totals:` line, else the `summary:` line).

@@ -86,6 +86,9 @@ pub struct SampleRequest<'a> {
     /// Kill the child after this long; None = derived from the duration.
     pub timeout: Option<f64>,
     pub metric: Metric,
+    /// Instructions only: keep callgrind's output here, with every function's
+    /// cost split by its call chain (`perfbisect explain`).
+    pub profile: Option<&'a Path>,
 }
 
 impl SampleRequest<'_> {
@@ -125,7 +128,11 @@ pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
         p if p.exists() => p.to_path_buf(),
         _ => std::env::current_exe().context("cannot find the perfbisect executable")?,
     };
-    let callgrind_out = (req.metric == Metric::Instructions).then(callgrind_out_path);
+    let callgrind_out = (req.metric == Metric::Instructions).then(|| {
+        req.profile
+            .map(Path::to_path_buf)
+            .unwrap_or_else(callgrind_out_path)
+    });
     let mut cmd = match &callgrind_out {
         None => Command::new(exe),
         Some(out) => {
@@ -133,11 +140,12 @@ pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
             // valgrind's own launcher once it runs.
             let exe = std::env::current_exe().context("cannot find the perfbisect executable")?;
             let mut c = Command::new("valgrind");
-            c.args(metric::callgrind_args(out)).arg(exe);
+            c.args(metric::callgrind_args(out, req.profile.is_some()))
+                .arg(exe);
             c
         }
     };
-    let removed = RemoveOnDrop(callgrind_out.clone());
+    let removed = RemoveOnDrop(callgrind_out.clone(), req.profile.is_none());
     cmd.arg(HIDDEN_SUBCOMMAND)
         .arg("--so")
         .arg(&req.kernel.so)
@@ -271,11 +279,11 @@ pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
 }
 
 /// Removes the callgrind output file however the sample ends.
-struct RemoveOnDrop(Option<PathBuf>);
+struct RemoveOnDrop(Option<PathBuf>, bool);
 
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
-        if let Some(p) = &self.0 {
+        if let (Some(p), true) = (&self.0, self.1) {
             let _ = std::fs::remove_file(p);
         }
     }

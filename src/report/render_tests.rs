@@ -734,8 +734,14 @@ fn instruction_reports_say_their_unit() {
         assert!(out.contains("instr"), "{out}");
         assert!(!out.contains("µs/op") && !out.contains("us/op"), "{out}");
     }
-    assert!(Json.export(&b).unwrap().contains("\"metric\": \"instructions\""));
-    assert!(b.profile_svg().unwrap().contains("instructions per operation"));
+    assert!(Json
+        .export(&b)
+        .unwrap()
+        .contains("\"metric\": \"instructions\""));
+    assert!(b
+        .profile_svg()
+        .unwrap()
+        .contains("instructions per operation"));
     let mut c = compare_report();
     c.metric = m;
     assert!(Text.export(&c).unwrap().contains("instr/op"));
@@ -746,7 +752,10 @@ fn instruction_reports_say_their_unit() {
     let mut x = matrix_report();
     x.metric = m;
     let md = Markdown.export(&x).unwrap();
-    assert!(md.contains("instructions/op") && !md.contains("µs/op"), "{md}");
+    assert!(
+        md.contains("instructions/op") && !md.contains("µs/op"),
+        "{md}"
+    );
     let mut r = run_report();
     r.metric = m;
     assert!(Text.export(&r).unwrap().contains("mean instr/op"));
