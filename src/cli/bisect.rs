@@ -324,7 +324,7 @@ fn place_merge_base(
     ));
     // GOOD, the merge base and BAD in the same rounds: where does the merge base lie?
     let step = bisect::place(session, 0, gi, bad_idx, cfg, cfg.alpha)?;
-    say(&step_line(&step, mb));
+    say(&step_line(&step, mb, session.metric()));
     let pos = step
         .position
         .map(|p| format!(" ({:.0}% of the way from {good} to {bad})", p * 100.0))
@@ -401,7 +401,7 @@ impl Measurer for Live<'_, '_> {
     }
 
     fn decided(&mut self, s: &Step) {
-        let line = step_line(s, &self.commits[s.commit]);
+        let line = step_line(s, &self.commits[s.commit], self.session.metric());
         if self.print_steps {
             progress::above_status(|| println!("{line}"));
         } else {

@@ -7,6 +7,7 @@ pub mod engine;
 pub mod kernel;
 pub mod metric;
 pub mod prefix;
+pub mod profile;
 pub mod runner;
 pub mod samples;
 pub mod unavailable;

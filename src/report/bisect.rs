@@ -204,10 +204,14 @@ pub fn verdict_word(v: &StepVerdict) -> String {
     }
 }
 
-pub fn step_line(s: &Step, c: &CommitInfo) -> String {
+pub fn step_line(s: &Step, c: &CommitInfo, metric: Metric) -> String {
+    let unit = match metric {
+        Metric::Time => "us",
+        Metric::Instructions => "instr",
+    };
     let mean = if s.mean.is_finite() {
         format!(
-            "n={:<3} {:>10} us [{}, {}]",
+            "n={:<3} {:>10} {unit} [{}, {}]",
             s.n,
             us(s.mean),
             us(s.ci95.0),
