@@ -580,3 +580,19 @@ fn instruction_metric_refuses_several_threads() {
         .unwrap();
     assert_usage_error(&o, "use --threads 1");
 }
+
+#[test]
+fn explain_bad_inputs_exit_2_with_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let o = perfbisect(d.path())
+        .args(["explain", "a", "b", "c", "--tool", "noop"])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "no more were expected");
+    let o = perfbisect(d.path())
+        .args(["explain", "HEAD", "--tool", "nosuchkernel"])
+        .args(["--repo", d.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "nosuchkernel");
+}

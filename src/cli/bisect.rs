@@ -13,6 +13,7 @@ use crate::measure::kernel::Registry;
 use crate::report::bisect::{
     culprit_json, step_line, BisectFormat, BisectReport, SavedBisect, StepJson, BISECT_KIND,
 };
+use crate::report::explain::{ExplainFormat, ExplainReport, Side as ExplainSide};
 use crate::{hashing, progress, Global};
 
 #[derive(Args, Clone)]
@@ -43,6 +44,11 @@ pub struct BisectArgs {
     /// Also write the profile (µs/op of every tested commit along the range) as an SVG into DIR
     #[arg(long, value_name = "DIR")]
     plot: Option<std::path::PathBuf>,
+    /// Then profile each confirmed culprit against its parent under callgrind (as `explain`,
+    /// one thread): the functions whose instructions/op changed most, and a differential
+    /// flame graph in the --plot DIR (else the current directory)
+    #[arg(long)]
+    explain: bool,
 }
 
 /// What identifies one bisect, so a re-run finds its samples (resume) and
@@ -284,9 +290,31 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         wall_s: started.elapsed().as_secs_f64(),
         reproduce: reproduce(&a),
         metric: session.metric(),
+        explanations: Vec::new(),
     };
+    let mut json = json;
+    if a.explain {
+        json.explanations = explain_culprits(&mut session, &repo, &json, a.plot.as_deref())?;
+    }
     save_state(&cache, &id, &a, "finished", Some(&json))?;
     print!("{}", a.format.render_linked(&json, &links)?);
+    let explain_format = match a.format {
+        BisectFormat::Text => Some(ExplainFormat::Text),
+        BisectFormat::Markdown => Some(ExplainFormat::Markdown),
+        // JSON carries them; HTML names the flame graphs only.
+        _ => None,
+    };
+    for e in &json.explanations {
+        match explain_format {
+            Some(f) => print!("\n{}", f.render(e)?),
+            None => progress::info(&format!(
+                "explained {}..{}: {}",
+                e.before,
+                e.after,
+                e.flamegraph.as_deref().unwrap_or("-")
+            )),
+        }
+    }
     if let Some(dir) = &a.plot {
         let path = json.write_plot(dir)?;
         progress::info(&format!("wrote {}", path.display()));
@@ -296,6 +324,69 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--explain`: each confirmed culprit against its parent, profiled at one
+/// thread in this session (builds and kernels are already there).
+fn explain_culprits(
+    session: &mut Session,
+    repo: &repo::Repo,
+    report: &BisectReport,
+    dir: Option<&std::path::Path>,
+) -> Result<Vec<ExplainReport>> {
+    if report.culprits.is_empty() {
+        return Ok(Vec::new());
+    }
+    let spec_text = report.tool.clone();
+    // Every subject of a bisect measures the same tool.
+    let spec = session.subject(0).spec.clone();
+    let mut out = Vec::new();
+    for c in report.culprits.iter().filter(|c| c.confirmed) {
+        let parent = repo.resolve(&c.parent)?;
+        let culprit = repo.resolve(&c.info.commit)?;
+        progress::info(&format!(
+            "explaining {}..{} under callgrind",
+            parent.short, culprit.short
+        ));
+        let mut subject = |commit: &repo::CommitInfo| {
+            let lib = session.add_library(Library::Revision {
+                label: commit.short.clone(),
+                commit: commit.clone(),
+            });
+            session.add_subject(Subject {
+                lib,
+                spec: spec.clone(),
+                threads: 1,
+                side: "explain".into(),
+            })
+        };
+        let (sa, sb) = (subject(&parent)?, subject(&culprit)?);
+        let pa = crate::measure::profile::take(session, sa)?;
+        let pb = crate::measure::profile::take(session, sb)?;
+        let mut e = ExplainReport::new(
+            &spec_text,
+            ExplainSide {
+                label: &parent.short,
+                commit: &parent.id,
+            },
+            ExplainSide {
+                label: &culprit.short,
+                commit: &culprit.id,
+            },
+            (&pa, &pb),
+            20,
+        );
+        let name = format!(
+            "explain-{}-{}-{}.svg",
+            crate::report::plot::file_stem(&spec_text),
+            parent.short,
+            culprit.short
+        );
+        let path = dir.map(|d| d.join(&name)).unwrap_or_else(|| name.into());
+        e.write_flamegraph(&path, (&pa, &pb))?;
+        out.push(e);
+    }
+    Ok(out)
 }
 
 /// What placing the merge base between GOOD and BAD decided.

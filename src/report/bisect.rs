@@ -157,6 +157,9 @@ pub struct BisectReport {
     /// What the values are (`*_us` fields hold instructions/op for `instructions`).
     #[serde(default, skip_serializing_if = "Metric::is_time")]
     pub metric: Metric,
+    /// `--explain`: each confirmed culprit's profile against its parent.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    pub explanations: Vec<crate::report::explain::ExplainReport>,
 }
 
 fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {

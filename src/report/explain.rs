@@ -92,7 +92,10 @@ impl ExplainReport {
         path: &std::path::Path,
         profiles: (&Profile, &Profile),
     ) -> Result<()> {
-        let title = format!("{}: {} -> {} (instructions per operation)", self.tool, self.before, self.after);
+        let title = format!(
+            "{}: {} -> {} (instructions per operation)",
+            self.tool, self.before, self.after
+        );
         let svg = differential_svg(profiles.0, profiles.1, &title)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
@@ -235,7 +238,10 @@ mod tests {
             flamegraph: Some("x.svg".into()),
         };
         let t = Text.export(&r).unwrap();
-        assert!(t.contains("v1 700 -> v2 550 instructions/op (-150, -21.4%)"), "{t}");
+        assert!(
+            t.contains("v1 700 -> v2 550 instructions/op (-150, -21.4%)"),
+            "{t}"
+        );
         assert!(t.contains("lookup"), "{t}");
         assert!(t.contains("+100.0%"), "{t}");
         let m = Markdown.export(&r).unwrap();
@@ -246,6 +252,10 @@ mod tests {
         assert_eq!(j["functions"][0]["self_diff"], -150.0);
         assert_eq!(j["total_before"], 700.0);
         let svg = differential_svg(&a, &b, "demo").unwrap();
-        assert!(svg.starts_with("<?xml") && svg.contains("lookup"), "{}", &svg[..200]);
+        assert!(
+            svg.starts_with("<?xml") && svg.contains("lookup"),
+            "{}",
+            &svg[..200]
+        );
     }
 }

@@ -84,6 +84,7 @@ fn bisect_report() -> BisectReport {
     };
     BisectReport {
         metric: Metric::Time,
+        explanations: Vec::new(),
         kind: super::bisect::BISECT_KIND.into(),
         tool: "pkeyread:format=pem,key=ec".into(),
         threads: 1,
@@ -231,6 +232,7 @@ fn bisect_over(
     let ends = comparison(&samples(0), &samples(commits - 1));
     BisectReport {
         metric: Metric::Time,
+        explanations: Vec::new(),
         kind: super::bisect::BISECT_KIND.into(),
         tool: "pkeyread:format=pem,key=ec".into(),
         threads: 1,
