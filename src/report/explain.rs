@@ -181,14 +181,20 @@ impl Export<ExplainReport> for Markdown {
     }
 }
 
-/// A differential flame graph (inferno): the frames are the `after` profile's, widths its
-/// instructions per operation, colour the change from `before` (red more, blue fewer).
+/// A differential flame graph (inferno): colour is the change from `before` to `after` (red
+/// more instructions per operation, blue fewer). The frames and widths are the larger
+/// profile's, so the code a change removed (a speed-up) or added (a slowdown) is drawn.
 pub fn differential_svg(before: &Profile, after: &Profile, title: &str) -> Result<String> {
+    let (b, a) = (before.folded_per_op(), after.folded_per_op());
+    let shrank = (after.total() as f64 / after.ops.max(1) as f64)
+        < (before.total() as f64 / before.ops.max(1) as f64);
+    // inferno draws its second input; drawing `before` means swapping the inputs and the hues.
+    let (first, second) = if shrank { (&a, &b) } else { (&b, &a) };
     let mut folded = Vec::new();
     inferno::differential::from_readers(
         inferno::differential::Options::default(),
-        before.folded_per_op().as_bytes(),
-        after.folded_per_op().as_bytes(),
+        first.as_bytes(),
+        second.as_bytes(),
         &mut folded,
     )
     .context("cannot build the differential stacks")?;
@@ -196,7 +202,11 @@ pub fn differential_svg(before: &Profile, after: &Profile, title: &str) -> Resul
     let mut opts = inferno::flamegraph::Options::default();
     opts.title = title.to_string();
     opts.count_name = "instructions/op".into();
-    opts.subtitle = Some("red: more instructions per operation than before, blue: fewer".into());
+    opts.negate_differentials = shrank;
+    opts.subtitle = Some(format!(
+        "red: more instructions per operation than before, blue: fewer; widths: the {} profile",
+        if shrank { "before" } else { "after" }
+    ));
     let mut svg = Vec::new();
     inferno::flamegraph::from_lines(&mut opts, folded.lines(), &mut svg)
         .context("cannot render the flame graph")?;
