@@ -6,6 +6,7 @@ pub mod compile;
 pub mod engine;
 pub mod kernel;
 pub mod metric;
+pub mod perftools;
 pub mod prefix;
 pub mod profile;
 pub mod runner;
