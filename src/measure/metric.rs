@@ -81,11 +81,11 @@ impl Metric {
     }
 
     /// The sequential schedule when the user gave none. Instruction counts
-    /// of one build differ by well under 0.1% from process to process (see
-    /// the README), so with 3 samples per side the (1 − alpha) interval of
-    /// the ratio is a fraction of a percent wide even at a search's small
-    /// per-step alpha (t(0.9995, df≈4) ≈ 8.6; 8.6 × 0.1% × √(2/3) ≈ 0.7%),
-    /// and min-effect alone decides the size. A kernel whose count does
+    /// of one build differ by 0.001-0.3% from process to process (see the
+    /// README), so with 3 samples per side the (1 − alpha) interval of the
+    /// ratio is 0.7-2% wide even at a search's small per-step alpha
+    /// (t(0.9995, df≈4) ≈ 8.6; 8.6 × 0.1% × √(2/3) ≈ 0.7%), and min-effect
+    /// decides the size. A kernel whose count does
     /// vary (random nonces, time-dependent reseeding) grows the samples
     /// as time does, up to 10.
     pub fn default_schedule(&self) -> Schedule {
