@@ -1,16 +1,15 @@
 //! What a sample measures: wall-clock time per operation, or the user-space
 //! instructions one operation of the kernel's timed loop executes.
 //!
-//! Instructions come from the CPU's counters (`perf_event_open`) where the
-//! machine exposes them; on machines that do not (VMs without a virtual PMU,
-//! like the one this was written on: `perf_event_open` answers ENOENT for
-//! PERF_COUNT_HW_INSTRUCTIONS), from running the sampling child under
-//! valgrind's callgrind with collection switched on only inside
-//! [`MEASURED_FN`], the one function the child calls each batch of the
-//! kernel's `pb_run` through. Setup, per-thread init, the harness's own loop
-//! and the first (warm-up) operation are outside it, so the count is the
-//! operations' own work. Which source gave the number is recorded in every
-//! sample.
+//! Instructions are counted by running the sampling child under valgrind's
+//! callgrind, with collection switched on only inside [`MEASURED_FN`], the
+//! one function the child calls each batch of the kernel's `pb_run` through.
+//! Setup, per-thread init, the harness's own loop and the first (warm-up)
+//! operation are outside it, so the count is the operations' own work. The
+//! CPU's counters (`perf_event_open`) would be cheaper, but the machines this
+//! runs on (VMs without a virtual PMU: PERF_COUNT_HW_INSTRUCTIONS answers
+//! ENOENT) do not expose them, so that source is not implemented; every
+//! sample records its source ("callgrind") so another can be added.
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
