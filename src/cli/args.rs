@@ -82,8 +82,8 @@ impl TimingArgs {
 #[derive(Args, Clone, Debug)]
 pub struct MetricArg {
     /// What a sample measures: wall-clock time per operation, or user-space instructions per
-    /// operation of the timed loop (1 thread only; under valgrind where the CPU's counters are
-    /// not exposed; fewer samples by default)
+    /// operation of the timed loop, counted under valgrind (1 thread only;
+    /// fewer samples by default)
     #[arg(long, value_enum, default_value = "time")]
     pub metric: Metric,
 }
