@@ -55,6 +55,8 @@ enum Command {
     Compare(cli::compare::CompareArgs),
     /// Compare a commit with its parent: did it really change performance?
     Verify(cli::compare::VerifyArgs),
+    /// Where did the instructions go? Profile REV^ and REV (or A and B) under callgrind
+    Explain(cli::explain::ExplainArgs),
     /// List past bisects in this cache
     Log(cli::log::LogArgs),
     /// Check the search and its statistics on simulated commits
@@ -131,6 +133,7 @@ fn main() -> ExitCode {
         Command::Report(a) => cli::report::run(&cli.global, a),
         Command::Parity(a) => cli::parity::run(&cli.global, a),
         Command::Log(a) => cli::log::run(&cli.global, a),
+        Command::Explain(a) => cli::explain::run(&cli.global, a),
         Command::Simulate(a) => cli::simulate::run(a),
         Command::Recipes => cli::recipes::run(),
         Command::Cache(a) => cli::cache::run(&cli.global, a),

@@ -488,3 +488,111 @@ fn unwritable_cache_is_an_error() {
         assert_usage_error(&o, "not writable");
     }
 }
+
+/// `--metric instructions` on a real kernel against the system libssl: a
+/// positive count per operation from callgrind, nearly the same in two
+/// fresh processes, and the unit in the table.
+#[test]
+fn instruction_metric_counts_a_real_kernel_stably() {
+    let d = tempfile::tempdir().unwrap();
+    let v = run_json(
+        d.path(),
+        &[
+            "--tool",
+            "pkeyread:key=ec,format=der",
+            "--metric",
+            "instructions",
+            "--samples",
+            "2",
+            "--duration",
+            "0.3",
+        ],
+    );
+    assert_eq!(v["metric"], "instructions");
+    assert_eq!(v["unit"], "instructions/op");
+    let samples = v["results"][0]["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 2);
+    let counts: Vec<f64> = samples
+        .iter()
+        .map(|s| {
+            let i = &s["instructions"];
+            assert_eq!(i["source"], "callgrind", "{s}");
+            assert!(i["ops"].as_u64().unwrap() >= 1, "{s}");
+            i["per_op"].as_f64().unwrap()
+        })
+        .collect();
+    // An EC key decode is tens of thousands of instructions at the very least.
+    assert!(counts.iter().all(|&c| c > 10_000.0), "{counts:?}");
+    let spread = (counts[0] - counts[1]).abs() / counts[0];
+    assert!(
+        spread < 0.01,
+        "two samples differ by {:.3}%: {counts:?}",
+        spread * 100.0
+    );
+    let mean = v["results"][0]["mean_us"].as_f64().unwrap();
+    assert!((mean - (counts[0] + counts[1]) / 2.0).abs() < 1.0);
+
+    let o = perfbisect(d.path())
+        .args([
+            "run",
+            "--tool",
+            "noop",
+            "--metric",
+            "instructions",
+            "--samples",
+            "1",
+        ])
+        .args(["--duration", "0.2"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("mean instr/op"), "{}", stdout(&o));
+}
+
+#[test]
+fn instruction_metric_refuses_several_threads() {
+    let d = tempfile::tempdir().unwrap();
+    let o = perfbisect(d.path())
+        .args([
+            "run",
+            "--tool",
+            "noop",
+            "--metric",
+            "instructions",
+            "--threads",
+            "1,2",
+        ])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "--metric instructions counts one thread's work");
+    let o = perfbisect(d.path())
+        .args([
+            "bisect",
+            "--tool",
+            "noop",
+            "--metric",
+            "instructions",
+            "--threads",
+            "4",
+        ])
+        .args(["a..b"])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "use --threads 1");
+}
+
+#[test]
+fn explain_bad_inputs_exit_2_with_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let o = perfbisect(d.path())
+        .args(["explain", "a", "b", "c", "--tool", "noop"])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "no more were expected");
+    let o = perfbisect(d.path())
+        .args(["explain", "HEAD", "--tool", "nosuchkernel"])
+        .args(["--repo", d.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "nosuchkernel");
+}

@@ -4,6 +4,7 @@
 
 pub mod alpha;
 pub mod bisect;
+pub mod profile;
 pub mod rounds;
 pub mod simulate;
 pub mod stats;

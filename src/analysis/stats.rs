@@ -1008,4 +1008,55 @@ mod tests {
         assert_eq!(c.verdict, Verdict::Slower);
         assert!(!c.tests_disagree);
     }
+
+    /// Instruction counts: (almost) no spread. The interval collapses onto the ratio, so
+    /// min-effect alone decides how large a change must be to count, and 3 samples a side
+    /// are enough (the metric's default schedule).
+    #[test]
+    fn zero_variance_verdicts_follow_min_effect() {
+        let a = [4_383_218.0; 3];
+        let same = compare(&a, &a, 0.001, 0.03);
+        assert_eq!(same.verdict, Verdict::Same);
+        assert_eq!(same.size, Size::Below);
+        assert_eq!((same.ratio.lo, same.ratio.hi), (1.0, 1.0));
+
+        let slower: Vec<f64> = a.iter().map(|x| x * 1.05).collect();
+        let c = compare(&a, &slower, 0.001, 0.03);
+        assert_eq!(c.verdict, Verdict::Slower);
+        assert_eq!(c.size, Size::AtLeast);
+        assert!((c.ratio.ratio - 1.05).abs() < 1e-9);
+
+        // A real but small change (1%) is below a 3% min-effect: "same", not "slower".
+        let small: Vec<f64> = a.iter().map(|x| x * 1.01).collect();
+        let c = compare(&a, &small, 0.001, 0.03);
+        assert_eq!(c.verdict, Verdict::Same);
+        // ... and above a 0.5% one.
+        assert_eq!(compare(&a, &small, 0.001, 0.005).verdict, Verdict::Slower);
+        // Paired and unpaired alike (the search compares rounds).
+        assert_eq!(
+            compare_rounds(&a, &slower, 0.001, 0.03).verdict,
+            Verdict::Slower
+        );
+        let faster: Vec<f64> = a.iter().map(|x| x * 0.9).collect();
+        assert_eq!(
+            compare_rounds(&a, &faster, 0.001, 0.03).verdict,
+            Verdict::Faster
+        );
+    }
+
+    /// A count that varies by a few instructions in a million (the spread measured on
+    /// pkeyread under callgrind) still gives an interval far inside ±min-effect at n = 3 and a
+    /// search's per-step alpha.
+    #[test]
+    fn near_zero_variance_decides_with_three_samples() {
+        let a = [4_383_218.2, 4_383_384.7, 4_383_301.0];
+        let b_same = [4_383_290.0, 4_383_199.5, 4_383_350.1];
+        let c = compare(&a, &b_same, 1e-4, 0.03);
+        assert_eq!(c.verdict, Verdict::Same);
+        assert!(c.ratio.hi - c.ratio.lo < 0.001, "{:?}", c.ratio);
+        let b_new: Vec<f64> = b_same.iter().map(|x| x * 1.04).collect();
+        let c = compare(&a, &b_new, 1e-4, 0.03);
+        assert_eq!(c.verdict, Verdict::Slower);
+        assert_eq!(c.size, Size::AtLeast);
+    }
 }

@@ -6,6 +6,7 @@ use clap::Args;
 
 use crate::analysis::alpha::Schedule;
 use crate::measure::engine::Timing;
+use crate::measure::metric::Metric;
 
 /// One tool at one thread count (bisect, compare, verify).
 #[derive(Args, Clone, Debug)]
@@ -46,12 +47,14 @@ pub struct TimingArgs {
     /// Seconds each sample measures for
     #[arg(long, default_value = "1", value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
     pub duration: f64,
-    /// Kill a sample after this many seconds (default: 30 + 4 x duration)
+    /// Kill a sample after this many seconds (default: 30 + 4 x duration; 300 + 4 x duration with --metric instructions)
     #[arg(long, value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
     pub timeout: Option<f64>,
     /// Take a crashed or timed-out sample again this many times (new process) before giving up
     #[arg(long, default_value = "2", value_name = "N")]
     pub retries: usize,
+    #[command(flatten)]
+    pub metric: MetricArg,
 }
 
 impl TimingArgs {
@@ -60,18 +63,46 @@ impl TimingArgs {
             duration: self.duration,
             timeout: self.timeout,
             retries: self.retries,
+            metric: self.metric.metric,
         }
     }
+}
+
+impl TimingArgs {
+    /// Refuse thread counts the metric cannot measure before anything is
+    /// built (the engine checks again for each subject).
+    pub fn check_threads(&self, threads: &[usize]) -> anyhow::Result<()> {
+        threads
+            .iter()
+            .try_for_each(|&t| self.metric.metric.check_threads(t))
+    }
+}
+
+/// What a sample measures (run, bisect, compare, verify, matrix, gate).
+#[derive(Args, Clone, Debug)]
+pub struct MetricArg {
+    /// What a sample measures: wall-clock time per operation, or user-space instructions per
+    /// operation of the timed loop, counted under valgrind (1 thread only;
+    /// fewer samples by default)
+    #[arg(long, value_enum, default_value = "time")]
+    pub metric: Metric,
 }
 
 /// A fixed number of samples per cell (run, matrix).
 #[derive(Args, Clone, Debug)]
 pub struct FixedSamplingArgs {
-    /// Samples (fresh processes) per cell
-    #[arg(long, default_value = "10", value_parser = parse_samples)]
-    pub samples: usize,
+    /// Samples (fresh processes) per cell [default: 10; --metric instructions: 3]
+    #[arg(long, value_parser = parse_samples, value_name = "SAMPLES")]
+    pub samples: Option<usize>,
     #[command(flatten)]
     pub timing: TimingArgs,
+}
+
+impl FixedSamplingArgs {
+    pub fn samples(&self) -> usize {
+        self.samples
+            .unwrap_or_else(|| self.timing.metric.metric.default_fixed_samples())
+    }
 }
 
 /// Samples grown until a comparison decides (bisect, compare, gate).
@@ -85,26 +116,33 @@ pub struct SequentialArgs {
 
 impl SequentialArgs {
     pub fn schedule(&self) -> Schedule {
-        self.schedule.schedule()
+        self.schedule.schedule_for(self.timing.metric.metric)
     }
 }
 
 /// The looks of a sequential comparison (also simulated).
 #[derive(Args, Clone, Debug)]
 pub struct ScheduleArgs {
-    /// Samples per subject to start with
-    #[arg(long, default_value = "5", value_parser = parse_samples)]
-    pub samples: usize,
-    /// Most samples per subject before a comparison is called undecided
-    #[arg(long, default_value = "40", value_parser = parse_samples)]
-    pub max_samples: usize,
+    /// Samples per subject to start with [default: 5; --metric instructions: 3]
+    #[arg(long, value_parser = parse_samples, value_name = "SAMPLES")]
+    pub samples: Option<usize>,
+    /// Most samples per subject before a comparison is called undecided [default: 40; --metric instructions: 10]
+    #[arg(long, value_parser = parse_samples, value_name = "MAX_SAMPLES")]
+    pub max_samples: Option<usize>,
 }
 
 impl ScheduleArgs {
+    /// The time metric's schedule (simulations model timing noise).
     pub fn schedule(&self) -> Schedule {
+        self.schedule_for(Metric::Time)
+    }
+
+    /// The user's numbers, else `metric`'s defaults.
+    pub fn schedule_for(&self, metric: Metric) -> Schedule {
+        let d = metric.default_schedule();
         Schedule {
-            initial: self.samples.max(2),
-            max: self.max_samples,
+            initial: self.samples.unwrap_or(d.initial).max(2),
+            max: self.max_samples.unwrap_or(d.max),
         }
     }
 }

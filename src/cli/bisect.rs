@@ -13,6 +13,7 @@ use crate::measure::kernel::Registry;
 use crate::report::bisect::{
     culprit_json, step_line, BisectFormat, BisectReport, SavedBisect, StepJson, BISECT_KIND,
 };
+use crate::report::explain::{ExplainFormat, ExplainReport, Side as ExplainSide};
 use crate::{hashing, progress, Global};
 
 #[derive(Args, Clone)]
@@ -43,6 +44,11 @@ pub struct BisectArgs {
     /// Also write the profile (µs/op of every tested commit along the range) as an SVG into DIR
     #[arg(long, value_name = "DIR")]
     plot: Option<std::path::PathBuf>,
+    /// Then profile each confirmed culprit against its parent under callgrind (as `explain`,
+    /// one thread): the functions whose instructions/op changed most, and a differential
+    /// flame graph in the --plot DIR (else the current directory)
+    #[arg(long)]
+    explain: bool,
 }
 
 /// What identifies one bisect, so a re-run finds its samples (resume) and
@@ -58,6 +64,7 @@ struct ResumeKey<'a> {
     recipe: &'a str,
     cfg: &'a Config,
     duration: f64,
+    metric: crate::measure::metric::Metric,
 }
 
 impl ResumeKey<'_> {
@@ -79,6 +86,10 @@ impl ResumeKey<'_> {
         if let Some(m) = self.cfg.max_changes {
             h.field(&format!("max-changes {m}"));
         }
+        // Time keeps the id it had before metrics existed (resumes still work).
+        if !self.metric.is_time() {
+            h.field(&format!("metric {}", self.metric.name()));
+        }
         h.finish_short()
     }
 }
@@ -90,12 +101,18 @@ fn reproduce(a: &BisectArgs) -> String {
         a.build.recipe,
         a.tool.tool,
         a.tool.threads,
-        a.sampling.schedule.samples,
-        a.sampling.schedule.max_samples,
+        a.sampling.schedule().initial,
+        a.sampling.schedule().max,
         a.sampling.timing.duration,
         a.stats.alpha.alpha,
         a.stats.min_effect
     );
+    if !a.sampling.timing.metric.metric.is_time() {
+        s.push_str(&format!(
+            " --metric {}",
+            a.sampling.timing.metric.metric.name()
+        ));
+    }
     if a.first_change_only {
         s.push_str(" --first-change-only");
     }
@@ -110,6 +127,7 @@ fn reproduce(a: &BisectArgs) -> String {
 pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let (good, bad) = repo::split_range(&a.range)?;
+    a.sampling.timing.check_threads(&[a.tool.threads])?;
     let cfg = Config {
         alpha: a.stats.alpha.alpha,
         min_effect: a.stats.min_effect,
@@ -140,6 +158,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         recipe: &a.build.recipe,
         cfg: &cfg,
         duration: a.sampling.timing.duration,
+        metric: a.sampling.timing.metric.metric,
     }
     .id();
     let text = a.format == BisectFormat::Text;
@@ -184,7 +203,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
             spec: spec.clone(),
             threads: a.tool.threads,
             side: String::new(),
-        });
+        })?;
     }
     save_state(&cache, &id, &a, "running", None)?;
 
@@ -273,9 +292,32 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         min_effect: cfg.min_effect,
         wall_s: started.elapsed().as_secs_f64(),
         reproduce: reproduce(&a),
+        metric: session.metric(),
+        explanations: Vec::new(),
     };
+    let mut json = json;
+    if a.explain {
+        json.explanations = explain_culprits(&mut session, &repo, &json, a.plot.as_deref())?;
+    }
     save_state(&cache, &id, &a, "finished", Some(&json))?;
     print!("{}", a.format.render_linked(&json, &links)?);
+    let explain_format = match a.format {
+        BisectFormat::Text => Some(ExplainFormat::Text),
+        BisectFormat::Markdown => Some(ExplainFormat::Markdown),
+        // JSON carries them; HTML names the flame graphs only.
+        _ => None,
+    };
+    for e in &json.explanations {
+        match explain_format {
+            Some(f) => print!("\n{}", f.render(e)?),
+            None => progress::info(&format!(
+                "explained {}..{}: {}",
+                e.before,
+                e.after,
+                e.flamegraph.as_deref().unwrap_or("-")
+            )),
+        }
+    }
     if let Some(dir) = &a.plot {
         let path = json.write_plot(dir)?;
         progress::info(&format!("wrote {}", path.display()));
@@ -285,6 +327,69 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--explain`: each confirmed culprit against its parent, profiled at one
+/// thread in this session (builds and kernels are already there).
+fn explain_culprits(
+    session: &mut Session,
+    repo: &repo::Repo,
+    report: &BisectReport,
+    dir: Option<&std::path::Path>,
+) -> Result<Vec<ExplainReport>> {
+    if report.culprits.is_empty() {
+        return Ok(Vec::new());
+    }
+    let spec_text = report.tool.clone();
+    // Every subject of a bisect measures the same tool.
+    let spec = session.subject(0).spec.clone();
+    let mut out = Vec::new();
+    for c in report.culprits.iter().filter(|c| c.confirmed) {
+        let parent = repo.resolve(&c.parent)?;
+        let culprit = repo.resolve(&c.info.commit)?;
+        progress::info(&format!(
+            "explaining {}..{} under callgrind",
+            parent.short, culprit.short
+        ));
+        let mut subject = |commit: &repo::CommitInfo| {
+            let lib = session.add_library(Library::Revision {
+                label: commit.short.clone(),
+                commit: commit.clone(),
+            });
+            session.add_subject(Subject {
+                lib,
+                spec: spec.clone(),
+                threads: 1,
+                side: "explain".into(),
+            })
+        };
+        let (sa, sb) = (subject(&parent)?, subject(&culprit)?);
+        let pa = crate::measure::profile::take(session, sa)?;
+        let pb = crate::measure::profile::take(session, sb)?;
+        let mut e = ExplainReport::new(
+            &spec_text,
+            ExplainSide {
+                label: &parent.short,
+                commit: &parent.id,
+            },
+            ExplainSide {
+                label: &culprit.short,
+                commit: &culprit.id,
+            },
+            (&pa, &pb),
+            20,
+        );
+        let name = format!(
+            "explain-{}-{}-{}.svg",
+            crate::report::plot::file_stem(&spec_text),
+            parent.short,
+            culprit.short
+        );
+        let path = dir.map(|d| d.join(&name)).unwrap_or_else(|| name.into());
+        e.write_flamegraph(&path, (&pa, &pb))?;
+        out.push(e);
+    }
+    Ok(out)
 }
 
 /// What placing the merge base between GOOD and BAD decided.
@@ -313,7 +418,7 @@ fn place_merge_base(
     ));
     // GOOD, the merge base and BAD in the same rounds: where does the merge base lie?
     let step = bisect::place(session, 0, gi, bad_idx, cfg, cfg.alpha)?;
-    say(&step_line(&step, mb));
+    say(&step_line(&step, mb, session.metric()));
     let pos = step
         .position
         .map(|p| format!(" ({:.0}% of the way from {good} to {bad})", p * 100.0))
@@ -394,7 +499,7 @@ impl Measurer for Live<'_, '_> {
     }
 
     fn decided(&mut self, s: &Step) {
-        let line = step_line(s, &self.commits[s.commit]);
+        let line = step_line(s, &self.commits[s.commit], self.session.metric());
         if self.print_steps {
             progress::above_status(|| println!("{line}"));
         } else {
@@ -468,8 +573,14 @@ mod tests {
             recipe: "default",
             cfg: &cfg,
             duration: 1.0,
+            metric: crate::measure::metric::Metric::Time,
         };
         assert_eq!(key.id(), "ba7e0700cb066523");
+        let instr = ResumeKey {
+            metric: crate::measure::metric::Metric::Instructions,
+            ..key
+        };
+        assert_ne!(instr.id(), key.id());
         let other = ResumeKey { threads: 2, ..key };
         assert_ne!(other.id(), key.id());
     }

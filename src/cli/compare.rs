@@ -65,6 +65,7 @@ pub fn run_verify(g: &Global, a: VerifyArgs) -> Result<ExitCode> {
 /// decided (or the cap), and print it.
 fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode> {
     let links = o.links.links()?;
+    o.sampling.timing.check_threads(&[o.tool.threads])?;
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     let spec = reg.parse_spec(&o.tool.tool)?;
     let (repo, recipe) = o.build.open()?;
@@ -93,7 +94,7 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode
             side: side.to_string(),
         })
     };
-    let (sa, sb) = (side(a, &ca, "a"), side(b, &cb, "b"));
+    let (sa, sb) = (side(a, &ca, "a")?, side(b, &cb, "b")?);
     let alpha = o.stats.alpha.alpha;
     let c = bisect::compare_pair(
         &mut session,
@@ -119,6 +120,7 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode
     );
     report.a_samples_us = session.values(sa).unwrap_or_default();
     report.b_samples_us = session.values(sb).unwrap_or_default();
+    report.metric = session.metric();
     print!("{}", o.format.render_linked(&report, &links)?);
     Ok(ExitCode::SUCCESS)
 }

@@ -52,6 +52,7 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     let specs = reg.parse_specs(&a.tools.tools)?;
     let threads = a.tools.threads_or(&[1]);
+    a.sampling.timing.check_threads(&threads)?;
     let (repo, recipe) = a.build.open()?;
     let base = repo.resolve(&a.base)?;
     let head = repo.resolve(&a.head)?;
@@ -90,7 +91,7 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
                 side: side.into(),
             })
         };
-        let (sb, sh) = (subject(lib_base, "base"), subject(lib_head, "head"));
+        let (sb, sh) = (subject(lib_base, "base")?, subject(lib_head, "head")?);
         let compared = bisect::compare_pair(
             &mut session,
             sb,
@@ -148,7 +149,7 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
                         ),
                     ),
                 };
-                let report = CompareReport::new(
+                let mut report = CompareReport::new(
                     &spec.short(),
                     threads,
                     Sides {
@@ -161,6 +162,7 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
                     a.alpha.alpha,
                     a.max_regression,
                 );
+                report.metric = session.metric();
                 cell(outcome, message, Some(report))
             }
         });
@@ -178,6 +180,7 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
         shard: a.shard.as_ref().map(|s| s.to_string()),
         exit_code: exit_code(&results, a.undecided),
         results,
+        metric: session.metric(),
     };
     report.emit(a.format)?;
     Ok(ExitCode::from(report.exit_code))

@@ -47,7 +47,13 @@ pub fn run(g: &Global, a: MatrixArgs) -> Result<ExitCode> {
     }
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     let specs = reg.parse_specs(&a.tools.tools)?;
-    let threads = a.tools.threads_or(&[1, 2, 4]);
+    // Instructions are a one-thread metric: its table is one column by default.
+    let threads = if a.sampling.timing.metric.metric.is_time() {
+        a.tools.threads_or(&[1, 2, 4])
+    } else {
+        a.tools.threads_or(&[1])
+    };
+    a.sampling.timing.check_threads(&threads)?;
     let labels: Vec<String> = a
         .revs
         .iter()
@@ -110,11 +116,11 @@ pub fn run(g: &Global, a: MatrixArgs) -> Result<ExitCode> {
                 side: String::new(),
             })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     for &i in &subjects {
         session.prepare(i)?;
     }
-    let n = a.sampling.samples;
+    let n = a.sampling.samples();
     let cached: usize = subjects
         .iter()
         .filter_map(|&i| session.samples(i).ok().map(|s| s.len().min(n)))
@@ -176,6 +182,7 @@ pub fn run(g: &Global, a: MatrixArgs) -> Result<ExitCode> {
         targets: labels,
         shard: a.shard.as_ref().map(|s| s.to_string()),
         cells,
+        metric: session.metric(),
     };
     if let Some(dir) = &a.plot {
         write_plots(dir, &report)?;

@@ -68,6 +68,9 @@ pub fn run(g: &Global, a: ParityArgs) -> Result<ExitCode> {
     let cache = Cache::open(g.cache.as_deref())?;
     let repo = a.libraries.open_repo()?;
     let libs = a.libraries.libraries(repo.as_ref().map(|(r, _)| r))?;
+    if !a.timing.metric.metric.is_time() {
+        anyhow::bail!("parity compares times with perftools': --metric time only");
+    }
     let mut session = Session::new(&cache, a.timing.timing(), Reuse::Nothing);
     if let Some((repo, recipe)) = &repo {
         session = session.with_repo(repo, a.libraries.build.options(recipe));
@@ -93,7 +96,7 @@ pub fn run(g: &Global, a: ParityArgs) -> Result<ExitCode> {
                 spec: specs[s].clone(),
                 threads: t,
                 side: String::new(),
-            });
+            })?;
             let mut row = ParityRow {
                 openssl: label.clone(),
                 spec: specs[s].short(),

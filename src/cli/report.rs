@@ -168,18 +168,19 @@ pub fn merge_matrix(
 ) -> Result<MatrixReport> {
     check_hosts(parts.iter().map(|(f, m)| (f, &m.host)), allow_mixed)?;
     let first = &parts[0].1;
-    if let Some((f, m)) = parts
-        .iter()
-        .find(|(_, m)| m.duration != first.duration || m.samples != first.samples)
-    {
+    if let Some((f, m)) = parts.iter().find(|(_, m)| {
+        m.duration != first.duration || m.samples != first.samples || m.metric != first.metric
+    }) {
         bail!(
-            "{} used --duration {} --samples {}, but {} used --duration {} --samples {}: not one matrix",
+            "{} used --duration {} --samples {} --metric {}, but {} used --duration {} --samples {} --metric {}: not one matrix",
             f.display(),
             m.duration,
             m.samples,
+            m.metric.name(),
             parts[0].0.display(),
             first.duration,
-            first.samples
+            first.samples,
+            first.metric.name()
         );
     }
     let mut merged = first.clone();

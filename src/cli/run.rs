@@ -30,6 +30,7 @@ pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     let specs = reg.parse_specs(&a.tools.tools)?;
     let threads = a.tools.threads_or(&[1]);
+    a.sampling.timing.check_threads(&threads)?;
     let cache = Cache::open(g.cache.as_deref())?;
     let repo = a.libraries.open_repo()?;
     let libs = a.libraries.libraries(repo.as_ref().map(|(r, _)| r))?;
@@ -47,13 +48,13 @@ pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
                 spec: specs[s].clone(),
                 threads: t,
                 side: String::new(),
-            });
+            })?;
             subjects.push((label.clone(), i));
         }
     }
     let wants: Vec<(usize, usize)> = subjects
         .iter()
-        .map(|&(_, i)| (i, a.sampling.samples))
+        .map(|&(_, i)| (i, a.sampling.samples()))
         .collect();
     session.ensure(&wants)?;
     let mut results = Vec::new();
@@ -69,9 +70,20 @@ pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
                 sub.threads
             ),
         };
-        results.push(RunResult::new(&label, &sub.spec, sub.threads, samples, na));
+        results.push(RunResult::new(
+            &label,
+            &sub.spec,
+            sub.threads,
+            samples,
+            na,
+            session.metric(),
+        ));
     }
-    print!("{}", a.format.render(&RunReport { results })?);
+    print!(
+        "{}",
+        a.format
+            .render(&RunReport::new(session.metric(), results))?
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -91,6 +103,8 @@ pub struct SampleArgs {
     counters: Vec<String>,
     #[arg(long)]
     bytes_per_op: Option<f64>,
+    #[arg(long)]
+    warmup: bool,
 }
 
 pub fn sample_child(a: SampleArgs) -> i32 {
@@ -118,5 +132,6 @@ pub fn sample_child(a: SampleArgs) -> i32 {
         args,
         counters: a.counters,
         bytes_per_op: a.bytes_per_op,
+        warmup: a.warmup,
     })
 }

@@ -24,6 +24,7 @@ use crate::cache::Cache;
 use crate::interrupt;
 use crate::measure::compile::{self, CompiledKernel};
 use crate::measure::kernel::ToolSpec;
+use crate::measure::metric::{self, Metric};
 use crate::measure::prefix::Prefix;
 use crate::measure::runner::{self, Sample, SampleRequest};
 use crate::measure::samples::SampleSet;
@@ -158,6 +159,8 @@ pub struct Timing {
     /// A crashed or timed-out sample is taken again this many times, in a new process, before
     /// its subject is given up: one bad moment must not skip a commit for good.
     pub retries: usize,
+    /// What a sample measures.
+    pub metric: Metric,
 }
 
 pub struct Session<'a> {
@@ -165,6 +168,9 @@ pub struct Session<'a> {
     repo: Option<(&'a Repo, BuildOptions<'a>)>,
     duration: f64,
     timeout: Option<f64>,
+    metric: Metric,
+    /// valgrind was found (instruction samples on this machine need it).
+    valgrind_checked: bool,
     reuse: Reuse,
     libs: Vec<(Library, LibState)>,
     subjects: Vec<(Subject, SubjectState)>,
@@ -192,6 +198,8 @@ impl<'a> Session<'a> {
             repo: None,
             duration: timing.duration,
             timeout: timing.timeout,
+            metric: timing.metric,
+            valgrind_checked: false,
             reuse,
             libs: Vec::new(),
             subjects: Vec::new(),
@@ -242,9 +250,21 @@ impl<'a> Session<'a> {
         Ok((l, label))
     }
 
-    pub fn add_subject(&mut self, s: Subject) -> usize {
+    /// Adds a subject; refuses one the session's metric cannot measure
+    /// (instructions at more than one thread), before anything is built.
+    pub fn add_subject(&mut self, s: Subject) -> Result<usize> {
+        self.metric.check_threads(s.threads)?;
+        if self.metric == Metric::Instructions && !self.valgrind_checked {
+            metric::valgrind_version()?;
+            self.valgrind_checked = true;
+        }
         self.subjects.push((s, SubjectState::Unknown));
-        self.subjects.len() - 1
+        Ok(self.subjects.len() - 1)
+    }
+
+    /// What this session's samples measure.
+    pub fn metric(&self) -> Metric {
+        self.metric
     }
 
     pub fn subject(&self, i: usize) -> &Subject {
@@ -375,6 +395,7 @@ impl<'a> Session<'a> {
                     &spec,
                     threads,
                     self.duration,
+                    self.metric,
                     &format!("{context}|{side}"),
                 )?;
                 // A stored sample must pass the same checks as a fresh one.
@@ -435,10 +456,11 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// µs/op of subject `i`'s samples.
+    /// Subject `i`'s samples in the session's metric (µs/op or instructions/op).
     pub fn values(&self, i: usize) -> std::result::Result<Vec<f64>, Unavailable> {
+        let m = self.metric;
         self.samples(i)
-            .map(|s| s.iter().map(|s| s.us_per_op).collect())
+            .map(|s| s.iter().map(|s| s.value(m)).collect())
     }
 
     /// Bring every (subject, n) to at least n samples, taken in interleaved
@@ -478,6 +500,45 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
+    /// One callgrind profile of subject `i` (single thread), written to
+    /// `out`, whatever the session's metric; never cached. The sample it
+    /// comes with passed the same identity checks as any other.
+    pub fn profile(
+        &mut self,
+        i: usize,
+        out: &Path,
+    ) -> Result<std::result::Result<Sample, Unavailable>> {
+        self.prepare(i)?;
+        let i = self.root(i);
+        let (subject, state) = &self.subjects[i];
+        let r = match state {
+            SubjectState::Ready(r) => r,
+            SubjectState::Unavailable(u) => return Ok(Err(u.clone())),
+            SubjectState::Unknown | SubjectState::SameAs(_) => unreachable!("prepared above"),
+        };
+        let LibState::Ready(target) = &self.libs[subject.lib].1 else {
+            unreachable!("a ready subject has a ready library")
+        };
+        Metric::Instructions.check_threads(subject.threads)?;
+        metric::valgrind_version()?;
+        let req = SampleRequest {
+            cache: self.cache,
+            kernel: &r.kernel,
+            spec: &subject.spec,
+            prefix: &target.prefix,
+            threads: subject.threads,
+            duration: self.duration,
+            timeout: self.timeout,
+            metric: Metric::Instructions,
+            profile: Some(out),
+        };
+        let outcome = runner::take_sample(&req)?;
+        if let Ok(s) = &outcome {
+            target.check(s)?;
+        }
+        Ok(outcome)
+    }
+
     fn take_one(&mut self, i: usize) -> Result<()> {
         let (subject, state) = &mut self.subjects[i];
         let SubjectState::Ready(r) = state else {
@@ -494,6 +555,8 @@ impl<'a> Session<'a> {
             threads: subject.threads,
             duration: self.duration,
             timeout: self.timeout,
+            metric: self.metric,
+            profile: None,
         };
         let mut outcome = runner::take_sample(&req)?;
         for _ in 0..self.retries {
@@ -519,12 +582,13 @@ impl<'a> Session<'a> {
                 }
                 self.samples_taken += 1;
                 progress::detail(&format!(
-                    "  sample {} {} t={} #{}: {:.4} us/op",
+                    "  sample {} {} t={} #{}: {:.4} {}",
                     target.label,
                     subject.spec.short(),
                     subject.threads,
                     r.samples.len() + 1,
-                    s.us_per_op
+                    s.value(self.metric),
+                    self.metric.unit_ascii()
                 ));
                 r.samples.push(s);
             }

@@ -19,6 +19,7 @@ use crate::cache::Cache;
 use crate::hashing;
 use crate::measure::compile::CompiledKernel;
 use crate::measure::kernel::ToolSpec;
+use crate::measure::metric::{self, InstructionCount, Metric};
 use crate::measure::prefix::Prefix;
 use crate::measure::unavailable::Unavailable;
 
@@ -37,6 +38,21 @@ pub struct Sample {
     pub counters: BTreeMap<String, CounterResult>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mb_per_s: Option<f64>,
+    /// Set for samples taken with `--metric instructions` (and only for them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<InstructionCount>,
+}
+
+impl Sample {
+    /// The sample's value in `metric`'s unit: µs/op, or instructions/op
+    /// (NaN for a sample of the other kind, which the sample cache's key
+    /// keeps from ever meeting this one).
+    pub fn value(&self, metric: Metric) -> f64 {
+        match metric {
+            Metric::Time => self.us_per_op,
+            Metric::Instructions => self.instructions.as_ref().map_or(f64::NAN, |i| i.per_op),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -69,14 +85,31 @@ pub struct SampleRequest<'a> {
     pub duration: f64,
     /// Kill the child after this long; None = derived from the duration.
     pub timeout: Option<f64>,
+    pub metric: Metric,
+    /// Instructions only: keep callgrind's output here, with every function's
+    /// cost split by its call chain (`perfbisect explain`).
+    pub profile: Option<&'a Path>,
 }
 
 impl SampleRequest<'_> {
     pub fn timeout_secs(&self) -> f64 {
         // Set-up (key generation, fixture parsing) gets a fixed allowance on
-        // top of the measuring window itself.
-        self.timeout.unwrap_or(30.0 + 4.0 * self.duration)
+        // top of the measuring window itself; under valgrind everything but
+        // the window runs 20-100x slower.
+        let setup = if self.metric.is_time() { 30.0 } else { 300.0 };
+        self.timeout.unwrap_or(setup + 4.0 * self.duration)
     }
+}
+
+/// A fresh callgrind output path for one child.
+fn callgrind_out_path() -> PathBuf {
+    use std::sync::atomic::AtomicUsize;
+    static N: AtomicUsize = AtomicUsize::new(0);
+    std::env::temp_dir().join(format!(
+        "perfbisect-callgrind-{}-{}.out",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ))
 }
 
 /// Take one sample in a fresh child process.
@@ -95,7 +128,24 @@ pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
         p if p.exists() => p.to_path_buf(),
         _ => std::env::current_exe().context("cannot find the perfbisect executable")?,
     };
-    let mut cmd = Command::new(exe);
+    let callgrind_out = (req.metric == Metric::Instructions).then(|| {
+        req.profile
+            .map(Path::to_path_buf)
+            .unwrap_or_else(callgrind_out_path)
+    });
+    let mut cmd = match &callgrind_out {
+        None => Command::new(exe),
+        Some(out) => {
+            // valgrind must be handed the real file: /proc/self/exe would be
+            // valgrind's own launcher once it runs.
+            let exe = std::env::current_exe().context("cannot find the perfbisect executable")?;
+            let mut c = Command::new("valgrind");
+            c.args(metric::callgrind_args(out, req.profile.is_some()))
+                .arg(exe);
+            c
+        }
+    };
+    let removed = RemoveOnDrop(callgrind_out.clone(), req.profile.is_none());
     cmd.arg(HIDDEN_SUBCOMMAND)
         .arg("--so")
         .arg(&req.kernel.so)
@@ -113,6 +163,9 @@ pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
     }
     if let Some(b) = req.spec.bytes_per_op() {
         cmd.arg("--bytes-per-op").arg(b.to_string());
+    }
+    if callgrind_out.is_some() {
+        cmd.arg("--warmup");
     }
     scrub_env(&mut cmd, req.cache, req.prefix)?;
     cmd.stdin(Stdio::null())
@@ -190,7 +243,23 @@ pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
         }
     };
     match report {
-        ChildReport::Ok(s) => {
+        ChildReport::Ok(mut s) => {
+            if let Some(out) = &removed.0 {
+                let total = metric::callgrind_total(out)?;
+                let ops: u64 = s.ops_per_thread.iter().sum();
+                if total == 0 {
+                    bail!(
+                        "callgrind counted no instruction inside {}: is the perfbisect binary stripped?",
+                        metric::MEASURED_FN
+                    );
+                }
+                s.instructions = Some(InstructionCount {
+                    per_op: total as f64 / ops as f64,
+                    total,
+                    ops,
+                    source: "callgrind".into(),
+                });
+            }
             let loaded = Path::new(&s.libcrypto_path);
             if !req.prefix.contains_library(loaded) {
                 bail!(
@@ -206,6 +275,17 @@ pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
             kernel: req.spec.kernel.name.clone(),
             message,
         })),
+    }
+}
+
+/// Removes the callgrind output file however the sample ends.
+struct RemoveOnDrop(Option<PathBuf>, bool);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let (Some(p), true) = (&self.0, self.1) {
+            let _ = std::fs::remove_file(p);
+        }
     }
 }
 
@@ -251,6 +331,10 @@ pub struct ChildArgs {
     pub args: Vec<(String, String)>,
     pub counters: Vec<String>,
     pub bytes_per_op: Option<f64>,
+    /// One operation per thread before the clock starts, outside the
+    /// measured function (instruction samples: first-use costs such as
+    /// provider loading are not the operation's).
+    pub warmup: bool,
 }
 
 /// Runs in the child; prints exactly one JSON line. Returns the exit code.
@@ -335,8 +419,14 @@ struct ThreadResult {
 }
 
 fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
-    if std::env::var_os("LD_LIBRARY_PATH").is_some() {
-        bail!("LD_LIBRARY_PATH is set in the sampling child");
+    if let Some(p) = std::env::var_os("LD_LIBRARY_PATH") {
+        // Debian's valgrind wrapper adds its debug-library directory (which
+        // holds only .debug files); anything else is refused.
+        let only_valgrinds = a.warmup
+            && std::env::split_paths(&p).all(|d| d == Path::new(metric::VALGRIND_DEBUG_DIR));
+        if !only_valgrinds {
+            bail!("LD_LIBRARY_PATH is set in the sampling child");
+        }
     }
     // SAFETY: loading a kernel runs its initialisers; it is our own object,
     // whose hash the parent checked.
@@ -435,8 +525,27 @@ fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
             openssl_version,
             counters,
             mb_per_s,
+            instructions: None,
         }))
     }
+}
+
+/// Every batch of operations runs through this one function, so that
+/// callgrind (`--toggle-collect`, see measure::metric) counts exactly the
+/// instructions of the kernel's operations: not setup, not the harness.
+/// For the time metric it is one call more per batch (batches last
+/// milliseconds).
+#[no_mangle]
+#[inline(never)]
+unsafe extern "C" fn perfbisect_measured_run(
+    run: RunFn,
+    global: *mut c_void,
+    t: *mut PbThread,
+    n: u64,
+    err: *mut c_char,
+) -> c_int {
+    // SAFETY: the caller's contract is pb_run's (kernels/perfbisect.h).
+    unsafe { run(global, t, n, err, ERRLEN) }
 }
 
 /// Worker threads wait at a barrier, the clock starts when they are all
@@ -452,6 +561,7 @@ fn run_threads(
     let failed = Arc::new(AtomicBool::new(false));
     let target_batch = Duration::from_secs_f64((a.duration / 200.0).clamp(0.0005, 0.01));
     let (ti, tr, td) = (fns.thread_init, fns.run, fns.thread_done);
+    let warmup = a.warmup;
     let mut handles = Vec::new();
     for index in 0..a.threads {
         let barrier = barrier.clone();
@@ -470,7 +580,21 @@ fn run_threads(
             if init != PB_OK {
                 failed.store(true, Ordering::SeqCst);
             }
+            let mut warm_err = None;
+            if init == PB_OK && warmup {
+                // SAFETY: as above.
+                if unsafe { tr(g.0, &mut t, 1, err.as_mut_ptr(), ERRLEN) } != PB_OK {
+                    warm_err = Some(errstr(&err));
+                    failed.store(true, Ordering::SeqCst);
+                }
+                t.counters = [0; PB_MAX_COUNTERS];
+            }
             barrier.wait();
+            if let Some(e) = warm_err {
+                // SAFETY: as above.
+                unsafe { td(g.0, &mut t, err.as_mut_ptr(), ERRLEN) };
+                bail!("thread {index} warm-up run: {e}");
+            }
             if init != PB_OK {
                 let message = errstr(&err);
                 // As for pb_teardown: the one place a kernel frees its state.
@@ -486,7 +610,9 @@ fn run_threads(
             while !stop.load(Ordering::Relaxed) {
                 let t0 = Instant::now();
                 // SAFETY: as above.
-                if unsafe { tr(g.0, &mut t, batch, err.as_mut_ptr(), ERRLEN) } != PB_OK {
+                if unsafe { perfbisect_measured_run(tr, g.0, &mut t, batch, err.as_mut_ptr()) }
+                    != PB_OK
+                {
                     run_err = Some(errstr(&err));
                     failed.store(true, Ordering::SeqCst);
                     break;

@@ -12,10 +12,12 @@ use crate::cache::Cache;
 use crate::hashing::Hasher;
 use crate::host::Host;
 use crate::measure::kernel::ToolSpec;
+use crate::measure::metric::Metric;
 use crate::measure::runner::Sample;
 
 pub struct SampleSet {
     path: PathBuf,
+    metric: Metric,
 }
 
 impl SampleSet {
@@ -27,6 +29,7 @@ impl SampleSet {
         spec: &ToolSpec,
         threads: usize,
         duration: f64,
+        metric: Metric,
         side: &str,
     ) -> Result<SampleSet> {
         let mut h = Hasher::new();
@@ -41,13 +44,20 @@ impl SampleSet {
             .field(&format!("{duration}"))
             .field(&Host::current().id())
             .field(side);
+        // A time sample and an instruction sample never share a file (time's
+        // key is the one it had before metrics existed, so old caches stay valid).
+        if !metric.is_time() {
+            h.field(&format!("metric={}", metric.name()));
+        }
         let dir = cache.dir("samples")?;
         Ok(SampleSet {
             path: dir.join(format!("{}.jsonl", h.finish_short())),
+            metric,
         })
     }
 
     pub fn load(&self) -> Result<Vec<Sample>> {
+        let metric = self.metric;
         let text = match std::fs::read_to_string(&self.path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -61,7 +71,14 @@ impl SampleSet {
                 continue;
             }
             match serde_json::from_str::<Sample>(line) {
-                Ok(s) if s.us_per_op.is_finite() && s.us_per_op > 0.0 => out.push(s),
+                Ok(s)
+                    if s.us_per_op.is_finite()
+                        && s.us_per_op > 0.0
+                        && s.value(metric).is_finite()
+                        && s.value(metric) > 0.0 =>
+                {
+                    out.push(s)
+                }
                 _ => eprintln!(
                     "perfbisect: warning: ignoring damaged sample at {}:{}",
                     self.path.display(),

@@ -13,6 +13,7 @@ use crate::analysis::bisect::{ChangePoint, Step, StepVerdict};
 use crate::analysis::stats::{Comparison, Size, Verdict};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
+use crate::measure::metric::Metric;
 use crate::report::us;
 
 formats!(BisectFormat for BisectReport { Text, Markdown, Json, Html });
@@ -157,6 +158,12 @@ pub struct BisectReport {
     pub min_effect: f64,
     pub wall_s: f64,
     pub reproduce: String,
+    /// What the values are (`*_us` fields hold instructions/op for `instructions`).
+    #[serde(default, skip_serializing_if = "Metric::is_time")]
+    pub metric: Metric,
+    /// `--explain`: each confirmed culprit's profile against its parent.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    pub explanations: Vec<crate::report::explain::ExplainReport>,
 }
 
 fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
@@ -204,10 +211,14 @@ pub fn verdict_word(v: &StepVerdict) -> String {
     }
 }
 
-pub fn step_line(s: &Step, c: &CommitInfo) -> String {
+pub fn step_line(s: &Step, c: &CommitInfo, metric: Metric) -> String {
+    let unit = match metric {
+        Metric::Time => "us",
+        Metric::Instructions => "instr",
+    };
     let mean = if s.mean.is_finite() {
         format!(
-            "n={:<3} {:>10} us [{}, {}]",
+            "n={:<3} {:>10} {unit} [{}, {}]",
             s.n,
             us(s.mean),
             us(s.ci95.0),
@@ -279,9 +290,10 @@ fn direction_word(v: Verdict) -> &'static str {
 }
 
 fn text_result(j: &BisectReport, links: &Links) -> String {
+    let u = j.metric.unit_ascii();
     let mut s = String::new();
     s.push_str(&format!(
-        "\nends: {} {} us/op (n={}) -> {} {} us/op (n={}): {} {}, p(Yuen)={:.2e}\n",
+        "\nends: {} {} {u} (n={}) -> {} {} {u} (n={}): {} {}, p(Yuen)={:.2e}\n",
         j.good.short,
         us(j.ends.a.mean),
         j.ends.a.n,
@@ -357,7 +369,7 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
             c.info.subject
         ));
         s.push_str(&format!(
-            "  parent {} {} us/op (n={}) -> {} {} us/op (n={})\n",
+            "  parent {} {} {u} (n={}) -> {} {} {u} (n={})\n",
             &c.parent[..10],
             us(c.parent_mean_us),
             c.comparison.a.n,
@@ -421,12 +433,13 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
 }
 
 fn markdown(j: &BisectReport, links: &Links) -> String {
+    let u = j.metric.unit();
     let mut s = format!(
         "### perfbisect: `{}` at {} thread(s), `{}`\n\n",
         j.tool, j.threads, j.range
     );
     s.push_str(&format!(
-        "Ends: `{}` {} µs/op → `{}` {} µs/op: **{}** {} (p={:.2e})\n\n",
+        "Ends: `{}` {} {u} → `{}` {} {u}: **{}** {} (p={:.2e})\n\n",
         j.good.short,
         us(j.ends.a.mean),
         j.bad.short,
@@ -436,9 +449,9 @@ fn markdown(j: &BisectReport, links: &Links) -> String {
         j.ends.p_welch
     ));
     if !j.culprits.is_empty() {
-        s.push_str(
-            "| commit | date | subject | parent µs/op | commit µs/op | change | p (Welch) |\n",
-        );
+        s.push_str(&format!(
+            "| commit | date | subject | parent {u} | commit {u} | change | p (Welch) |\n",
+        ));
         s.push_str("| --- | --- | --- | ---: | ---: | --- | ---: |\n");
         for c in &j.culprits {
             s.push_str(&format!(
@@ -455,7 +468,7 @@ fn markdown(j: &BisectReport, links: &Links) -> String {
         }
         s.push('\n');
     }
-    s.push_str("<details><summary>steps</summary>\n\n| commit | n | mean µs/op | verdict |\n| --- | ---: | ---: | --- |\n");
+    s.push_str(&format!("<details><summary>steps</summary>\n\n| commit | n | mean {u} | verdict |\n| --- | ---: | ---: | --- |\n"));
     for st in &j.steps {
         s.push_str(&format!(
             "| {} | {} | {} | {} |\n",
@@ -501,6 +514,7 @@ fn direction_badge(v: Verdict) -> String {
 impl HtmlSections for BisectReport {
     fn section(&self, links: &Links) -> Result<Section> {
         let j = self;
+        let u = j.metric.unit();
         let heading = format!(
             "bisect: <code>{}</code> at {} thread(s), <code>{}</code>",
             esc(&j.tool),
@@ -508,7 +522,7 @@ impl HtmlSections for BisectReport {
             esc(&j.range)
         );
         let mut summary = format!(
-            "<p>Ends: {} {} µs/op → {} {} µs/op: {} {} (p = {:.2e}).</p>\n",
+            "<p>Ends: {} {} {u} → {} {} {u}: {} {} (p = {:.2e}).</p>\n",
             links.html(&j.good.commit, &j.good.short),
             us(j.ends.a.mean),
             links.html(&j.bad.commit, &j.bad.short),
@@ -545,7 +559,7 @@ impl HtmlSections for BisectReport {
                     notes.push_str(&format!(" {}", html::badge("uncertain")));
                 }
                 summary.push_str(&format!(
-                    "<li>{what}: <b>{}</b> ({}, {}): {} → {} µs/op, <b>{}</b>, p = {:.2e}{notes}</li>\n",
+                    "<li>{what}: <b>{}</b> ({}, {}): {} → {} {u}, <b>{}</b>, p = {:.2e}{notes}</li>\n",
                     esc(&c.info.subject),
                     esc(&c.info.dates()),
                     esc(&c.info.author),
@@ -583,8 +597,8 @@ impl HtmlSections for BisectReport {
                     "commit",
                     "date",
                     "subject",
-                    "parent µs/op",
-                    "commit µs/op",
+                    &format!("parent {u}"),
+                    &format!("commit {u}"),
                     "change [95% CI]",
                     "p (Welch)",
                     "p (Mann-Whitney)",
@@ -630,7 +644,7 @@ impl HtmlSections for BisectReport {
                 "position",
                 "tested as",
                 "n",
-                "mean µs/op",
+                &format!("mean {u}"),
                 "95% CI",
             ],
             4,
@@ -650,7 +664,7 @@ impl HtmlSections for BisectReport {
         let plots = html::figure(
             &j.profile_svg()?,
             &format!(
-                "{} at {} thread(s): µs/op (95% interval) of every tested commit along {}; dashed red lines are change points, shaded stretches were not tested.",
+                "{} at {} thread(s): {u} (95% interval) of every tested commit along {}; dashed red lines are change points, shaded stretches were not tested.",
                 j.tool, j.threads, j.range
             ),
         );
@@ -732,6 +746,7 @@ impl BisectReport {
             format!("{which} end {} ({})", c.short, truncate(&c.subject, 30))
         };
         Profile {
+            axis: self.metric.axis(),
             title: format!(
                 "{} at {} thread(s): {}",
                 self.tool, self.threads, self.range

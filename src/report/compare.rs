@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use crate::analysis::stats::{Comparison, Verdict};
+use crate::measure::metric::Metric;
 use crate::report::us;
 
 formats!(CompareFormat for CompareReport { Text, Markdown, Json, Html });
@@ -46,6 +47,9 @@ pub struct CompareReport {
     pub a_samples_us: Vec<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub b_samples_us: Vec<f64>,
+    /// What the values are (`*_us` fields hold instructions/op for `instructions`).
+    #[serde(default, skip_serializing_if = "Metric::is_time")]
+    pub metric: Metric,
 }
 
 pub struct Sides<'a> {
@@ -87,6 +91,7 @@ impl CompareReport {
             comparison: *c,
             a_samples_us: Vec::new(),
             b_samples_us: Vec::new(),
+            metric: Metric::Time,
         }
     }
 
@@ -127,8 +132,9 @@ impl Export<CompareReport> for Text {
     }
 
     fn export_linked(&self, j: &CompareReport, links: &Links) -> Result<String> {
+        let u = j.metric.unit_ascii();
         Ok(format!(
-            "{} at {} thread(s)\n  A {} ({}{}): {} us/op (n={})\n  B {} ({}{}): {} us/op (n={})\n  B/A: {}  p(Yuen)={:.2e}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}\nverdict: {}\n",
+            "{} at {} thread(s)\n  A {} ({}{}): {} {u} (n={})\n  B {} ({}{}): {} {u} (n={})\n  B/A: {}  p(Yuen)={:.2e}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}\nverdict: {}\n",
             j.tool,
             j.threads,
             j.a,
@@ -157,8 +163,9 @@ impl Export<CompareReport> for Markdown {
     }
 
     fn export_linked(&self, j: &CompareReport, links: &Links) -> Result<String> {
+        let u = j.metric.unit();
         Ok(format!(
-            "| tool | threads | A µs/op | B µs/op | B/A | p (Welch) | verdict |\n| --- | ---: | ---: | ---: | --- | ---: | --- |\n| `{}` | {} | {} (`{}`{}) | {} (`{}`{}) | {} | {:.2e} | {:?} |\n",
+            "| tool | threads | A {u} | B {u} | B/A | p (Welch) | verdict |\n| --- | ---: | ---: | ---: | --- | ---: | --- |\n| `{}` | {} | {} (`{}`{}) | {} (`{}`{}) | {} | {:.2e} | {:?} |\n",
             j.tool,
             j.threads,
             us(j.a_mean_us),
@@ -236,7 +243,14 @@ impl HtmlSections for CompareReport {
             ]
         };
         let mut tables = html::table(
-            &["side", "revision", "commit", "n", "mean µs/op", "95% CI"],
+            &[
+                "side",
+                "revision",
+                "commit",
+                "n",
+                &format!("mean {}", self.metric.unit()),
+                "95% CI",
+            ],
             3,
             &[
                 row(

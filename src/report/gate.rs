@@ -1,6 +1,7 @@
 //! The result of `gate`: one cell per (tool, threads), the exit code, and
 //! its renderers (text, Markdown for GITHUB_STEP_SUMMARY, JSON, JUnit).
 
+use crate::measure::metric::Metric;
 use anyhow::Result;
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
@@ -76,6 +77,9 @@ pub struct GateReport {
     pub shard: Option<String>,
     pub results: Vec<GateResult>,
     pub exit_code: u8,
+    /// What the values are (instructions/op for `instructions`).
+    #[serde(default, skip_serializing_if = "Metric::is_time")]
+    pub metric: Metric,
 }
 
 pub const GATE_KIND: &str = "perfbisect-gate";
@@ -93,11 +97,15 @@ pub fn exit_code(results: &[GateResult], undecided: UndecidedPolicy) -> u8 {
 }
 
 fn table(g: &GateReport) -> Table {
+    let (base, head) = (
+        format!("base {}", g.metric.unit_ascii()),
+        format!("head {}", g.metric.unit_ascii()),
+    );
     let mut t = Table::new(&[
         "tool",
         "threads",
-        "base us/op",
-        "head us/op",
+        &base,
+        &head,
         "change",
         "p (Welch)",
         "result",
@@ -347,6 +355,7 @@ mod tests {
     #[test]
     fn junit_has_one_case_per_comparison_and_escapes() {
         let j = GateReport {
+            metric: Metric::Time,
             kind: GATE_KIND.into(),
             host: Host {
                 cpu_model: "cpu".into(),

@@ -1,6 +1,7 @@
 //! The result of `matrix`: the version × thread-count table people paste
 //! into issues (text, Markdown, CSV, JSON) and one SVG per tool.
 
+use crate::measure::metric::Metric;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -55,6 +56,9 @@ pub struct MatrixReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
     pub cells: Vec<MatrixCell>,
+    /// What the values are (`mean_us`/`stddev_us` hold instructions/op for `instructions`).
+    #[serde(default, skip_serializing_if = "Metric::is_time")]
+    pub metric: Metric,
 }
 
 /// "pkeyread (key=ec, format=pem)": every argument, defaults included, so a
@@ -94,7 +98,7 @@ fn tool_tables(m: &MatrixReport) -> Vec<(String, usize, Table)> {
     for spec in spec_order(m) {
         let mut headers = vec!["threads".to_string()];
         for t in &targets {
-            headers.push(format!("{t} µs/op"));
+            headers.push(format!("{t} {}", m.metric.unit()));
             headers.push(format!("{t} std dev"));
         }
         let hdr: Vec<&str> = headers.iter().map(|s| s.as_str()).collect();
@@ -231,8 +235,13 @@ fn plots(m: &MatrixReport) -> Result<Vec<(String, String, String)>> {
         if series.is_empty() {
             continue;
         }
-        let title = format!("{}: µs/op by threads ({})", title(m, &spec), m.host.id());
-        let svg = plot::threads_svg(&title, &series)?;
+        let title = format!(
+            "{}: {} by threads ({})",
+            title(m, &spec),
+            m.metric.unit(),
+            m.host.id()
+        );
+        let svg = plot::threads_svg(&title, m.metric.axis(), &series)?;
         out.push((plot::file_stem(&spec), title, svg));
     }
     Ok(out)
@@ -310,7 +319,7 @@ impl HtmlSections for MatrixReport {
                         "{} {}",
                         esc(t),
                         match (c.mean_us, &c.not_applicable) {
-                            (Some(v), _) => format!("{} µs/op", us(v)),
+                            (Some(v), _) => format!("{} {}", us(v), m.metric.unit()),
                             (None, Some(_)) => "N/A".into(),
                             _ => "failed".into(),
                         }

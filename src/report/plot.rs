@@ -48,7 +48,7 @@ fn thread_ticks(series: &[Series]) -> Vec<f64> {
 }
 
 /// The plot as SVG text, to write or to inline in a page.
-pub fn threads_svg(title: &str, series: &[Series]) -> Result<String> {
+pub fn threads_svg(title: &str, axis: &str, series: &[Series]) -> Result<String> {
     let pts = series.iter().flat_map(|s| s.points.iter());
     let (mut tmax, mut ymin, mut ymax) = (1usize, f64::INFINITY, 0f64);
     for &(t, m, sd) in pts {
@@ -83,7 +83,7 @@ pub fn threads_svg(title: &str, series: &[Series]) -> Result<String> {
     chart
         .configure_mesh()
         .x_desc("threads")
-        .y_desc("µs per operation")
+        .y_desc(axis)
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y}"))
         .draw()
@@ -181,6 +181,8 @@ pub struct Profile {
     /// Labels of the old and the new end (at 0 and `commits - 1`).
     pub ends: (String, String),
     pub changes: Vec<Mark>,
+    /// Label of the value axis (the metric's, e.g. "µs per operation").
+    pub axis: &'static str,
 }
 
 /// About six round ticks over lo..hi.
@@ -386,9 +388,9 @@ pub fn profile_svg(p: &Profile) -> Result<String> {
                 "position in the range ({n} commits, first-parent order; labels: commit dates)"
             ))
             .y_desc(if log {
-                "µs per operation (log scale)"
+                format!("{} (log scale)", p.axis)
             } else {
-                "µs per operation"
+                p.axis.to_string()
             })
             .x_label_formatter(&|x| {
                 dates

@@ -17,6 +17,7 @@ use crate::analysis::simulate::{SimConfig, SimReport, SimStep};
 use crate::analysis::stats::{self, Comparison, Verdict};
 use crate::host::Host;
 use crate::measure::engine::BuildUse;
+use crate::measure::metric::Metric;
 use crate::measure::runner::Sample;
 
 const OLD: [f64; 6] = [100.0, 101.0, 99.5, 100.4, 100.9, 99.8];
@@ -82,6 +83,8 @@ fn bisect_report() -> BisectReport {
         }
     };
     BisectReport {
+        metric: Metric::Time,
+        explanations: Vec::new(),
         kind: super::bisect::BISECT_KIND.into(),
         tool: "pkeyread:format=pem,key=ec".into(),
         threads: 1,
@@ -229,6 +232,8 @@ fn bisect_over(
         .collect();
     let ends = comparison(&samples(0), &samples(commits - 1));
     BisectReport {
+        metric: Metric::Time,
+        explanations: Vec::new(),
         kind: super::bisect::BISECT_KIND.into(),
         tool: "pkeyread:format=pem,key=ec".into(),
         threads: 1,
@@ -344,6 +349,7 @@ fn gate_report() -> GateReport {
         threads: 1,
     };
     GateReport {
+        metric: Metric::Time,
         kind: GATE_KIND.into(),
         host: host(),
         base: "main".into(),
@@ -397,6 +403,7 @@ fn matrix_report() -> MatrixReport {
         samples: 6,
         targets: vec!["openssl-3.0.8".into(), "openssl-3.2.1".into()],
         shard: None,
+        metric: Metric::Time,
         cells: vec![
             cell("openssl-3.0.8", 1, &NEW, None),
             cell("openssl-3.0.8", 2, &[], Some("not applicable: demo")),
@@ -417,18 +424,21 @@ fn run_report() -> RunReport {
         openssl_version: "OpenSSL 3.0.19".into(),
         counters: BTreeMap::new(),
         mb_per_s: None,
+        instructions: None,
     };
     let registry = crate::measure::kernel::Registry::load(None).unwrap();
     let spec = registry.parse_spec("randbytes").unwrap();
-    RunReport {
-        results: vec![RunResult::new(
+    RunReport::new(
+        Metric::Time,
+        vec![RunResult::new(
             "system",
             &spec,
             1,
             OLD.iter().map(|&x| sample(x / 100.0)).collect(),
             None,
+            Metric::Time,
         )],
-    }
+    )
 }
 
 fn simulated() -> Simulated {
@@ -712,4 +722,45 @@ fn report_fixtures_are_current() {
             path.display()
         );
     }
+}
+
+/// With `--metric instructions` every format names the unit (and never µs).
+#[test]
+fn instruction_reports_say_their_unit() {
+    let m = Metric::Instructions;
+    let mut b = bisect_report();
+    b.metric = m;
+    for out in [
+        Text.export(&b).unwrap(),
+        Markdown.export(&b).unwrap(),
+        Html.export(&b).unwrap(),
+    ] {
+        assert!(out.contains("instr"), "{out}");
+        assert!(!out.contains("µs/op") && !out.contains("us/op"), "{out}");
+    }
+    assert!(Json
+        .export(&b)
+        .unwrap()
+        .contains("\"metric\": \"instructions\""));
+    assert!(b
+        .profile_svg()
+        .unwrap()
+        .contains("instructions per operation"));
+    let mut c = compare_report();
+    c.metric = m;
+    assert!(Text.export(&c).unwrap().contains("instr/op"));
+    assert!(Markdown.export(&c).unwrap().contains("instructions/op"));
+    let mut g = gate_report();
+    g.metric = m;
+    assert!(Text.export(&g).unwrap().contains("base instr/op"));
+    let mut x = matrix_report();
+    x.metric = m;
+    let md = Markdown.export(&x).unwrap();
+    assert!(
+        md.contains("instructions/op") && !md.contains("µs/op"),
+        "{md}"
+    );
+    let mut r = run_report();
+    r.metric = m;
+    assert!(Text.export(&r).unwrap().contains("mean instr/op"));
 }

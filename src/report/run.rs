@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::export::{formats, Csv, Export, Markdown, Text};
 use crate::analysis::stats;
+use crate::measure::metric::Metric;
 use crate::measure::runner::Sample;
 use crate::report::{us, Table};
 
@@ -13,24 +14,40 @@ formats!(RunFormat for RunReport { Text alias "table", Markdown, Csv, Json });
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
+    /// What the values are (`mean_us` and friends hold instructions/op for
+    /// `instructions`); absent for time.
+    #[serde(skip_serializing_if = "Metric::is_time")]
+    pub metric: Metric,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<&'static str>,
     pub results: Vec<RunResult>,
+}
+
+impl RunReport {
+    pub fn new(metric: Metric, results: Vec<RunResult>) -> RunReport {
+        RunReport {
+            metric,
+            unit: (!metric.is_time()).then(|| metric.unit()),
+            results,
+        }
+    }
 }
 
 impl Export<RunReport> for Text {
     fn export(&self, r: &RunReport) -> Result<String> {
-        Ok(run_table(&r.results).text())
+        Ok(run_table(&r.results, r.metric).text())
     }
 }
 
 impl Export<RunReport> for Markdown {
     fn export(&self, r: &RunReport) -> Result<String> {
-        Ok(run_table(&r.results).markdown())
+        Ok(run_table(&r.results, r.metric).markdown())
     }
 }
 
 impl Export<RunReport> for Csv {
     fn export(&self, r: &RunReport) -> Result<String> {
-        Ok(run_table(&r.results).csv())
+        Ok(run_table(&r.results, r.metric).csv())
     }
 }
 
@@ -62,12 +79,24 @@ impl RunResult {
         threads: usize,
         samples: Vec<Sample>,
         not_applicable: Option<String>,
+        metric: Metric,
     ) -> RunResult {
-        let xs: Vec<f64> = samples.iter().map(|s| s.us_per_op).collect();
+        let xs: Vec<f64> = samples.iter().map(|s| s.value(metric)).collect();
         let s = (!xs.is_empty()).then(|| stats::summarize(&xs));
-        let mb: Vec<f64> = samples.iter().filter_map(|s| s.mb_per_s).collect();
+        // Rates and per-counter times are wall-clock figures: meaningless
+        // under valgrind.
+        let mb: Vec<f64> = if metric.is_time() {
+            samples.iter().filter_map(|s| s.mb_per_s).collect()
+        } else {
+            Vec::new()
+        };
         let mut counters_us = BTreeMap::new();
-        for name in &spec.kernel.counters {
+        let counters = if metric.is_time() {
+            &spec.kernel.counters[..]
+        } else {
+            &[]
+        };
+        for name in counters {
             let v: Vec<f64> = samples
                 .iter()
                 .filter_map(|s| s.counters.get(name).and_then(|c| c.us_per_op))
@@ -94,20 +123,15 @@ impl RunResult {
     }
 }
 
-fn run_table(results: &[RunResult]) -> Table {
+fn run_table(results: &[RunResult], metric: Metric) -> Table {
     let multi_target = results
         .iter()
         .any(|r| r.target != results.first().map(|f| f.target.as_str()).unwrap_or(""));
     let with_mb = results.iter().any(|r| r.mb_per_s.is_some());
     let with_counters = results.iter().any(|r| !r.counters_us.is_empty());
+    let mean = format!("mean {}", metric.unit_ascii());
     let mut headers = vec![
-        "openssl",
-        "tool",
-        "threads",
-        "n",
-        "mean us/op",
-        "std dev",
-        "95% CI",
+        "openssl", "tool", "threads", "n", &mean, "std dev", "95% CI",
     ];
     if !multi_target {
         headers.remove(0);

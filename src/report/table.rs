@@ -129,7 +129,10 @@ pub fn us(v: f64) -> String {
         return "-".into();
     }
     let a = v.abs();
-    if a >= 100.0 {
+    if a >= 100_000.0 {
+        // instructions/op
+        format!("{v:.0}")
+    } else if a >= 100.0 {
         format!("{v:.1}")
     } else if a >= 1.0 {
         format!("{v:.3}")

@@ -1,0 +1,271 @@
+//! The result of `explain`: the functions whose instructions per operation
+//! changed most between two builds, and the differential flame graph.
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::export::{formats, Export, Markdown, Text};
+use crate::analysis::profile::{Profile, ProfileDiff};
+use crate::report::Table;
+
+formats!(ExplainFormat for ExplainReport { Text, Markdown, Json });
+
+pub const EXPLAIN_KIND: &str = "perfbisect-explain";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ExplainReport {
+    pub kind: String,
+    pub tool: String,
+    pub before: String,
+    pub after: String,
+    pub before_commit: String,
+    pub after_commit: String,
+    /// Operations each profile covers.
+    pub ops_before: u64,
+    pub ops_after: u64,
+    /// "callgrind".
+    pub source: String,
+    pub unit: String,
+    #[serde(flatten)]
+    pub diff: ProfileDiff,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flamegraph: Option<String>,
+}
+
+fn count(v: f64) -> String {
+    if v.abs() >= 10.0 || v == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn signed(v: f64) -> String {
+    if v > 0.0 {
+        format!("+{}", count(v))
+    } else {
+        count(v)
+    }
+}
+
+fn pct(v: f64) -> String {
+    if v.is_finite() {
+        format!("{:+.1}%", v * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+/// One side of an explanation: its label and commit.
+pub struct Side<'a> {
+    pub label: &'a str,
+    pub commit: &'a str,
+}
+
+impl ExplainReport {
+    pub fn new(
+        tool: &str,
+        before: Side,
+        after: Side,
+        profiles: (&Profile, &Profile),
+        top: usize,
+    ) -> ExplainReport {
+        ExplainReport {
+            kind: EXPLAIN_KIND.into(),
+            tool: tool.to_string(),
+            before: before.label.to_string(),
+            after: after.label.to_string(),
+            before_commit: before.commit.to_string(),
+            after_commit: after.commit.to_string(),
+            ops_before: profiles.0.ops,
+            ops_after: profiles.1.ops,
+            source: "callgrind".into(),
+            unit: crate::measure::metric::Metric::Instructions.unit().into(),
+            diff: crate::analysis::profile::diff(profiles.0, profiles.1, top),
+            flamegraph: None,
+        }
+    }
+
+    /// Writes the differential flame graph and records where.
+    pub fn write_flamegraph(
+        &mut self,
+        path: &std::path::Path,
+        profiles: (&Profile, &Profile),
+    ) -> Result<()> {
+        let title = format!(
+            "{}: {} -> {} (instructions per operation)",
+            self.tool, self.before, self.after
+        );
+        let svg = differential_svg(profiles.0, profiles.1, &title)?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))?;
+        self.flamegraph = Some(path.display().to_string());
+        Ok(())
+    }
+
+    fn headline(&self) -> String {
+        let (a, b) = (self.diff.total_before, self.diff.total_after);
+        format!(
+            "{}: {} {} -> {} {} instructions/op ({}, {})",
+            self.tool,
+            self.before,
+            count(a),
+            self.after,
+            count(b),
+            signed(b - a),
+            pct(if a > 0.0 { b / a - 1.0 } else { f64::NAN })
+        )
+    }
+
+    fn table(&self) -> Table {
+        let mut t = Table::new(&[
+            "function",
+            "self before",
+            "self after",
+            "self diff",
+            "incl before",
+            "incl after",
+            "incl diff",
+            "share of change",
+        ])
+        .numeric_from(1);
+        for f in &self.diff.functions {
+            t.push(vec![
+                f.function.clone(),
+                count(f.self_before),
+                count(f.self_after),
+                signed(f.self_diff),
+                count(f.inclusive_before),
+                count(f.inclusive_after),
+                signed(f.inclusive_diff),
+                pct(f.share),
+            ]);
+        }
+        t
+    }
+
+    fn footer(&self) -> String {
+        let mut s = format!(
+            "per operation, from callgrind profiles of {} and {} operations; self = the function's own instructions, incl = with its callees; share = self diff / total change",
+            self.ops_before, self.ops_after
+        );
+        if let Some(f) = &self.flamegraph {
+            s.push_str(&format!("\ndifferential flame graph: {f}"));
+        }
+        s
+    }
+}
+
+impl Export<ExplainReport> for Text {
+    fn export(&self, r: &ExplainReport) -> Result<String> {
+        Ok(format!(
+            "{}\n\n{}\n{}\n",
+            r.headline(),
+            r.table().text(),
+            r.footer()
+        ))
+    }
+}
+
+impl Export<ExplainReport> for Markdown {
+    fn export(&self, r: &ExplainReport) -> Result<String> {
+        Ok(format!(
+            "### perfbisect explain: {}\n\n{}\n{}\n",
+            r.headline(),
+            r.table().markdown(),
+            r.footer()
+        ))
+    }
+}
+
+/// A differential flame graph (inferno): colour is the change from `before` to `after` (red
+/// more instructions per operation, blue fewer). The frames and widths are the larger
+/// profile's, so the code a change removed (a speed-up) or added (a slowdown) is drawn.
+pub fn differential_svg(before: &Profile, after: &Profile, title: &str) -> Result<String> {
+    let (b, a) = (before.folded_per_op(), after.folded_per_op());
+    let shrank = (after.total() as f64 / after.ops.max(1) as f64)
+        < (before.total() as f64 / before.ops.max(1) as f64);
+    // inferno draws its second input; drawing `before` means swapping the inputs and the hues.
+    let (first, second) = if shrank { (&a, &b) } else { (&b, &a) };
+    let mut folded = Vec::new();
+    inferno::differential::from_readers(
+        inferno::differential::Options::default(),
+        first.as_bytes(),
+        second.as_bytes(),
+        &mut folded,
+    )
+    .context("cannot build the differential stacks")?;
+    let folded = String::from_utf8(folded).context("differential stacks are not UTF-8")?;
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.title = title.to_string();
+    opts.count_name = "instructions/op".into();
+    opts.negate_differentials = shrank;
+    opts.subtitle = Some(format!(
+        "red: more instructions per operation than before, blue: fewer; widths: the {} profile",
+        if shrank { "before" } else { "after" }
+    ));
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut opts, folded.lines(), &mut svg)
+        .context("cannot render the flame graph")?;
+    String::from_utf8(svg).context("flame graph is not UTF-8")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::profile::diff;
+    use std::collections::BTreeMap;
+
+    fn profile(stacks: &[(&str, u64)]) -> Profile {
+        Profile {
+            stacks: stacks
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect::<BTreeMap<_, _>>(),
+            ops: 2,
+        }
+    }
+
+    #[test]
+    fn explain_renders_table_and_flamegraph() {
+        let a = profile(&[("pb_run;decode", 1000), ("pb_run;decode;lookup", 400)]);
+        let b = profile(&[("pb_run;decode", 1000), ("pb_run;decode;lookup", 100)]);
+        let r = ExplainReport {
+            kind: EXPLAIN_KIND.into(),
+            tool: "pkeyread".into(),
+            before: "v1".into(),
+            after: "v2".into(),
+            before_commit: "a".into(),
+            after_commit: "b".into(),
+            ops_before: 2,
+            ops_after: 2,
+            source: "callgrind".into(),
+            unit: "instructions/op".into(),
+            diff: diff(&a, &b, 5),
+            flamegraph: Some("x.svg".into()),
+        };
+        let t = Text.export(&r).unwrap();
+        assert!(
+            t.contains("v1 700 -> v2 550 instructions/op (-150, -21.4%)"),
+            "{t}"
+        );
+        assert!(t.contains("lookup"), "{t}");
+        assert!(t.contains("+100.0%"), "{t}");
+        let m = Markdown.export(&r).unwrap();
+        assert!(m.contains("| lookup |"), "{m}");
+        let j: serde_json::Value =
+            serde_json::from_str(&crate::report::export::Json.export(&r).unwrap()).unwrap();
+        assert_eq!(j["functions"][0]["function"], "lookup");
+        assert_eq!(j["functions"][0]["self_diff"], -150.0);
+        assert_eq!(j["total_before"], 700.0);
+        let svg = differential_svg(&a, &b, "demo").unwrap();
+        assert!(
+            svg.starts_with("<?xml") && svg.contains("lookup"),
+            "{}",
+            &svg[..200]
+        );
+    }
+}
