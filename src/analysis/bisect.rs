@@ -13,12 +13,18 @@
 //!    and classified Old / New / Between / Ambiguous / Skipped (see [`StepVerdict`]).
 //! 3. Skipped commits are left out and the unskipped commit nearest the middle is tried instead; if
 //!    only skipped commits remain between an Old and a New commit, the answer is that range.
-//! 4. Every change (default): a Between commit splits the range in two and both halves are
-//!    searched; after a change point is found, the rest of its range on either side is searched if
-//!    that part's own ends differ (a sub-range check). First-change-only: Between counts as New, no
-//!    sub-range checks.
-//! 5. Each change point is verified: parent against culprit on all their samples (at least
-//!    2 × initial each).
+//! 4. Every change: a Between commit splits the range in two and both halves are searched, the
+//!    half holding the larger share of the change first; after a change point is found, the rest
+//!    of its range on either side is searched if that part's own ends differ (a sub-range check).
+//! 5. Each change point is confirmed as soon as it is found: parent against culprit on a fresh
+//!    block of samples (at least 2 × initial each), and handed to [`Measurer::confirmed`] so a
+//!    user sees it while the search goes on.
+//! 6. Stopping: `max_changes` confirmed change points in the range's direction (one against it
+//!    never counts: with 1, the search goes on to the change the user asked about); a sub-range
+//!    whose estimated share of the ends' change is below `min_share` is not searched; once
+//!    [`Measurer::should_stop`] says so (a time budget) and at least one change point in the
+//!    range's direction is confirmed, no further sub-range is searched. What was left is listed in
+//!    [`SearchResult::unexplored`].
 //!
 //! # Error control (the alpha split)
 //!
@@ -64,6 +70,17 @@ pub trait Measurer {
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>>;
     /// Called when a commit's verdict is final (for live output). Default: do nothing.
     fn decided(&mut self, _step: &Step) {}
+    /// Called when a change point has been confirmed (or rejected) on its fresh block, as soon as
+    /// that is known, before the search goes on (for live output). Its `share` is against the
+    /// ends as sampled so far. Default: do nothing.
+    fn confirmed(&mut self, _cp: &ChangePoint) {}
+    /// Whether the search should stop exploring (a time budget spent). Asked before each
+    /// sub-range and each candidate; honoured only once a change point in the range's direction is
+    /// confirmed, so the search never ends without its main answer. The clock lives here, not in
+    /// the search, so simulations and tests drive it. Default: never.
+    fn should_stop(&self) -> bool {
+        false
+    }
     /// Whether commits `a` and `b` load byte-identical libraries and modules (then no change of
     /// speed can lie between them). Default: not known.
     fn identical(&self, _a: usize, _b: usize) -> bool {
@@ -83,10 +100,13 @@ pub struct Config {
     pub min_effect: f64,
     /// Sample sizes at which each decision looks at the data.
     pub schedule: Schedule,
-    pub first_change_only: bool,
-    /// Stop after this many change points (the search goes to the larger share of the change
-    /// first, so 1 gives the change that explains most of the range).
+    /// Stop after this many confirmed change points in the range's direction (the search goes to
+    /// the larger share of the change first, so 1 gives the change that explains most of the
+    /// range; a change against the range's direction is reported but never counts).
     pub max_changes: Option<usize>,
+    /// Skip sub-ranges whose ends differ by less than this share of the ends' change (on the log
+    /// scale, 0.1 = 10%).
+    pub min_share: Option<f64>,
 }
 
 impl Default for Config {
@@ -98,8 +118,8 @@ impl Default for Config {
                 initial: 5,
                 max: 40,
             },
-            first_change_only: false,
             max_changes: None,
+            min_share: None,
         }
     }
 }
@@ -119,12 +139,20 @@ impl Config {
         if !(self.min_effect > 0.0 && self.min_effect.is_finite()) {
             bail!("min-effect must be greater than 0, got {}", self.min_effect);
         }
+        if let Some(m) = self.min_share {
+            if !(m > 0.0 && m < 1.0) {
+                bail!("min-share must be between 0 and 100% (exclusive), got {m}");
+            }
+        }
+        if self.max_changes == Some(0) {
+            bail!("max-changes must be at least 1");
+        }
         self.schedule.validate()
     }
 
     /// Per-test significance level for a search over `n` commits.
     pub fn alpha_per_test(&self, n: usize) -> f64 {
-        alpha::search_per_test(self.alpha, n, &self.schedule, self.first_change_only)
+        alpha::search_per_test(self.alpha, n, &self.schedule, 1)
     }
 }
 
@@ -179,6 +207,31 @@ pub struct ChangePoint {
     pub uncertain: bool,
 }
 
+/// Why a sub-range was not searched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeftBecause {
+    /// The time budget was spent ([`Measurer::should_stop`]).
+    Budget,
+    /// `max_changes` change points were confirmed.
+    MaxChanges,
+    /// Its estimated share of the ends' change is below `min_share`.
+    MinShare,
+}
+
+/// A sub-range the search did not (finish to) search.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Unexplored {
+    pub lo: usize,
+    pub hi: usize,
+    /// Its ends are known to differ (a Between split it off, or its check said so); otherwise it
+    /// was never checked.
+    pub differs: bool,
+    /// Its estimated share of the ends' change, when known.
+    pub share: Option<f64>,
+    pub because: LeftBecause,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
@@ -208,22 +261,26 @@ pub struct SearchResult {
     /// The family-wise error bound achieved: Bonferroni's sum of the levels of every test run. A
     /// range with several changes can spend more than the budget `alpha`; this says how much.
     pub family_alpha: f64,
+    /// Sub-ranges left unsearched (budget, max-changes, min-share), oldest first.
+    pub unexplored: Vec<Unexplored>,
+    /// Sum of the shares of the confirmed change points: how much of the ends' change they
+    /// explain (0 with no change).
+    pub explained: f64,
 }
 
-/// A sub-range still to search: `lo` is known to differ from `hi`.
+/// A sub-range still to search: `lo` is known to differ from `hi` (unless it waits for its check).
 struct Range {
     lo: usize,
     hi: usize,
     uncertain: bool,
-    /// A Between seen on the way (first-change-only mode): the range holds another change.
-    partial: bool,
+    /// Estimated share of the ends' change (from positions of Between commits), when known.
+    share: Option<f64>,
 }
 
 struct Found {
     last_old: usize,
     first_new: usize,
     uncertain: bool,
-    partial: bool,
 }
 
 /// Work for the parts of a range outside `lo..hi` (`bounds` = range_lo, lo, hi, range_hi):
@@ -241,7 +298,7 @@ fn push_outer_checks(
                 lo: l,
                 hi: h,
                 uncertain,
-                partial: true,
+                share: None,
             };
             work.push((r, true));
         }
@@ -299,6 +356,11 @@ struct Searcher<'a> {
     /// Σ of the levels of the tests run so far, and their count.
     spent: f64,
     tests: usize,
+    /// Log of the ends' ratio from their first comparison (what shares are estimated against).
+    total_log: f64,
+    direction: Verdict,
+    confirmed: Vec<ChangePoint>,
+    unexplored: Vec<Unexplored>,
 }
 
 impl Searcher<'_> {
@@ -443,7 +505,8 @@ impl Searcher<'_> {
     /// difference (at the per-test alpha) says yes; the ratio's (1 − alpha) interval inside
     /// ±min_effect, or the cap, says no. The "no" side uses the whole-search level because its error
     /// is only a missed extra change, and the stricter level would cost max samples at every check.
-    fn ends_differ(&mut self, lo: usize, hi: usize) -> Result<bool> {
+    /// With yes, also the sub-range's estimated share of the ends' change.
+    fn ends_differ(&mut self, lo: usize, hi: usize) -> Result<Option<f64>> {
         self.decisions += 1;
         let commits = [lo, hi];
         let bases = [self.claimed(lo), self.claimed(hi)];
@@ -460,50 +523,119 @@ impl Searcher<'_> {
             let c = stats::compare_rounds(a, b, self.alpha, self.cfg.min_effect);
             self.spend(1, self.alpha);
             if matches!(c.verdict, Verdict::Slower | Verdict::Faster) {
-                return Ok(true);
+                return Ok(Some(c.ratio.ratio.ln() / self.total_log));
             }
             let me = self.cfg.min_effect;
             if stats::ratio_ci(a, b, 1.0 - self.cfg.alpha)
                 .is_some_and(|r| r.lo >= 1.0 - me && r.hi <= 1.0 + me)
             {
-                return Ok(false);
+                return Ok(None);
             }
         }
-        Ok(false)
+        Ok(None)
     }
 
-    /// Binary search of every range on the work list. A Between splits a range in two (unless only
-    /// the first change is wanted). After a change point is found, the parts of its range on either
-    /// side are searched too if their own ends differ: a candidate can pass as Old or New while a
-    /// smaller second change hides beside it, and this is what finds that change anyway.
-    fn search_ranges(&mut self, first: Range) -> Result<Vec<Found>> {
+    /// Confirmed change points in the range's direction (what `max_changes` counts).
+    fn answers(&self) -> usize {
+        self.confirmed
+            .iter()
+            .filter(|c| c.confirmed && c.comparison.verdict == self.direction)
+            .count()
+    }
+
+    /// Whether to leave the rest: the budget is spent (after the main answer), or enough answers.
+    fn stop_now(&self) -> Option<LeftBecause> {
+        if self.cfg.max_changes.is_some_and(|m| self.answers() >= m) {
+            Some(LeftBecause::MaxChanges)
+        } else if self.answers() > 0 && self.m.should_stop() {
+            Some(LeftBecause::Budget)
+        } else {
+            None
+        }
+    }
+
+    fn leave(&mut self, r: &Range, differs: bool, because: LeftBecause) {
+        self.unexplored.push(Unexplored {
+            lo: r.lo,
+            hi: r.hi,
+            differs,
+            share: r.share,
+            because,
+        });
+    }
+
+    /// Too small a share of the ends' change to be searched (`min_share`)?
+    fn below_min_share(&self, share: Option<f64>) -> bool {
+        matches!((self.cfg.min_share, share), (Some(m), Some(s)) if s.abs() < m)
+    }
+
+    /// Binary search of every range on the work list. A Between splits a range in two. After a
+    /// change point is found, the parts of its range on either side are searched too if their own
+    /// ends differ: a candidate can pass as Old or New while a smaller second change hides beside
+    /// it, and this is what finds that change anyway. Each change point is confirmed as soon as it
+    /// is found.
+    fn search_ranges(&mut self, first: Range, ends: &Comparison) -> Result<()> {
         let mut work = vec![(first, false)];
-        let mut found = Vec::new();
         while let Some((range, check_first)) = work.pop() {
-            if self.cfg.max_changes.is_some_and(|m| found.len() >= m) {
-                break;
+            if let Some(why) = self.stop_now() {
+                self.leave(&range, !check_first, why);
+                continue;
             }
             let Range {
                 mut lo,
                 mut hi,
                 mut uncertain,
-                mut partial,
+                mut share,
             } = range;
-            if check_first && !self.ends_differ(lo, hi)? {
-                continue;
+            if check_first {
+                match self.ends_differ(lo, hi)? {
+                    None => continue,
+                    Some(est) => share = Some(est),
+                }
+                if self.below_min_share(share) {
+                    let r = Range {
+                        lo,
+                        hi,
+                        uncertain,
+                        share,
+                    };
+                    self.leave(&r, true, LeftBecause::MinShare);
+                    continue;
+                }
             }
             let (range_lo, range_hi) = (lo, hi);
             loop {
+                if let Some(why) = self.stop_now() {
+                    // The narrowed range still holds the change its ends differ by; the parts
+                    // already passed are left unchecked.
+                    let here = Range {
+                        lo,
+                        hi,
+                        uncertain,
+                        share,
+                    };
+                    self.leave(&here, true, why);
+                    break;
+                }
                 let Some(c) = pick_candidate(lo, hi, |i| self.skipped.contains_key(&i)) else {
-                    found.push(Found {
+                    let f = Found {
                         last_old: lo,
                         first_new: hi,
                         uncertain,
-                        partial,
-                    });
-                    if !self.cfg.first_change_only {
-                        push_outer_checks(&mut work, (range_lo, lo, hi, range_hi), uncertain);
-                    }
+                    };
+                    let ends_now = self.ends_now(ends)?;
+                    let j = self.confirmed.len() + 1;
+                    let alpha_look = alpha::confirmation_per_look(
+                        self.cfg.alpha,
+                        &self.cfg.schedule,
+                        j,
+                        self.cfg.max_changes,
+                        1,
+                    );
+                    let cp = self.confirm(&f, &ends_now, alpha_look)?;
+                    self.m.confirmed(&cp);
+                    self.confirmed.push(cp);
+                    push_outer_checks(&mut work, (range_lo, lo, hi, range_hi), uncertain);
                     break;
                 };
                 let step = self.classify(c, lo, hi)?;
@@ -519,10 +651,6 @@ impl Searcher<'_> {
                     }
                     StepVerdict::Old => lo = c,
                     StepVerdict::New => hi = c,
-                    StepVerdict::Between if self.cfg.first_change_only => {
-                        partial = true;
-                        hi = c;
-                    }
                     StepVerdict::Between => {
                         // Both halves' ends differ by the very tests that made c Between, so they
                         // are searched without a check. The half holding the larger share of the
@@ -533,20 +661,25 @@ impl Searcher<'_> {
                         // ends that have since turned out to hold two changes: check the parts
                         // outside lo..hi again (last, after the halves), as after a change point.
                         push_outer_checks(&mut work, (range_lo, lo, hi, range_hi), uncertain);
+                        let p = position.unwrap_or(0.5);
                         let old_half_larger = position.is_none_or(|p| p >= 0.5);
                         let halves = if old_half_larger {
-                            [(c, hi), (lo, c)]
+                            [(c, hi, 1.0 - p), (lo, c, p)]
                         } else {
-                            [(lo, c), (c, hi)]
+                            [(lo, c, p), (c, hi, 1.0 - p)]
                         };
-                        for (l, h) in halves {
+                        for (l, h, part) in halves {
                             let r = Range {
                                 lo: l,
                                 hi: h,
                                 uncertain,
-                                partial: true,
+                                share: share.map(|s| s * part),
                             };
-                            work.push((r, false));
+                            if self.below_min_share(r.share) {
+                                self.leave(&r, true, LeftBecause::MinShare);
+                            } else {
+                                work.push((r, false));
+                            }
                         }
                         break;
                     }
@@ -561,7 +694,25 @@ impl Searcher<'_> {
                 }
             }
         }
-        Ok(found)
+        Ok(())
+    }
+
+    /// The ends' comparison on every sample of them the search has claimed so far (they are
+    /// sampled again beside every candidate, so this is far more precise than the first look),
+    /// with the first look's verdict: what a change's share is measured against.
+    fn ends_now(&mut self, first: &Comparison) -> Result<Comparison> {
+        let last = self.n - 1;
+        let (c0, cn) = (self.claimed(0), self.claimed(last));
+        let all = self.m.ensure(&[(0, c0), (last, cn)])?;
+        Ok(match (all.first(), all.get(1)) {
+            (Some(Probe::Samples(o)), Some(Probe::Samples(b))) => {
+                let (o, b) = (&o[..c0.min(o.len())], &b[..cn.min(b.len())]);
+                let mut c = stats::compare(o, b, self.alpha, self.cfg.min_effect);
+                c.verdict = first.verdict;
+                c
+            }
+            _ => *first,
+        })
     }
 
     /// Confirm a change point: its parent against it on a fresh block of samples (after every
@@ -618,7 +769,7 @@ impl Searcher<'_> {
             confirmed,
             identical_binaries: identical,
             share: comparison.ratio.ratio.ln() / ends.ratio.ratio.ln(),
-            partial: f.partial || smaller,
+            partial: smaller,
             uncertain: f.uncertain,
         })
     }
@@ -763,6 +914,10 @@ pub fn place(
         decisions: 0,
         spent: 0.0,
         tests: 0,
+        total_log: 0.0,
+        direction: Verdict::Undecided,
+        confirmed: Vec::new(),
+        unexplored: Vec::new(),
     };
     let step = s.classify(x, lo, hi)?;
     s.record(step.clone());
@@ -786,46 +941,47 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         decisions: 1,
         spent: 0.0,
         tests: 0,
+        total_log: 0.0,
+        direction: Verdict::Undecided,
+        confirmed: Vec::new(),
+        unexplored: Vec::new(),
     };
     let (ends, old, new) = s.compare_ends()?;
     let direction = ends.verdict;
+    s.direction = direction;
+    s.total_log = ends.ratio.ratio.ln();
     let outcome = if matches!(direction, Verdict::Slower | Verdict::Faster) {
         s.record(Searcher::step(0, &old, StepVerdict::Old, Some(0.0)));
         s.record(Searcher::step(n - 1, &new, StepVerdict::New, Some(1.0)));
-        let found = s.search_ranges(Range {
-            lo: 0,
-            hi: n - 1,
-            uncertain: false,
-            partial: false,
-        })?;
-        let several = found.len() > 1;
-        // The ends were sampled again beside every candidate: their ratio on all those samples
-        // is far more precise than the first look's, and is what a change is measured against.
-        let (c0, cn) = (s.claimed(0), s.claimed(n - 1));
-        let all = s.m.ensure(&[(0, c0), (n - 1, cn)])?;
-        let ends_now = match (all.first(), all.get(1)) {
-            (Some(Probe::Samples(o)), Some(Probe::Samples(b))) => {
-                let (o, b) = (&o[..c0.min(o.len())], &b[..cn.min(b.len())]);
-                let mut c = stats::compare(o, b, s.alpha, cfg.min_effect);
-                c.verdict = ends.verdict;
-                c
-            }
-            _ => ends,
-        };
-        // Each confirmation is a comparison of its own: together they may make a false
-        // confirmation with probability at most alpha.
-        let alpha_confirm = alpha::per_look(cfg.alpha, &cfg.schedule, found.len());
-        let mut cps = Vec::with_capacity(found.len());
-        for f in &found {
-            let mut cp = s.confirm(f, &ends_now, alpha_confirm)?;
-            cp.partial |= several;
-            cps.push(cp);
+        s.search_ranges(
+            Range {
+                lo: 0,
+                hi: n - 1,
+                uncertain: false,
+                share: Some(1.0),
+            },
+            &ends,
+        )?;
+        // Shares against the ends on all their samples (the streamed ones used the ends as
+        // sampled at the time).
+        let ends_now = s.ends_now(&ends)?;
+        let several = s.confirmed.len() > 1;
+        let mut cps = std::mem::take(&mut s.confirmed);
+        for cp in &mut cps {
+            cp.share = cp.comparison.ratio.ratio.ln() / ends_now.ratio.ratio.ln();
+            cp.partial |= several || cp.share < 0.0;
         }
         cps.sort_by_key(|c| c.last_old);
         Outcome::Changes(cps)
     } else {
         Outcome::NoChange
     };
+    let explained = match &outcome {
+        Outcome::Changes(cps) => cps.iter().filter(|c| c.confirmed).map(|c| c.share).sum(),
+        Outcome::NoChange => 0.0,
+    };
+    let mut unexplored = s.unexplored;
+    unexplored.sort_by_key(|u| (u.lo, u.hi));
     let commits_measured = s.seen.len();
     let samples_taken = s.seen.values().sum();
     Ok(SearchResult {
@@ -839,6 +995,8 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         alpha_per_test: s.alpha,
         tests: s.tests,
         family_alpha: s.spent.min(1.0),
+        unexplored,
+        explained,
     })
 }
 
@@ -861,6 +1019,10 @@ mod tests {
         drawn: usize,
         calls: Vec<Vec<(usize, usize)>>,
         decided: Vec<usize>,
+        /// (first_new, steps decided, samples drawn) of each confirmed change point, as streamed.
+        confirmed: Vec<(usize, usize, usize)>,
+        /// The budget: spent once this many samples are drawn.
+        stop_after: Option<usize>,
         fail_after: Option<usize>,
         /// Pairs of commits whose binaries are byte-identical.
         same: HashSet<(usize, usize)>,
@@ -888,6 +1050,8 @@ mod tests {
                 drawn: 0,
                 calls: vec![],
                 decided: vec![],
+                confirmed: vec![],
+                stop_after: None,
                 fail_after: None,
                 same: HashSet::new(),
             }
@@ -932,6 +1096,15 @@ mod tests {
         }
         fn decided(&mut self, step: &Step) {
             self.decided.push(step.commit);
+        }
+        fn confirmed(&mut self, cp: &ChangePoint) {
+            if cp.confirmed {
+                self.confirmed
+                    .push((cp.first_new, self.decided.len(), self.drawn));
+            }
+        }
+        fn should_stop(&self) -> bool {
+            self.stop_after.is_some_and(|s| self.drawn >= s)
         }
         fn identical(&self, a: usize, b: usize) -> bool {
             self.same.contains(&(a, b))
@@ -1119,19 +1292,106 @@ mod tests {
     }
 
     #[test]
-    fn first_change_only_stops_at_the_oldest() {
+    fn change_points_are_streamed_as_they_are_confirmed() {
+        let mut m = Fake::new(500, &[(60, 0.04), (230, 0.20), (380, 0.06)], 41);
+        let r = search(500, &cfg(), &mut m).unwrap();
+        assert_eq!(changes(&r), vec![(59, 60), (229, 230), (379, 380)]);
+        // each was handed out when confirmed, the large one first, long before the search ended
+        assert_eq!(m.confirmed.len(), 3);
+        assert_eq!(m.confirmed[0].0, 230);
+        assert!(
+            m.confirmed[0].2 < m.drawn / 2,
+            "{:?} of {}",
+            m.confirmed,
+            m.drawn
+        );
+        assert!(m.confirmed[0].1 < r.steps.len());
+        assert!(r.unexplored.is_empty());
+        assert!((r.explained - 1.0).abs() < 0.15, "{}", r.explained);
+    }
+
+    #[test]
+    fn max_changes_one_never_answers_against_the_direction() {
+        // faster overall (-20%), with an older +6% slowdown that a plain bisect meets first
+        for seed in 0..4 {
+            let mut m = Fake::new(400, &[(50, 0.06), (300, -0.20)], 70 + seed);
+            let c = Config {
+                max_changes: Some(1),
+                ..cfg()
+            };
+            let r = search(400, &c, &mut m).unwrap();
+            assert_eq!(r.direction, Verdict::Faster);
+            let Outcome::Changes(cps) = &r.outcome else {
+                panic!("changes expected")
+            };
+            let answers: Vec<&ChangePoint> = cps
+                .iter()
+                .filter(|c| c.confirmed && c.comparison.verdict == Verdict::Faster)
+                .collect();
+            assert_eq!(answers.len(), 1, "seed {seed}: {cps:?}");
+            assert_eq!(answers[0].first_new, 300);
+            // the slowdown, if met on the way, is reported as against the direction
+            for c in cps
+                .iter()
+                .filter(|c| c.comparison.verdict == Verdict::Slower)
+            {
+                assert!(c.share < 0.0 && c.first_new == 50, "{c:?}");
+            }
+            assert!(r
+                .unexplored
+                .iter()
+                .all(|u| u.because == LeftBecause::MaxChanges));
+        }
+    }
+
+    #[test]
+    fn budget_stops_after_the_main_answer_and_lists_what_is_left() {
+        let steps = [(60, 0.04), (230, 0.20), (380, 0.06)];
+        // a budget spent from the start: the largest change is still found and confirmed
+        let mut m = Fake::new(500, &steps, 43);
+        m.stop_after = Some(0);
+        let r = search(500, &cfg(), &mut m).unwrap();
+        assert_eq!(changes(&r), vec![(229, 230)]);
+        assert!(!r.unexplored.is_empty());
+        assert!(r
+            .unexplored
+            .iter()
+            .all(|u| u.because == LeftBecause::Budget));
+        // what is left covers the two small steps
+        for at in [60, 380] {
+            assert!(
+                r.unexplored.iter().any(|u| u.lo < at && at <= u.hi),
+                "{at}: {:?}",
+                r.unexplored
+            );
+        }
+        assert!(r.explained > 0.5 && r.explained < 0.9, "{}", r.explained);
+        // continuing without a budget from the same (cached) samples replays and finds the rest
+        let drawn = m.drawn;
+        m.stop_after = None;
+        let all = search(500, &cfg(), &mut m).unwrap();
+        assert_eq!(changes(&all), vec![(59, 60), (229, 230), (379, 380)]);
+        assert!(m.drawn > drawn);
+        assert_eq!(all.steps[..r.steps.len()], r.steps[..]);
+    }
+
+    #[test]
+    fn min_share_skips_small_sub_ranges() {
+        let steps = [(60, 0.04), (230, 0.20), (380, 0.06)];
         let c = Config {
-            first_change_only: true,
+            min_share: Some(0.3),
             ..cfg()
         };
-        let mut m = Fake::new(200, &[(60, 0.10), (150, 0.08)], 6);
-        let r = search(200, &c, &mut m).unwrap();
-        assert_eq!(changes(&r), vec![(59, 60)]);
-        let Outcome::Changes(cps) = &r.outcome else {
-            unreachable!()
-        };
-        assert!(cps[0].partial);
-        assert!(c.alpha_per_test(200) > cfg().alpha_per_test(200));
+        let mut m = Fake::new(500, &steps, 44);
+        let r = search(500, &c, &mut m).unwrap();
+        assert_eq!(changes(&r), vec![(229, 230)]);
+        assert!(r
+            .unexplored
+            .iter()
+            .all(|u| u.because == LeftBecause::MinShare && u.share.unwrap().abs() < 0.3));
+        let mut full = Fake::new(500, &steps, 44);
+        search(500, &cfg(), &mut full).unwrap();
+        assert!(m.drawn < full.drawn);
     }
 
     #[test]
@@ -1255,7 +1515,7 @@ mod tests {
         let s = cfg().schedule;
         assert_eq!(
             cfg().alpha_per_test(1000),
-            alpha::search_per_test(0.01, 1000, &s, false)
+            alpha::search_per_test(0.01, 1000, &s, 1)
         );
     }
 

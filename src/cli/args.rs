@@ -127,6 +127,49 @@ pub struct StatsArgs {
     pub min_effect: f64,
 }
 
+/// When a search stops before it has explained the whole range (bisect, simulate).
+#[derive(Args, Clone, Debug)]
+pub struct StopArgs {
+    /// Stop after N confirmed change points in the range's direction; the search descends into the larger share of the range's change first, so 1 gives the change that explains most of the range (one against the range's direction is reported but never counts)
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub max_changes: Option<usize>,
+    /// Alias of --max-changes 1 (it used to stop at the oldest change, which could be a small one against the range's direction)
+    #[arg(long, conflicts_with = "max_changes")]
+    pub first_change_only: bool,
+    /// Skip sub-ranges whose ends differ by less than this share of the range's change, e.g. 10%
+    #[arg(long, value_name = "SHARE", value_parser = parse_share)]
+    pub min_share: Option<f64>,
+}
+
+impl StopArgs {
+    /// `--max-changes`, with `--first-change-only` read as 1.
+    pub fn max_changes(&self) -> Option<usize> {
+        if self.first_change_only {
+            Some(1)
+        } else {
+            self.max_changes
+        }
+    }
+}
+
+/// `10%`, `0.1` → 0.1; strictly between 0 and 1.
+pub fn parse_share(s: &str) -> Result<f64, String> {
+    let v = parse_effect(s).map_err(|_| format!("'{s}' is not a share such as 10% or 0.1"))?;
+    if v >= 1.0 {
+        return Err(format!("'{s}': a share must be less than 100%"));
+    }
+    Ok(v)
+}
+
+/// `30m`, `1h30m`, `90s` → seconds (`--budget`).
+pub fn parse_budget(s: &str) -> Result<std::time::Duration, String> {
+    match humantime::parse_duration(s.trim()) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err("the budget must be more than 0".into()),
+        Err(_) => Err(format!("'{s}' is not a duration such as 30m, 1h30m or 90s")),
+    }
+}
+
 /// `3%`, `0.03` → 0.03; must be more than 0.
 pub fn parse_effect(s: &str) -> Result<f64, String> {
     let t = s.trim();
@@ -199,6 +242,11 @@ mod tests {
         assert!(parse_fraction("0.05").is_ok());
         assert_eq!(parse_effect("3%"), Ok(0.03));
         assert!(parse_effect("-3%").is_err());
+        assert_eq!(parse_share("10%"), Ok(0.1));
+        assert!(parse_share("100%").is_err() && parse_share("x").is_err());
+        assert_eq!(parse_budget("30m").unwrap().as_secs(), 1800);
+        assert_eq!(parse_budget("1h 30m").unwrap().as_secs(), 5400);
+        assert!(parse_budget("0s").is_err() && parse_budget("soon").is_err());
     }
 }
 

@@ -3,7 +3,7 @@ use clap::Args;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use super::args::{LinkArgs, SequentialArgs, StatsArgs, ToolArg};
+use super::args::{LinkArgs, SequentialArgs, StatsArgs, StopArgs, ToolArg};
 use super::build::BuildArgs;
 use crate::analysis::bisect::{self, Config, Measurer, Outcome, Probe, Step, StepVerdict};
 use crate::build::repo;
@@ -11,8 +11,10 @@ use crate::cache::{self, Cache};
 use crate::measure::engine::{Library, Reuse, Session, Subject};
 use crate::measure::kernel::Registry;
 use crate::report::bisect::{
-    culprit_json, step_line, BisectFormat, BisectReport, SavedBisect, StepJson, BISECT_KIND,
+    confirmed_line, culprit_json, step_line, BisectFormat, BisectReport, SavedBisect, StepJson,
+    UnexploredJson, BISECT_KIND,
 };
+use crate::report::export::Jsonl;
 use crate::{hashing, progress, Global};
 
 #[derive(Args, Clone)]
@@ -26,13 +28,11 @@ pub struct BisectArgs {
     sampling: SequentialArgs,
     #[command(flatten)]
     stats: StatsArgs,
-    /// Stop at the oldest change instead of finding every change in the range
-    #[arg(long)]
-    first_change_only: bool,
-    /// Stop after N change points; the search descends into the larger share of the range's
-    /// change first, so 1 gives the change that explains most of the range
-    #[arg(long, value_name = "N", value_parser = super::args::parse_count)]
-    max_changes: Option<usize>,
+    #[command(flatten)]
+    stop: StopArgs,
+    /// Stop exploring smaller changes once this much time is spent (e.g. 30m, 1h30m), after the first change point in the range's direction; the result lists what was left and the command that continues from the cache
+    #[arg(long, value_name = "DURATION", value_parser = super::args::parse_budget)]
+    budget: Option<std::time::Duration>,
     #[command(flatten)]
     build: BuildArgs,
     /// Output format
@@ -74,7 +74,9 @@ impl ResumeKey<'_> {
             .field(&self.cfg.min_effect.to_string())
             .field(&self.cfg.schedule.initial.to_string())
             .field(&self.cfg.schedule.max.to_string())
-            .field(&self.cfg.first_change_only.to_string())
+            // what `--first-change-only` was before it became --max-changes 1: kept so that
+            // existing ids stay what they were
+            .field("false")
             .field(&self.duration.to_string());
         if let Some(m) = self.cfg.max_changes {
             h.field(&format!("max-changes {m}"));
@@ -96,11 +98,14 @@ fn reproduce(a: &BisectArgs) -> String {
         a.stats.alpha.alpha,
         a.stats.min_effect
     );
-    if a.first_change_only {
-        s.push_str(" --first-change-only");
-    }
-    if let Some(m) = a.max_changes {
+    if let Some(m) = a.stop.max_changes() {
         s.push_str(&format!(" --max-changes {m}"));
+    }
+    if let Some(m) = a.stop.min_share {
+        s.push_str(&format!(" --min-share {}%", m * 100.0));
+    }
+    if let Some(b) = a.budget {
+        s.push_str(&format!(" --budget {}", humantime::format_duration(b)));
     }
     s.push(' ');
     s.push_str(&a.range);
@@ -114,8 +119,8 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         alpha: a.stats.alpha.alpha,
         min_effect: a.stats.min_effect,
         schedule: a.sampling.schedule(),
-        first_change_only: a.first_change_only,
-        max_changes: a.max_changes,
+        max_changes: a.stop.max_changes(),
+        min_share: a.stop.min_share,
     };
     cfg.validate(2)?;
     let links = a.links.links()?;
@@ -206,8 +211,10 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         let mut live = Live {
             session: &mut session,
             commits: &commits,
-            print_steps: text,
+            format: a.format,
             status: progress::SearchStatus::new(n),
+            started,
+            deadline: a.budget.map(|b| started + b),
         };
         let found = bisect::search(n, &cfg, &mut live);
         live.status.finish();
@@ -270,6 +277,22 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         min_effect: cfg.min_effect,
         wall_s: started.elapsed().as_secs_f64(),
         reproduce: reproduce(&a),
+        explained: matches!(result.outcome, Outcome::Changes(_)).then_some(result.explained),
+        unexplored: result
+            .unexplored
+            .iter()
+            .map(|u| UnexploredJson::new(u, commits))
+            .collect(),
+        continue_with: result
+            .unexplored
+            .iter()
+            .any(|u| u.because == bisect::LeftBecause::Budget)
+            .then(|| {
+                reproduce(&BisectArgs {
+                    budget: None,
+                    ..a.clone()
+                })
+            }),
     };
     save_state(&cache, &id, &a, "finished", Some(&json))?;
     print!("{}", a.format.render_linked(&json, &links)?);
@@ -358,14 +381,44 @@ fn place_merge_base(
     Ok(Placement::Search(None))
 }
 
-/// The session seen by the search, with live output: each decided step as
-/// a line (stdout in text format, else stderr) and, on a terminal, the
-/// status line.
+/// The session seen by the search, with live output: each decided step and
+/// each confirmed change point as a line (stdout in text format, one JSON
+/// event per line in jsonl, else stderr) and, on a terminal, the status
+/// line; and the clock of `--budget`.
 struct Live<'s, 'a> {
     session: &'s mut Session<'a>,
     commits: &'s [repo::CommitInfo],
-    print_steps: bool,
+    format: BisectFormat,
     status: progress::SearchStatus,
+    started: Instant,
+    deadline: Option<Instant>,
+}
+
+impl Live<'_, '_> {
+    /// A line of live output where the format puts it.
+    fn emit(&self, line: &str, event: &str, data: &impl serde::Serialize) {
+        match self.format {
+            BisectFormat::Text => progress::above_status(|| println!("{line}")),
+            BisectFormat::Jsonl => match Jsonl::event(event, data) {
+                Ok(l) => progress::above_status(|| {
+                    use std::io::Write;
+                    print!("{l}");
+                    let _ = std::io::stdout().flush();
+                }),
+                Err(e) => progress::info(&format!("cannot write a {event} event: {e}")),
+            },
+            _ => progress::info(line),
+        }
+    }
+
+    fn builds(&self) -> progress::BuildCounts {
+        let b = self.session.builds.values();
+        progress::BuildCounts {
+            built: b.clone().filter(|b| b.fresh && b.ok).count(),
+            cached: b.clone().filter(|b| !b.fresh && b.ok).count(),
+            failed: b.filter(|b| !b.ok).count(),
+        }
+    }
 }
 
 impl Measurer for Live<'_, '_> {
@@ -386,19 +439,25 @@ impl Measurer for Live<'_, '_> {
         Measurer::ensure(&mut *self.session, wants)
     }
 
+    fn should_stop(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    fn confirmed(&mut self, cp: &bisect::ChangePoint) {
+        let c = culprit_json(cp, self.commits);
+        let spent = format!(
+            "after {:.0} s, {} builds, {} samples taken now",
+            self.started.elapsed().as_secs_f64(),
+            self.session.builds.len(),
+            self.session.samples_taken
+        );
+        self.emit(&confirmed_line(&c, &spent), "confirmed", &c);
+    }
+
     fn decided(&mut self, s: &Step) {
         let line = step_line(s, &self.commits[s.commit]);
-        if self.print_steps {
-            progress::above_status(|| println!("{line}"));
-        } else {
-            progress::info(&line);
-        }
-        let b = self.session.builds.values();
-        let builds = progress::BuildCounts {
-            built: b.clone().filter(|b| b.fresh && b.ok).count(),
-            cached: b.clone().filter(|b| !b.fresh && b.ok).count(),
-            failed: b.filter(|b| !b.ok).count(),
-        };
+        self.emit(&line, "step", &StepJson::new(s, self.commits));
+        let builds = self.builds();
         let side = match s.verdict {
             StepVerdict::Old => progress::Side::Old,
             StepVerdict::New => progress::Side::New,
@@ -449,8 +508,8 @@ mod tests {
                 initial: 5,
                 max: 40,
             },
-            first_change_only: false,
             max_changes: None,
+            min_share: None,
         };
         let key = ResumeKey {
             repo: "/repo",

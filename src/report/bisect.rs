@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Mark, PointKind, Profile, ProfilePoint};
-use crate::analysis::bisect::{ChangePoint, Step, StepVerdict};
+use crate::analysis::bisect::{ChangePoint, LeftBecause, Step, StepVerdict, Unexplored};
 use crate::analysis::stats::{Comparison, Size, Verdict};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::report::us;
 
-formats!(BisectFormat for BisectReport { Text, Markdown, Json, Html });
+formats!(BisectFormat for BisectReport { Text, Markdown, Json, Jsonl, Html });
 
 pub const BISECT_KIND: &str = "perfbisect-bisect";
 
@@ -153,6 +153,64 @@ pub struct BisectReport {
     pub min_effect: f64,
     pub wall_s: f64,
     pub reproduce: String,
+    /// How much of the ends' change the confirmed change points explain (sum of their shares).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explained: Option<f64>,
+    /// Sub-ranges left unsearched (time budget, --max-changes, --min-share).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unexplored: Vec<UnexploredJson>,
+    /// The command that goes on where a spent --budget stopped (builds and samples from the cache).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continue_with: Option<String>,
+}
+
+/// A sub-range the search left.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UnexploredJson {
+    /// Its ends (a commit known as old-like, one known as new-like or not checked).
+    pub from: String,
+    pub to: String,
+    /// Commits strictly between them.
+    pub commits: usize,
+    /// Its ends are known to differ; otherwise never checked.
+    pub differs: bool,
+    /// Estimated share of the range's change, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    /// "budget", "max_changes" or "min_share".
+    pub because: String,
+}
+
+impl UnexploredJson {
+    pub fn new(u: &Unexplored, commits: &[CommitInfo]) -> UnexploredJson {
+        UnexploredJson {
+            from: commits[u.lo].id.clone(),
+            to: commits[u.hi].id.clone(),
+            commits: u.hi.saturating_sub(u.lo + 1),
+            differs: u.differs,
+            share: u.share,
+            because: match u.because {
+                LeftBecause::Budget => "budget",
+                LeftBecause::MaxChanges => "max_changes",
+                LeftBecause::MinShare => "min_share",
+            }
+            .into(),
+        }
+    }
+
+    fn text(&self) -> String {
+        let what = match (self.differs, self.share) {
+            (true, Some(s)) => format!("its ends differ, about {:.0}% of the change", s * 100.0),
+            (true, None) => "its ends differ".into(),
+            (false, _) => "not checked".into(),
+        };
+        format!(
+            "{}..{} ({} commit(s) between; {what})",
+            &self.from[..10.min(self.from.len())],
+            &self.to[..10.min(self.to.len())],
+            self.commits
+        )
+    }
 }
 
 fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
@@ -265,6 +323,89 @@ fn size_note(c: &Comparison, min_effect: f64) -> String {
     }
 }
 
+/// "slower" / "faster": the direction of one change point.
+fn change_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Slower => "slower",
+        Verdict::Faster => "faster",
+        Verdict::Same => "same",
+        Verdict::Undecided => "undecided",
+    }
+}
+
+/// What the search left and how to go on: empty when it searched everything.
+fn unexplored_text(j: &BisectReport) -> String {
+    if j.unexplored.is_empty() {
+        return String::new();
+    }
+    let mut s = String::new();
+    if let Some(e) = j.explained {
+        let n = j.culprits.iter().filter(|c| c.confirmed).count();
+        s.push_str(&format!(
+            "\nexplained: {:.0}% of the range's change by {n} confirmed change point(s)\n",
+            e * 100.0
+        ));
+    }
+    for (because, why) in [
+        ("budget", "the time budget was spent"),
+        ("max_changes", "--max-changes was reached"),
+        ("min_share", "below --min-share"),
+    ] {
+        let left: Vec<String> = j
+            .unexplored
+            .iter()
+            .filter(|u| u.because == because)
+            .map(UnexploredJson::text)
+            .collect();
+        if !left.is_empty() {
+            s.push_str(&format!("left unexplored ({why}):\n"));
+            for l in left {
+                s.push_str(&format!("  {l}\n"));
+            }
+        }
+    }
+    if let Some(c) = &j.continue_with {
+        s.push_str(&format!(
+            "continue (builds and samples come from the cache): {c}\n"
+        ));
+    }
+    s
+}
+
+/// One line for a change point as soon as its confirmation block has decided (streamed output).
+pub fn confirmed_line(c: &CulpritJson, spent: &str) -> String {
+    let what = if c.range {
+        format!(
+            "the change is in {}..{}",
+            &c.parent[..10.min(c.parent.len())],
+            c.info.short
+        )
+    } else {
+        format!("{} {}", c.info.short, c.info.subject)
+    };
+    let share = if c.share < 0.0 {
+        format!(
+            "{}, against the range's direction ({:.0}% of its change)",
+            change_word(c.comparison.verdict),
+            c.share * 100.0
+        )
+    } else {
+        format!("{:.0}% of the range's change", c.share * 100.0)
+    };
+    let head = if c.identical_binaries {
+        "not a culprit (byte-identical libraries)"
+    } else if c.confirmed {
+        "change point confirmed"
+    } else {
+        "NOT CONFIRMED on a fresh block"
+    };
+    format!(
+        "{head}: {what} ({}): {}, {share}; {spent}",
+        c.info.dates(),
+        c.comparison.ratio.pct()
+    )
+}
+
 fn direction_word(v: Verdict) -> &'static str {
     match v {
         Verdict::Slower => "slowdown (regression)",
@@ -322,7 +463,8 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
         };
         let share = if c.share.is_finite() && c.share < 0.0 {
             format!(
-                " [against the range's direction: {:.0}% of its change]",
+                " [{}, against the range's direction: {:.0}% of its change]",
+                change_word(c.comparison.verdict),
                 c.share * 100.0
             )
         } else if c.partial && c.share.is_finite() {
@@ -379,6 +521,7 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
             }
         ));
     }
+    s.push_str(&unexplored_text(j));
     let fresh = j.builds.iter().filter(|b| b.fresh).count();
     let failed = j.builds.iter().filter(|b| !b.ok).count();
     s.push_str(&format!(
@@ -432,9 +575,17 @@ fn markdown(j: &BisectReport, links: &Links) -> String {
         s.push_str("| --- | --- | --- | ---: | ---: | --- | ---: |\n");
         for c in &j.culprits {
             s.push_str(&format!(
-                "| {}{} | {} | {} | {} | {} | {} | {:.2e} |\n",
+                "| {}{}{} | {} | {} | {} | {} | {} | {:.2e} |\n",
                 links.markdown(&c.info.commit, &c.info.commit[..10]),
                 if c.range { " (range)" } else { "" },
+                if c.share < 0.0 {
+                    format!(
+                        " ({}, against the range's direction)",
+                        change_word(c.comparison.verdict)
+                    )
+                } else {
+                    String::new()
+                },
                 c.info.dates(),
                 c.info.subject.replace('|', "\\|"),
                 us(c.parent_mean_us),
@@ -444,6 +595,10 @@ fn markdown(j: &BisectReport, links: &Links) -> String {
             ));
         }
         s.push('\n');
+    }
+    let left = unexplored_text(j);
+    if !left.is_empty() {
+        s.push_str(&format!("```\n{}```\n\n", left.trim_start()));
     }
     s.push_str("<details><summary>steps</summary>\n\n| commit | n | mean µs/op | verdict |\n| --- | ---: | ---: | --- |\n");
     for st in &j.steps {
@@ -526,7 +681,15 @@ impl HtmlSections for BisectReport {
                     format!("culprit {}", links.html(&c.info.commit, &c.info.short))
                 };
                 let mut notes = String::new();
-                if c.partial {
+                if c.share < 0.0 {
+                    notes.push_str(&format!(
+                        " <span class=\"badge neutral\">{}</span>",
+                        esc(&format!(
+                            "{}, against the range's direction",
+                            change_word(c.comparison.verdict)
+                        ))
+                    ));
+                } else if c.partial {
                     notes.push_str(
                         " <span class=\"badge neutral\">part of the range's change</span>",
                     );
@@ -546,6 +709,10 @@ impl HtmlSections for BisectReport {
                 ));
             }
             summary.push_str("</ol>\n");
+        }
+        let left = unexplored_text(j);
+        if !left.is_empty() {
+            summary.push_str(&format!("<pre>{}</pre>\n", esc(left.trim_start())));
         }
 
         let mut tables = String::new();
