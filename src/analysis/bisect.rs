@@ -340,7 +340,9 @@ fn push_outer_checks(
 ) {
     let (range_lo, lo, hi, range_hi) = bounds;
     for (l, h) in [(hi, range_hi), (range_lo, lo)] {
-        if h > l + 1 {
+        // Two adjacent commits are a part too: if they differ, they are a change point (on the
+        // release history 3.1.4 passed as New, and 3.1.4 -> 3.2.1 was never checked).
+        if h > l {
             let r = Range {
                 lo: l,
                 hi: h,

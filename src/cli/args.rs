@@ -7,15 +7,52 @@ use clap::Args;
 use crate::analysis::alpha::Schedule;
 use crate::measure::engine::Timing;
 
-/// One tool at one thread count (bisect, compare, verify).
+/// One tool at one or more thread counts (bisect, compare, verify).
 #[derive(Args, Clone, Debug)]
 pub struct ToolArg {
     /// Tool spec NAME[:key=value,...]
     #[arg(long, value_name = "SPEC")]
     pub tool: String,
-    /// Thread count
-    #[arg(long, default_value = "1", value_parser = parse_threads)]
-    pub threads: usize,
+    /// Thread counts, comma-separated: every commit is measured at each (interleaved, builds shared); a change at any of them counts, and each is reported
+    #[arg(long, default_value = "1", value_delimiter = ',', value_parser = parse_threads, value_name = "LIST")]
+    pub threads: Vec<usize>,
+}
+
+impl ToolArg {
+    /// The thread counts, each once, in the order given.
+    pub fn thread_counts(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = Vec::new();
+        for t in &self.threads {
+            if !v.contains(t) {
+                v.push(*t);
+            }
+        }
+        v
+    }
+
+    /// `1,8,32` as given on the command line.
+    pub fn threads_text(&self) -> String {
+        let v: Vec<String> = self.thread_counts().iter().map(|t| t.to_string()).collect();
+        v.join(",")
+    }
+
+    /// One line on stderr when a thread count exceeds the machine's cores: oversubscribed
+    /// threads measure the scheduler too. Not an error.
+    pub fn warn_oversubscribed(&self) {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let over: Vec<String> = self
+            .thread_counts()
+            .into_iter()
+            .filter(|&t| t > cores)
+            .map(|t| t.to_string())
+            .collect();
+        if !over.is_empty() {
+            crate::progress::info(&format!(
+                "warning: {} thread(s) on {cores} core(s) oversubscribe this machine: such figures measure the scheduler too",
+                over.join(",")
+            ));
+        }
+    }
 }
 
 /// Several tools at several thread counts (run, matrix, gate).

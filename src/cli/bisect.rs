@@ -12,7 +12,7 @@ use crate::measure::engine::{Library, Reuse, Session, Subject};
 use crate::measure::kernel::Registry;
 use crate::report::bisect::{
     confirmed_line, culprit_json, step_line, BisectFormat, BisectReport, SavedBisect, StepJson,
-    UnexploredJson, BISECT_KIND,
+    ThreadEffect, UnexploredJson, BISECT_KIND,
 };
 use crate::report::export::Jsonl;
 use crate::{hashing, progress, Global};
@@ -54,7 +54,8 @@ struct ResumeKey<'a> {
     good: &'a str,
     bad: &'a str,
     tool: &'a str,
-    threads: usize,
+    /// "1", or "1,8,32" for several thread counts.
+    threads: &'a str,
     recipe: &'a str,
     cfg: &'a Config,
     duration: f64,
@@ -68,7 +69,7 @@ impl ResumeKey<'_> {
             .field(self.good)
             .field(self.bad)
             .field(self.tool)
-            .field(&self.threads.to_string())
+            .field(self.threads)
             .field(self.recipe)
             .field(&self.cfg.alpha.to_string())
             .field(&self.cfg.min_effect.to_string())
@@ -91,7 +92,7 @@ fn reproduce(a: &BisectArgs) -> String {
         a.build.repo.display(),
         a.build.recipe,
         a.tool.tool,
-        a.tool.threads,
+        a.tool.threads_text(),
         a.sampling.schedule.samples,
         a.sampling.schedule.max_samples,
         a.sampling.timing.duration,
@@ -141,7 +142,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         good: &range.good.id,
         bad: &range.bad.id,
         tool: &spec.canonical(),
-        threads: a.tool.threads,
+        threads: &a.tool.threads_text(),
         recipe: &a.build.recipe,
         cfg: &cfg,
         duration: a.sampling.timing.duration,
@@ -158,7 +159,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     say(&format!(
         "bisecting {} at {} thread(s) over {} commits ({}..{}), recipe {}",
         spec.short(),
-        a.tool.threads,
+        a.tool.threads_text(),
         n,
         range.good.short,
         range.bad.short,
@@ -179,43 +180,49 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         Reuse::Context(format!("bisect {id}")),
     )
     .with_repo(&repo, a.build.options(&recipe));
+    // Subject c·k + t is commit c at the t-th thread count: one build per commit, k subjects.
+    let threads = a.tool.thread_counts();
+    a.tool.warn_oversubscribed();
     for c in &commits {
         let lib = session.add_library(Library::Revision {
             label: c.short.clone(),
             commit: c.clone(),
         });
-        session.add_subject(Subject {
-            lib,
-            spec: spec.clone(),
-            threads: a.tool.threads,
-            side: String::new(),
-        });
+        for &t in &threads {
+            session.add_subject(Subject {
+                lib,
+                spec: spec.clone(),
+                threads: t,
+                side: String::new(),
+            });
+        }
     }
     save_state(&cache, &id, &a, "running", None)?;
 
     let mut notes = Vec::new();
-    if let (Some(mb), Some(gi)) = (&range.merge_base, good_idx) {
-        let ends = (good.as_str(), bad.as_str(), gi, n - 1);
-        match place_merge_base(&mut session, &a, &cfg, mb, ends, &say)? {
-            Placement::Search(note) => notes.extend(note),
-            Placement::OnGoodsBranch => {
-                save_state(&cache, &id, &a, "redirected", None)?;
-                let mut on_branch = a.clone();
-                on_branch.range = format!("{}..{good}", mb.id);
-                return run(g, on_branch);
-            }
-        }
-    }
-
     let found = {
         let mut live = Live {
             session: &mut session,
             commits: &commits,
+            threads: &threads,
             format: a.format,
             status: progress::SearchStatus::new(n),
             started,
             deadline: a.budget.map(|b| started + b),
         };
+        if let (Some(mb), Some(gi)) = (&range.merge_base, good_idx) {
+            let ends = (good.as_str(), bad.as_str(), gi, n - 1);
+            match place_merge_base(&mut live, &a, &cfg, mb, ends, &say)? {
+                Placement::Search(note) => notes.extend(note),
+                Placement::OnGoodsBranch => {
+                    drop(live);
+                    save_state(&cache, &id, &a, "redirected", None)?;
+                    let mut on_branch = a.clone();
+                    on_branch.range = format!("{}..{good}", mb.id);
+                    return run(g, on_branch);
+                }
+            }
+        }
         let found = bisect::search(n, &cfg, &mut live);
         live.status.finish();
         found
@@ -241,12 +248,26 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
 
     let culprits = match &result.outcome {
         Outcome::NoChange => Vec::new(),
-        Outcome::Changes(cps) => cps.iter().map(|cp| culprit_json(cp, commits)).collect(),
+        Outcome::Changes(cps) => cps
+            .iter()
+            .map(|cp| culprit_json(cp, commits, &threads))
+            .collect(),
     };
     let json = BisectReport {
         kind: BISECT_KIND.into(),
         tool: spec.short(),
-        threads: a.tool.threads,
+        threads: threads[0],
+        thread_counts: if threads.len() > 1 {
+            threads.clone()
+        } else {
+            Vec::new()
+        },
+        ends_per_threads: result
+            .ends_series
+            .iter()
+            .zip(&threads)
+            .map(|(c, t)| ThreadEffect::new(*t, c))
+            .collect(),
         range: a.range.clone(),
         repo: a.build.repo.display().to_string(),
         recipe: recipe.name.clone(),
@@ -264,7 +285,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         steps: result
             .steps
             .iter()
-            .map(|s| StepJson::new(s, commits))
+            .map(|s| StepJson::new(s, commits, &threads))
             .collect(),
         builds: session.builds.values().cloned().collect(),
         samples: samples_total,
@@ -318,7 +339,7 @@ enum Placement {
 /// GOOD, the merge base and BAD measured in the same rounds: where does the merge base lie?
 /// `ends` = (GOOD's name, BAD's name, GOOD's subject index, BAD's subject index).
 fn place_merge_base(
-    session: &mut Session,
+    session: &mut dyn Measurer,
     a: &BisectArgs,
     cfg: &Config,
     mb: &repo::CommitInfo,
@@ -388,6 +409,8 @@ fn place_merge_base(
 struct Live<'s, 'a> {
     session: &'s mut Session<'a>,
     commits: &'s [repo::CommitInfo],
+    /// The thread counts: commit c at the t-th is the session's subject c·k + t.
+    threads: &'s [usize],
     format: BisectFormat,
     status: progress::SearchStatus,
     started: Instant,
@@ -423,20 +446,43 @@ impl Live<'_, '_> {
 
 impl Measurer for Live<'_, '_> {
     fn identical(&self, a: usize, b: usize) -> bool {
-        self.session.identical(a, b)
+        let k = self.threads.len();
+        self.session.identical(a * k, b * k)
     }
 
     fn name(&self, i: usize) -> String {
-        self.session.name(i)
+        self.session.name(i * self.threads.len())
+    }
+
+    fn series(&self) -> usize {
+        self.threads.len()
     }
 
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        Ok(self
+            .ensure_series(wants)?
+            .into_iter()
+            .map(|mut p| p.swap_remove(0))
+            .collect())
+    }
+
+    /// Every listed commit at every thread count, in the engine's interleaved rounds.
+    fn ensure_series(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Vec<Probe>>> {
         let shorts: Vec<&str> = wants
             .iter()
             .filter_map(|(i, _)| self.commits.get(*i).map(|c| c.short.as_str()))
             .collect();
         self.status.doing(format!("sampling {}", shorts.join(" ")));
-        Measurer::ensure(&mut *self.session, wants)
+        let k = self.threads.len();
+        let subjects: Vec<(usize, usize)> = wants
+            .iter()
+            .flat_map(|&(c, n)| (0..k).map(move |t| (c * k + t, n)))
+            .collect();
+        let mut probes = Measurer::ensure(&mut *self.session, &subjects)?.into_iter();
+        Ok(wants
+            .iter()
+            .map(|_| probes.by_ref().take(k).collect())
+            .collect())
     }
 
     fn should_stop(&self) -> bool {
@@ -444,7 +490,7 @@ impl Measurer for Live<'_, '_> {
     }
 
     fn confirmed(&mut self, cp: &bisect::ChangePoint) {
-        let c = culprit_json(cp, self.commits);
+        let c = culprit_json(cp, self.commits, self.threads);
         let spent = format!(
             "after {:.0} s, {} builds, {} samples taken now",
             self.started.elapsed().as_secs_f64(),
@@ -456,7 +502,7 @@ impl Measurer for Live<'_, '_> {
 
     fn decided(&mut self, s: &Step) {
         let line = step_line(s, &self.commits[s.commit]);
-        self.emit(&line, "step", &StepJson::new(s, self.commits));
+        self.emit(&line, "step", &StepJson::new(s, self.commits, self.threads));
         let builds = self.builds();
         let side = match s.verdict {
             StepVerdict::Old => progress::Side::Old,
@@ -516,13 +562,21 @@ mod tests {
             good: "0123456789abcdef0123456789abcdef01234567",
             bad: "89abcdef0123456789abcdef0123456789abcdef",
             tool: "pkeyread:format=pem,key=ec",
-            threads: 1,
+            threads: "1",
             recipe: "default",
             cfg: &cfg,
             duration: 1.0,
         };
         assert_eq!(key.id(), "ba7e0700cb066523");
-        let other = ResumeKey { threads: 2, ..key };
+        let other = ResumeKey {
+            threads: "2",
+            ..key
+        };
+        assert_ne!(other.id(), key.id());
+        let other = ResumeKey {
+            threads: "1,2",
+            ..key
+        };
         assert_ne!(other.id(), key.id());
     }
 }

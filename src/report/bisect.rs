@@ -84,6 +84,63 @@ pub struct CulpritJson {
     #[serde(default = "one")]
     pub share: f64,
     pub comparison: Comparison,
+    /// With several thread counts (`--threads 1,8,32`): the confirmation at each; the figures
+    /// above are the primary thread count's (the one whose ends moved most).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_threads: Vec<ThreadEffect>,
+}
+
+/// One thread count's comparison (a change point's confirmation, or the ends).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ThreadEffect {
+    pub threads: usize,
+    /// Significant at this thread count (at the search's level for it).
+    pub affected: bool,
+    pub ratio: f64,
+    pub ratio_ci: (f64, f64),
+    pub a_mean_us: f64,
+    pub b_mean_us: f64,
+    pub comparison: Comparison,
+}
+
+impl ThreadEffect {
+    pub fn new(threads: usize, c: &Comparison) -> ThreadEffect {
+        ThreadEffect {
+            threads,
+            affected: matches!(c.verdict, Verdict::Slower | Verdict::Faster),
+            ratio: c.ratio.ratio,
+            ratio_ci: (c.ratio.lo, c.ratio.hi),
+            a_mean_us: c.a.mean,
+            b_mean_us: c.b.mean,
+            comparison: *c,
+        }
+    }
+
+    /// "t=8: +15.0% [+12.1%, +18.0%] affected" for text and Markdown.
+    fn text(&self) -> String {
+        format!(
+            "t={}: {} -> {} us/op, {} {}",
+            self.threads,
+            us(self.a_mean_us),
+            us(self.b_mean_us),
+            self.comparison.ratio.pct(),
+            if self.affected {
+                "affected"
+            } else {
+                "not affected"
+            }
+        )
+    }
+}
+
+/// One thread count's figures at a tested commit.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ThreadPoint {
+    pub threads: usize,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub mean_us: f64,
+    #[serde(deserialize_with = "nan_pair_if_null")]
+    pub ci95_us: (f64, f64),
 }
 
 fn yes() -> bool {
@@ -110,6 +167,9 @@ pub struct StepJson {
     pub ci95_us: (f64, f64),
     pub verdict: String,
     pub position: Option<f64>,
+    /// With several thread counts: each one's mean (`mean_us` is the primary thread count's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_threads: Vec<ThreadPoint>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -118,7 +178,14 @@ pub struct BisectReport {
     #[serde(default)]
     pub kind: String,
     pub tool: String,
+    /// The primary thread count (the only one, or the first listed).
     pub threads: usize,
+    /// With several: every thread count measured at each probe, in the order given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_counts: Vec<usize>,
+    /// With several: the ends compared at each thread count.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ends_per_threads: Vec<ThreadEffect>,
     pub range: String,
     pub repo: String,
     pub recipe: String,
@@ -234,9 +301,20 @@ pub struct SavedBisect {
 }
 
 impl StepJson {
-    /// A decided step of the search, `s.commit` indexing `commits` (the range, oldest first).
-    pub fn new(s: &Step, commits: &[CommitInfo]) -> StepJson {
+    /// A decided step of the search, `s.commit` indexing `commits` (the range, oldest first);
+    /// `threads` the thread counts its series stand for.
+    pub fn new(s: &Step, commits: &[CommitInfo], threads: &[usize]) -> StepJson {
         StepJson {
+            per_threads: s
+                .series
+                .iter()
+                .zip(threads)
+                .map(|(p, t)| ThreadPoint {
+                    threads: *t,
+                    mean_us: p.mean,
+                    ci95_us: p.ci95,
+                })
+                .collect(),
             info: (&commits[s.commit]).into(),
             index: s.commit,
             n: s.n,
@@ -280,10 +358,16 @@ pub fn step_line(s: &Step, c: &CommitInfo) -> String {
     )
 }
 
-pub fn culprit_json(cp: &ChangePoint, commits: &[CommitInfo]) -> CulpritJson {
+pub fn culprit_json(cp: &ChangePoint, commits: &[CommitInfo], threads: &[usize]) -> CulpritJson {
     let c = &commits[cp.first_new];
     let p = &commits[cp.last_old];
     CulpritJson {
+        per_threads: cp
+            .series
+            .iter()
+            .zip(threads)
+            .map(|(c, t)| ThreadEffect::new(*t, c))
+            .collect(),
         parent: p.id.clone(),
         range: cp.first_new > cp.last_old + 1,
         skipped: cp
@@ -429,6 +513,15 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
         j.ends.ratio.pct(),
         j.ends.p_yuen
     ));
+    if !j.ends_per_threads.is_empty() {
+        s.push_str(&format!(
+            "ends per thread count (figures above: {} thread(s), whose ends moved most):\n",
+            j.threads
+        ));
+        for e in &j.ends_per_threads {
+            s.push_str(&format!("  {}\n", e.text().replace("affected", "changed")));
+        }
+    }
     if j.culprits.is_empty() {
         s.push_str(&format!(
             "result: the ends do not differ by at least {:.1}% with significance ({}); nothing to bisect\n",
@@ -520,6 +613,12 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
                 String::new()
             }
         ));
+        if !c.per_threads.is_empty() {
+            s.push_str("  per thread count:\n");
+            for e in &c.per_threads {
+                s.push_str(&format!("    {}\n", e.text()));
+            }
+        }
     }
     s.push_str(&unexplored_text(j));
     let fresh = j.builds.iter().filter(|b| b.fresh).count();
@@ -548,6 +647,13 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
                 ""
             }
         ));
+        if j.thread_counts.len() > 1 {
+            s.push_str(&format!(
+                "  every decision tests each of the {} thread counts at 1/{} of its level (Bonferroni): a change at any of them is found with the error bound above\n",
+                j.thread_counts.len(),
+                j.thread_counts.len()
+            ));
+        }
     }
     s.push_str(&format!("reproduce: {}\n", j.reproduce));
     s
@@ -556,7 +662,9 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
 fn markdown(j: &BisectReport, links: &Links) -> String {
     let mut s = format!(
         "### perfbisect: `{}` at {} thread(s), `{}`\n\n",
-        j.tool, j.threads, j.range
+        j.tool,
+        j.threads_label(),
+        j.range
     );
     s.push_str(&format!(
         "Ends: `{}` {} µs/op → `{}` {} µs/op: **{}** {} (p={:.2e})\n\n",
@@ -595,6 +703,24 @@ fn markdown(j: &BisectReport, links: &Links) -> String {
             ));
         }
         s.push('\n');
+        if j.culprits.iter().any(|c| !c.per_threads.is_empty()) {
+            s.push_str("| commit | threads | parent µs/op | commit µs/op | change | affected |\n");
+            s.push_str("| --- | ---: | ---: | ---: | --- | --- |\n");
+            for c in &j.culprits {
+                for e in &c.per_threads {
+                    s.push_str(&format!(
+                        "| {} | {} | {} | {} | {} | {} |\n",
+                        links.markdown(&c.info.commit, &c.info.commit[..10]),
+                        e.threads,
+                        us(e.a_mean_us),
+                        us(e.b_mean_us),
+                        e.comparison.ratio.pct(),
+                        if e.affected { "**yes**" } else { "no" }
+                    ));
+                }
+            }
+            s.push('\n');
+        }
     }
     let left = unexplored_text(j);
     if !left.is_empty() {
@@ -649,7 +775,7 @@ impl HtmlSections for BisectReport {
         let heading = format!(
             "bisect: <code>{}</code> at {} thread(s), <code>{}</code>",
             esc(&j.tool),
-            j.threads,
+            j.threads_label(),
             esc(&j.range)
         );
         let mut summary = format!(
@@ -696,6 +822,21 @@ impl HtmlSections for BisectReport {
                 }
                 if c.uncertain {
                     notes.push_str(&format!(" {}", html::badge("uncertain")));
+                }
+                if !c.per_threads.is_empty() {
+                    let at = |affected: bool| {
+                        c.per_threads
+                            .iter()
+                            .filter(|e| e.affected == affected)
+                            .map(|e| e.threads.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    notes.push_str(&format!(
+                        " (threads affected: {}; not affected: {})",
+                        esc(&at(true)),
+                        esc(&at(false))
+                    ));
                 }
                 summary.push_str(&format!(
                     "<li>{what}: <b>{}</b> ({}, {}): {} → {} µs/op, <b>{}</b>, p = {:.2e}{notes}</li>\n",
@@ -747,6 +888,37 @@ impl HtmlSections for BisectReport {
                     "p (Mann-Whitney)",
                 ],
                 3,
+                &rows,
+            ));
+        }
+        if j.culprits.iter().any(|c| !c.per_threads.is_empty()) {
+            let rows: Vec<Vec<String>> = j
+                .culprits
+                .iter()
+                .flat_map(|c| {
+                    c.per_threads.iter().map(move |e| {
+                        vec![
+                            links.html(&c.info.commit, &c.info.short),
+                            e.threads.to_string(),
+                            us(e.a_mean_us),
+                            us(e.b_mean_us),
+                            esc(&e.comparison.ratio.pct()),
+                            if e.affected { "affected" } else { "not affected" }.to_string(),
+                        ]
+                    })
+                })
+                .collect();
+            tables.push_str("<p>Change points per thread count:</p>\n");
+            tables.push_str(&html::table(
+                &[
+                    "commit",
+                    "threads",
+                    "parent µs/op",
+                    "commit µs/op",
+                    "change [95% CI]",
+                    "",
+                ],
+                2,
                 &rows,
             ));
         }
@@ -840,6 +1012,16 @@ fn truncate(s: &str, max: usize) -> String {
 }
 
 impl BisectReport {
+    /// "1" or "1,8,32".
+    pub fn threads_label(&self) -> String {
+        if self.thread_counts.len() > 1 {
+            let v: Vec<String> = self.thread_counts.iter().map(|t| t.to_string()).collect();
+            v.join(",")
+        } else {
+            self.threads.to_string()
+        }
+    }
+
     /// Each tested commit once (its last verdict), with its position in the
     /// range and the range's length. Results written before positions were
     /// recorded are laid out by date, one tested commit per position.

@@ -79,6 +79,7 @@ fn bisect_report() -> BisectReport {
             ci95_us: s.ci95,
             verdict: verdict.into(),
             position: None,
+            per_threads: vec![],
         }
     };
     BisectReport {
@@ -110,6 +111,7 @@ fn bisect_report() -> BisectReport {
             identical_binaries: false,
             share: 1.0,
             comparison: c,
+            per_threads: vec![],
         }],
         steps: vec![
             step(&good, &OLD, "old"),
@@ -138,6 +140,8 @@ fn bisect_report() -> BisectReport {
         explained: None,
         unexplored: vec![],
         continue_with: None,
+        thread_counts: vec![],
+        ends_per_threads: vec![],
     }
 }
 
@@ -201,6 +205,7 @@ fn bisect_over(
                 ci95_us: s.ci95,
                 verdict: verdict.into(),
                 position: None,
+                per_threads: vec![],
             }
         })
         .collect();
@@ -226,6 +231,7 @@ fn bisect_over(
                 identical_binaries: false,
                 share: cmp.ratio.ratio.ln() / ends_ratio.ln(),
                 comparison: cmp,
+                per_threads: vec![],
             }
         })
         .collect();
@@ -271,6 +277,8 @@ fn bisect_over(
         explained: None,
         unexplored: vec![],
         continue_with: None,
+        thread_counts: vec![],
+        ends_per_threads: vec![],
     }
 }
 
