@@ -354,7 +354,7 @@ fn place_merge_base(
     ));
     // GOOD, the merge base and BAD in the same rounds: where does the merge base lie?
     let step = bisect::place(session, 0, gi, bad_idx, cfg, cfg.alpha)?;
-    say(&step_line(&step, mb));
+    say(&step_line(&step, mb, &a.tool.thread_counts()));
     let pos = step
         .position
         .map(|p| format!(" ({:.0}% of the way from {good} to {bad})", p * 100.0))
@@ -501,7 +501,7 @@ impl Measurer for Live<'_, '_> {
     }
 
     fn decided(&mut self, s: &Step) {
-        let line = step_line(s, &self.commits[s.commit]);
+        let line = step_line(s, &self.commits[s.commit], self.threads);
         self.emit(&line, "step", &StepJson::new(s, self.commits, self.threads));
         let builds = self.builds();
         let side = match s.verdict {

@@ -106,8 +106,15 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode
     let alpha_look = alpha::per_look(alpha, &schedule, threads.len());
     let mut out = String::new();
     for (t, sa, sb) in pairs {
-        let c = bisect::compare_pair(&mut session, sa, sb, &schedule, alpha_look, o.stats.min_effect)?
-            .map_err(|why| anyhow::anyhow!("cannot compare {a} and {b} at {t} thread(s): {why}"))?;
+        let c = bisect::compare_pair(
+            &mut session,
+            sa,
+            sb,
+            &schedule,
+            alpha_look,
+            o.stats.min_effect,
+        )?
+        .map_err(|why| anyhow::anyhow!("cannot compare {a} and {b} at {t} thread(s): {why}"))?;
         let mut report = CompareReport::new(
             &spec.short(),
             t,

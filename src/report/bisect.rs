@@ -336,8 +336,17 @@ pub fn verdict_word(v: &StepVerdict) -> String {
     }
 }
 
-pub fn step_line(s: &Step, c: &CommitInfo) -> String {
-    let mean = if s.mean.is_finite() {
+/// One decided commit as a line; with several thread counts (`threads`), each one's mean.
+pub fn step_line(s: &Step, c: &CommitInfo, threads: &[usize]) -> String {
+    let mean = if !s.series.is_empty() && s.mean.is_finite() {
+        let each: Vec<String> = s
+            .series
+            .iter()
+            .zip(threads)
+            .map(|(p, t)| format!("t={t} {} us", us(p.mean)))
+            .collect();
+        format!("n={:<3} {}", s.n, each.join(", "))
+    } else if s.mean.is_finite() {
         format!(
             "n={:<3} {:>10} us [{}, {}]",
             s.n,
@@ -903,7 +912,12 @@ impl HtmlSections for BisectReport {
                             us(e.a_mean_us),
                             us(e.b_mean_us),
                             esc(&e.comparison.ratio.pct()),
-                            if e.affected { "affected" } else { "not affected" }.to_string(),
+                            if e.affected {
+                                "affected"
+                            } else {
+                                "not affected"
+                            }
+                            .to_string(),
                         ]
                     })
                 })

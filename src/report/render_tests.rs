@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use super::bisect::{BisectReport, CommitJson, CulpritJson, StepJson, UnexploredJson};
+use super::bisect::{
+    BisectReport, CommitJson, CulpritJson, StepJson, ThreadEffect, ThreadPoint, UnexploredJson,
+};
 use super::compare::{CompareReport, Sides};
 use super::export::{Csv, Export, Html, Json, Jsonl, Junit, Links, Markdown, Text};
 use super::gate::{GateOutcome, GateReport, GateResult, UndecidedPolicy, GATE_KIND};
@@ -595,6 +597,52 @@ fn bisect_budget_and_direction() {
     );
     let e = Jsonl::event("confirmed", c).unwrap();
     assert!(e.starts_with('{') && e.ends_with("}\n") && !e.trim_end().contains('\n'));
+}
+
+/// A bisect at 1, 8 and 32 threads: the change affects 8 and 32 threads only; each renderer shows
+/// the effect per thread count.
+#[test]
+fn bisect_per_thread_count() {
+    let mut r = bisect_report();
+    r.thread_counts = vec![1, 8, 32];
+    r.threads = 8;
+    let flat = comparison(&OLD, &OLD);
+    let c = r.culprits[0].comparison;
+    r.ends_per_threads = vec![
+        ThreadEffect::new(1, &flat),
+        ThreadEffect::new(8, &c),
+        ThreadEffect::new(32, &c),
+    ];
+    r.culprits[0].per_threads = r.ends_per_threads.clone();
+    for st in &mut r.steps {
+        st.per_threads = [1, 8, 32]
+            .iter()
+            .map(|&t| ThreadPoint {
+                threads: t,
+                mean_us: st.mean_us,
+                ci95_us: st.ci95_us,
+            })
+            .collect();
+    }
+    r.tests = 132;
+    insta::assert_snapshot!("bisect_threads_text", Text.export(&r).unwrap());
+    insta::assert_snapshot!("bisect_threads_markdown", Markdown.export(&r).unwrap());
+    let html = Html.export(&r).unwrap();
+    assert!(html.contains("at 1,8,32 thread(s)"), "{html}");
+    assert!(
+        html.contains("threads affected: 8, 32; not affected: 1"),
+        "{html}"
+    );
+    assert!(html.contains("Change points per thread count"));
+    let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
+    assert_eq!(back.thread_counts, vec![1, 8, 32]);
+    let affected: Vec<bool> = back.culprits[0]
+        .per_threads
+        .iter()
+        .map(|e| e.affected)
+        .collect();
+    assert_eq!(affected, [false, true, true]);
+    assert_eq!(back.steps[0].per_threads.len(), 3);
 }
 
 #[test]
