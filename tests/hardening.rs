@@ -940,11 +940,14 @@ fn sigint_while_waiting_for_a_lock_synthetic_repo() {
     let repo = d.path().join("repo");
     let ids = fake_repo(&repo, &[fc("fast 0", FAST)]);
     fs::create_dir_all(cache.join("locks")).unwrap();
-    let lock = fs::File::create(cache.join("locks/workdir.lock")).unwrap();
+    // One work tree: its lock is the one a build must wait for.
+    let lock = fs::File::create(cache.join("locks/workdir-0.lock")).unwrap();
     lock.lock().unwrap();
     for group in [true, false] {
         let mut cmd = pb_std(&cache);
-        cmd.args(["build", "--repo"]).arg(&repo).arg(&ids[0]);
+        cmd.args(["build", "--work-trees", "1", "--repo"])
+            .arg(&repo)
+            .arg(&ids[0]);
         let r = spawn(cmd, d.path(), "build");
         std::thread::sleep(Duration::from_millis(800));
         assert!(
