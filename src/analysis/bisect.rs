@@ -330,16 +330,23 @@ struct Found {
 }
 
 /// Work for the parts of a range outside `lo..hi` (`bounds` = range_lo, lo, hi, range_hi):
-/// each is searched only if its own ends differ. The newer part is pushed first, so the older
-/// one is searched first.
+/// each is searched only if its own ends differ. `larger_newer`: the newer part is pushed last,
+/// so it is searched first (the part whose ends' samples so far differ more goes first, see
+/// [`Searcher::newer_part_larger`]).
 fn push_outer_checks(
     work: &mut Vec<(Range, bool)>,
     bounds: (usize, usize, usize, usize),
     uncertain: bool,
     k: usize,
+    larger_newer: bool,
 ) {
     let (range_lo, lo, hi, range_hi) = bounds;
-    for (l, h) in [(hi, range_hi), (range_lo, lo)] {
+    let parts = if larger_newer {
+        [(range_lo, lo), (hi, range_hi)]
+    } else {
+        [(hi, range_hi), (range_lo, lo)]
+    };
+    for (l, h) in parts {
         // Two adjacent commits are a part too: if they differ, they are a change point (on the
         // release history 3.1.4 passed as New, and 3.1.4 -> 3.2.1 was never checked).
         if h > l {
@@ -753,6 +760,43 @@ impl Searcher<'_> {
         });
     }
 
+    /// Of the two parts outside `lo..hi` (`bounds` = range_lo, lo, hi, range_hi), does the newer
+    /// one's ends differ more (|ln ratio|, primary series) on the samples the search already
+    /// has? No new samples: a heuristic for the order only (each part is still checked by
+    /// [`Self::ends_differ`]), so the change that explains more is printed first.
+    fn newer_part_larger(&mut self, bounds: (usize, usize, usize, usize)) -> Result<bool> {
+        let (range_lo, lo, hi, range_hi) = bounds;
+        let mut size = |a: usize, b: usize| -> Result<f64> {
+            let (na, nb) = (self.claimed(a), self.claimed(b));
+            if a >= b || na < 2 || nb < 2 {
+                return Ok(0.0);
+            }
+            let p = self.m.ensure_series(&[(a, na), (b, nb)])?;
+            let t = self.primary;
+            Ok(match (p[0].get(t), p[1].get(t)) {
+                (Some(Probe::Samples(x)), Some(Probe::Samples(y))) => {
+                    let r = stats::compare(
+                        &x[..na.min(x.len())],
+                        &y[..nb.min(y.len())],
+                        0.05,
+                        self.cfg.min_effect,
+                    )
+                    .ratio
+                    .ratio
+                    .ln()
+                    .abs();
+                    if r.is_finite() {
+                        r
+                    } else {
+                        0.0
+                    }
+                }
+                _ => 0.0,
+            })
+        };
+        Ok(size(hi, range_hi)? > size(range_lo, lo)?)
+    }
+
     /// Too small a share of the ends' change to be searched (`min_share`)?
     fn below_min_share(&self, share: Option<f64>) -> bool {
         matches!((self.cfg.min_share, share), (Some(m), Some(s)) if s.abs() < m)
@@ -830,7 +874,9 @@ impl Searcher<'_> {
                     let cp = self.confirm(&f, &ends_now, alpha_look)?;
                     self.m.confirmed(&cp);
                     self.confirmed.push(cp);
-                    push_outer_checks(&mut work, (range_lo, lo, hi, range_hi), uncertain, self.k);
+                    let bounds = (range_lo, lo, hi, range_hi);
+                    let newer = self.newer_part_larger(bounds)?;
+                    push_outer_checks(&mut work, bounds, uncertain, self.k, newer);
                     break;
                 };
                 let (step, status) = self.classify(c, lo, hi, &active)?;
@@ -855,12 +901,9 @@ impl Searcher<'_> {
                         // The commits this range already passed as Old or New were judged against
                         // ends that have since turned out to hold two changes: check the parts
                         // outside lo..hi again (last, after the halves), as after a change point.
-                        push_outer_checks(
-                            &mut work,
-                            (range_lo, lo, hi, range_hi),
-                            uncertain,
-                            self.k,
-                        );
+                        let bounds = (range_lo, lo, hi, range_hi);
+                        let newer = self.newer_part_larger(bounds)?;
+                        push_outer_checks(&mut work, bounds, uncertain, self.k, newer);
                         let p = position.unwrap_or(0.5);
                         let old_half_larger = position.is_none_or(|p| p >= 0.5);
                         // A series like the old end at c changes only in the newer half, one
