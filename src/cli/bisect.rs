@@ -242,7 +242,8 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         }
     };
     let commits = &commits;
-    let samples_total: usize = (0..commits.len())
+    // every subject: each commit at each thread count
+    let samples_total: usize = (0..commits.len() * threads.len())
         .filter_map(|i| session.samples(i).ok().map(|s| s.len()))
         .sum();
 
