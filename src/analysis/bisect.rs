@@ -81,6 +81,13 @@ pub trait Measurer {
     fn should_stop(&self) -> bool {
         false
     }
+    /// Get commit `c` ready to measure (build it) without sampling, so that [`identical`]
+    /// can tell. Default: nothing to do.
+    ///
+    /// [`identical`]: Measurer::identical
+    fn prepare(&mut self, _c: usize) -> Result<()> {
+        Ok(())
+    }
     /// Whether commits `a` and `b` load byte-identical libraries and modules (then no change of
     /// speed can lie between them). Default: not known.
     fn identical(&self, _a: usize, _b: usize) -> bool {
@@ -600,6 +607,24 @@ impl Searcher<'_> {
         hi: usize,
         active: &[bool],
     ) -> Result<(Step, Vec<SeriesStatus>)> {
+        // A commit that loads the same binaries as an end behaves as that end: measuring it
+        // would compare one subject with itself.
+        let ends = [
+            (lo, StepVerdict::Old, SeriesStatus::Old, 0.0),
+            (hi, StepVerdict::New, SeriesStatus::New, 1.0),
+        ];
+        self.m.prepare(c)?;
+        for (end, verdict, status, point) in ends {
+            if self.m.identical(c, end) {
+                let k = self.claimed(end).max(1);
+                let xs = match self.windows(&[end], &[0], k)?.pop() {
+                    Some(Window::Samples(v)) => v,
+                    _ => Vec::new(),
+                };
+                let st = Self::step(c, &xs, self.primary, verdict, Some(point), &[]);
+                return Ok((st, vec![status; self.k]));
+            }
+        }
         let commits = [c, lo, hi];
         let bases = [self.claimed(c), self.claimed(lo), self.claimed(hi)];
         let looks = self.schedule.clone();

@@ -306,7 +306,8 @@ impl LinkArgs {
 /// cached builds of revisions of a repository.
 #[derive(Args)]
 pub struct LibraryArgs {
-    /// Installed OpenSSL prefix(es) holding include/ and lib/ (default: the system's)
+    /// Installed OpenSSL prefix(es) holding include/ and lib/; `system` is the system's (the
+    /// default)
     #[arg(long = "openssl-dir", value_name = "PREFIX")]
     pub openssl_dirs: Vec<std::path::PathBuf>,
     /// Build these revisions of --repo (cached) and measure them
@@ -347,9 +348,12 @@ impl LibraryArgs {
         } else {
             for d in &self.openssl_dirs {
                 let label = d.display().to_string();
-                libs.push(Library::Installed(Target::installed(Prefix::from_dir(
-                    d, &label,
-                )?)));
+                let prefix = if label == "system" {
+                    Prefix::system()?
+                } else {
+                    Prefix::from_dir(d, &label)?
+                };
+                libs.push(Library::Installed(Target::installed(prefix)));
             }
         }
         Ok(libs)

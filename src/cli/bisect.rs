@@ -242,8 +242,10 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         }
     };
     let commits = &commits;
-    // every subject: each commit at each thread count
+    // Every subject (each commit at each thread count); one measured as a byte-identical
+    // build has no samples of its own.
     let samples_total: usize = (0..commits.len() * threads.len())
+        .filter(|&i| session.root(i) == i)
         .filter_map(|i| session.samples(i).ok().map(|s| s.len()))
         .sum();
 
@@ -291,6 +293,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         builds: session.builds.values().cloned().collect(),
         samples: samples_total,
         samples_taken_now: session.samples_taken,
+        shared_probes: session.shared,
         alpha_per_test: result.alpha_per_test,
         notes,
         tests: result.tests,
@@ -446,6 +449,14 @@ impl Live<'_, '_> {
 }
 
 impl Measurer for Live<'_, '_> {
+    fn prepare(&mut self, c: usize) -> Result<()> {
+        let k = self.threads.len();
+        for t in 0..k {
+            Measurer::prepare(self.session, c * k + t)?;
+        }
+        Ok(())
+    }
+
     fn identical(&self, a: usize, b: usize) -> bool {
         let k = self.threads.len();
         self.session.identical(a * k, b * k)
