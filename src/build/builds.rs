@@ -464,8 +464,9 @@ fn pick_work_tree(
             root.join(k.to_string())
         }
     };
-    // (class, distance or age, slot), smaller first: class 0 a near tree, 1 an empty slot,
-    // 2 a far tree (nearest first), 3 a tree of another recipe (least recently built first).
+    // (class, distance or age, slot), smaller first: class 0 a near tree; 1 a slot with no
+    // tree this build can continue (empty first, then the least recently built tree of
+    // another recipe or repository); 2 a far tree, nearest first.
     let mut ranked: Vec<(u8, u64, usize)> = (0..o.work_trees.max(1))
         .map(|k| {
             let state_path = slot_dir(k).join(TREE_STATE);
@@ -484,8 +485,8 @@ fn pick_work_tree(
                         .and_then(|m| m.modified())
                         .ok()
                         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                        .map_or(0, |d| d.as_secs());
-                    (3, built_at, k)
+                        .map_or(1, |d| d.as_secs().max(1));
+                    (1, built_at, k)
                 }
             }
         })
