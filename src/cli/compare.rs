@@ -130,6 +130,9 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode
         );
         report.a_samples_us = session.values(sa).unwrap_or_default();
         report.b_samples_us = session.values(sb).unwrap_or_default();
+        if !out.is_empty() {
+            out.push('\n');
+        }
         out.push_str(&o.format.render_linked(&report, &links)?);
     }
     // With several thread counts: one report per thread count, one after the other (JSON: one

@@ -271,6 +271,9 @@ impl UnexploredJson {
 
     fn text(&self) -> String {
         let what = match (self.differs, self.share) {
+            (true, _) if self.commits == 0 => {
+                "adjacent commits whose ends differ: a change point not yet confirmed".into()
+            }
             (true, Some(s)) => format!("its ends differ, about {:.0}% of the change", s * 100.0),
             (true, None) => "its ends differ".into(),
             (false, _) => "not checked".into(),
