@@ -191,6 +191,43 @@ fn bisect_finds_the_3_0_0_decoder_regression() {
     assert!(log.contains(&tag_id("openssl-3.0.0")[..10]), "{log}");
 }
 
+/// The same range at two thread counts in one search, streamed as JSON Lines: events as they
+/// happen (steps, the confirmed change point), the result last; each change point carries its
+/// effect at both thread counts.
+#[test]
+fn bisect_at_two_thread_counts_streams_json_lines() {
+    let o = perfbisect(&cache())
+        .args(["bisect", "--repo"])
+        .arg(history())
+        .args(["--tool", "pkeyread:key=ec,format=pem", "--threads", "1,2"])
+        .args(QUICK)
+        .args(["--format", "jsonl", "openssl-1.1.1w..openssl-3.0.1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let events: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.last(), Some(&"done"), "{kinds:?}");
+    let first_confirmed = kinds.iter().position(|k| *k == "confirmed").unwrap();
+    assert!(kinds[..first_confirmed].contains(&"step"), "{kinds:?}");
+    let c = &events[first_confirmed]["data"];
+    assert_eq!(c["commit"], tag_id("openssl-3.0.0"));
+    let v = &events.last().unwrap()["data"];
+    assert_eq!(v["thread_counts"], serde_json::json!([1, 2]));
+    let culprit = &v["culprits"][0];
+    assert_eq!(culprit["commit"], tag_id("openssl-3.0.0"));
+    let per = culprit["per_threads"].as_array().unwrap();
+    assert_eq!(per.len(), 2, "{culprit}");
+    assert!(per.iter().any(|e| e["affected"] == true), "{culprit}");
+    assert_eq!(v["steps"][0]["per_threads"].as_array().unwrap().len(), 2);
+}
+
 #[test]
 fn verify_and_compare_give_verdicts() {
     let h = history();

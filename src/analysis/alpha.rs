@@ -72,16 +72,38 @@ pub fn per_test_of_decision(alpha: f64, schedule: &Schedule, tests_per_look: usi
 /// Per-test level of a search over `n` commits:
 ///
 /// ```text
-/// alpha_per_test = alpha / (decisions × looks × 2)
+/// alpha_per_test = alpha / (decisions × looks × 2 × series)
 ///   decisions = ceil(log2 n) + 4   the binary-search steps, the ends, the verification and the two
-///                                  sub-range checks beside the change point (+ 2 with first-change-only)
+///                                  sub-range checks beside the change point
 ///   looks     = sample sizes in the schedule (5, 10, 20, 40 by default → 4)
 ///   2         = tests per look: a candidate is compared against both interval ends
+///   series    = thread counts measured at every probe (`--threads 1,8,32` → 3): a commit counts
+///               as a change point when any of them changed, so every decision runs its tests
+///               once per thread count and pays for each (Bonferroni over the thread counts)
 /// ```
-pub fn search_per_test(alpha: f64, n: usize, schedule: &Schedule, first_change_only: bool) -> f64 {
-    let extra = if first_change_only { 2.0 } else { 4.0 };
-    let decisions = (n.max(2) as f64).log2().ceil() + extra;
-    alpha / (decisions * schedule.len() as f64 * 2.0)
+pub fn search_per_test(alpha: f64, n: usize, schedule: &Schedule, series: usize) -> f64 {
+    let decisions = (n.max(2) as f64).log2().ceil() + 4.0;
+    alpha / (decisions * schedule.len() as f64 * 2.0 * series.max(1) as f64)
+}
+
+/// Per-look level of the `j`-th confirmation of a search (1-based), which runs as soon as its
+/// change point is found, before anyone knows how many will follow: with `max` change points
+/// asked for, alpha / max each; otherwise the j-th gets alpha × 6 / (π² j²), a sequence whose sum
+/// over all j is alpha (0.61, 0.15, 0.07, … of it). Then split over the looks and `series` (thread
+/// counts: the change must hold at one of them, each tested).
+pub fn confirmation_per_look(
+    alpha: f64,
+    schedule: &Schedule,
+    j: usize,
+    max: Option<usize>,
+    series: usize,
+) -> f64 {
+    let j = j.max(1);
+    let share = match max {
+        Some(m) if j <= m => 1.0 / m.max(1) as f64,
+        _ => 6.0 / (std::f64::consts::PI.powi(2) * (j * j) as f64),
+    };
+    per_look(alpha * share, schedule, series)
 }
 
 #[cfg(test)]
@@ -107,8 +129,22 @@ mod tests {
     fn splits() {
         let s = sched(5, 40).unwrap();
         // 0.01 / ((ceil(log2 1000) + 4) × 4 looks × 2 tests)
-        assert!((search_per_test(0.01, 1000, &s, false) - 0.01 / (14.0 * 4.0 * 2.0)).abs() < 1e-15);
-        assert!(search_per_test(0.01, 200, &s, true) > search_per_test(0.01, 200, &s, false));
+        assert!((search_per_test(0.01, 1000, &s, 1) - 0.01 / (14.0 * 4.0 * 2.0)).abs() < 1e-15);
+        // three thread counts: each decision tests each, at a third of the level
+        assert!(
+            (search_per_test(0.01, 1000, &s, 3) * 3.0 - search_per_test(0.01, 1000, &s, 1)).abs()
+                < 1e-15
+        );
+        // confirmations as they come: the levels of any number of them sum to at most alpha
+        let total: f64 = (1..10_000)
+            .map(|j| confirmation_per_look(0.01, &s, j, None, 1) * s.len() as f64)
+            .sum();
+        assert!(total <= 0.01 && total > 0.0099, "{total}");
+        assert_eq!(confirmation_per_look(0.01, &s, 1, Some(1), 1), 0.01 / 4.0);
+        assert_eq!(
+            confirmation_per_look(0.01, &s, 2, Some(2), 2),
+            0.01 / 2.0 / 8.0
+        );
         assert_eq!(per_look(0.01, &s, 1), 0.01 / 4.0);
         assert_eq!(per_look(0.01, &s, 5), 0.01 / 20.0);
         // a schedule of two looks is not charged for four (the old hard-coded alpha / 4)

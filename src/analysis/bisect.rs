@@ -13,12 +13,18 @@
 //!    and classified Old / New / Between / Ambiguous / Skipped (see [`StepVerdict`]).
 //! 3. Skipped commits are left out and the unskipped commit nearest the middle is tried instead; if
 //!    only skipped commits remain between an Old and a New commit, the answer is that range.
-//! 4. Every change (default): a Between commit splits the range in two and both halves are
-//!    searched; after a change point is found, the rest of its range on either side is searched if
-//!    that part's own ends differ (a sub-range check). First-change-only: Between counts as New, no
-//!    sub-range checks.
-//! 5. Each change point is verified: parent against culprit on all their samples (at least
-//!    2 × initial each).
+//! 4. Every change: a Between commit splits the range in two and both halves are searched, the
+//!    half holding the larger share of the change first; after a change point is found, the rest
+//!    of its range on either side is searched if that part's own ends differ (a sub-range check).
+//! 5. Each change point is confirmed as soon as it is found: parent against culprit on a fresh
+//!    block of samples (at least 2 × initial each), and handed to [`Measurer::confirmed`] so a
+//!    user sees it while the search goes on.
+//! 6. Stopping: `max_changes` confirmed change points in the range's direction (one against it
+//!    never counts: with 1, the search goes on to the change the user asked about); a sub-range
+//!    whose estimated share of the ends' change is below `min_share` is not searched; once
+//!    [`Measurer::should_stop`] says so (a time budget) and at least one change point in the
+//!    range's direction is confirmed, no further sub-range is searched. What was left is listed in
+//!    [`SearchResult::unexplored`].
 //!
 //! # Error control (the alpha split)
 //!
@@ -38,7 +44,7 @@ use crate::analysis::stats::{self, Comparison, Verdict};
 use crate::measure::unavailable::Unavailable;
 use anyhow::{bail, Result};
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Confidence of the position interval that keeps a commit whose place between the ends is still
 /// unclear from being called Old or New. It is a tie-breaker, not an error-controlling test: the
@@ -64,6 +70,17 @@ pub trait Measurer {
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>>;
     /// Called when a commit's verdict is final (for live output). Default: do nothing.
     fn decided(&mut self, _step: &Step) {}
+    /// Called when a change point has been confirmed (or rejected) on its fresh block, as soon as
+    /// that is known, before the search goes on (for live output). Its `share` is against the
+    /// ends as sampled so far. Default: do nothing.
+    fn confirmed(&mut self, _cp: &ChangePoint) {}
+    /// Whether the search should stop exploring (a time budget spent). Asked before each
+    /// sub-range and each candidate; honoured only once a change point in the range's direction is
+    /// confirmed, so the search never ends without its main answer. The clock lives here, not in
+    /// the search, so simulations and tests drive it. Default: never.
+    fn should_stop(&self) -> bool {
+        false
+    }
     /// Get commit `c` ready to measure (build it) without sampling, so that [`identical`]
     /// can tell. Default: nothing to do.
     ///
@@ -75,6 +92,16 @@ pub trait Measurer {
     /// speed can lie between them). Default: not known.
     fn identical(&self, _a: usize, _b: usize) -> bool {
         false
+    }
+    /// Series measured at every probe (the thread counts of `--threads 1,8,32`): 1 unless the
+    /// measurer implements [`Measurer::ensure_series`].
+    fn series(&self) -> usize {
+        1
+    }
+    /// Like `ensure`, for every series: per commit one probe per series, each with at least n
+    /// samples, all taken interleaved. Default: the one series of `ensure`.
+    fn ensure_series(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Vec<Probe>>> {
+        Ok(self.ensure(wants)?.into_iter().map(|p| vec![p]).collect())
     }
     /// How errors name commit `i` (a short sha in the real pipeline).
     fn name(&self, i: usize) -> String {
@@ -90,10 +117,13 @@ pub struct Config {
     pub min_effect: f64,
     /// Sample sizes at which each decision looks at the data.
     pub schedule: Schedule,
-    pub first_change_only: bool,
-    /// Stop after this many change points (the search goes to the larger share of the change
-    /// first, so 1 gives the change that explains most of the range).
+    /// Stop after this many confirmed change points in the range's direction (the search goes to
+    /// the larger share of the change first, so 1 gives the change that explains most of the
+    /// range; a change against the range's direction is reported but never counts).
     pub max_changes: Option<usize>,
+    /// Skip sub-ranges whose ends differ by less than this share of the ends' change (on the log
+    /// scale, 0.1 = 10%).
+    pub min_share: Option<f64>,
 }
 
 impl Default for Config {
@@ -105,8 +135,8 @@ impl Default for Config {
                 initial: 5,
                 max: 40,
             },
-            first_change_only: false,
             max_changes: None,
+            min_share: None,
         }
     }
 }
@@ -126,12 +156,21 @@ impl Config {
         if !(self.min_effect > 0.0 && self.min_effect.is_finite()) {
             bail!("min-effect must be greater than 0, got {}", self.min_effect);
         }
+        if let Some(m) = self.min_share {
+            if !(m > 0.0 && m < 1.0) {
+                bail!("min-share must be between 0 and 100% (exclusive), got {m}");
+            }
+        }
+        if self.max_changes == Some(0) {
+            bail!("max-changes must be at least 1");
+        }
         self.schedule.validate()
     }
 
-    /// Per-test significance level for a search over `n` commits.
-    pub fn alpha_per_test(&self, n: usize) -> f64 {
-        alpha::search_per_test(self.alpha, n, &self.schedule, self.first_change_only)
+    /// Per-test significance level for a search over `n` commits measured at `series` thread
+    /// counts.
+    pub fn alpha_per_test(&self, n: usize, series: usize) -> f64 {
+        alpha::search_per_test(self.alpha, n, &self.schedule, series)
     }
 }
 
@@ -158,7 +197,20 @@ pub struct Step {
     pub mean: f64,
     pub ci95: (f64, f64),
     pub verdict: StepVerdict,
-    /// (mean − mean_old) / (mean_new − mean_old) against the interval's ends at the time.
+    /// (mean − mean_old) / (mean_new − mean_old) against the interval's ends at the time (of
+    /// the series that steered the decision).
+    pub position: Option<f64>,
+    /// With several thread counts: each one's mean, interval and position, in the measurer's
+    /// series order (`mean`/`ci95` above are of the primary series). Empty with one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<SeriesPoint>,
+}
+
+/// One thread count's figures at a decided commit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SeriesPoint {
+    pub mean: f64,
+    pub ci95: (f64, f64),
     pub position: Option<f64>,
 }
 
@@ -184,6 +236,48 @@ pub struct ChangePoint {
     pub partial: bool,
     /// A commit on the way here stayed ambiguous (the search went on by the closer end).
     pub uncertain: bool,
+    /// With several thread counts: the confirmation's comparison at each, in the measurer's
+    /// series order (`comparison` above is the primary series'). A thread count is affected when
+    /// its comparison is significant. Empty with one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<Comparison>,
+}
+
+impl ChangePoint {
+    /// The direction of this change: the primary series' when it changed there, else that of the
+    /// thread count that changed most.
+    pub fn verdict(&self) -> Verdict {
+        if significant(&self.comparison) || self.series.is_empty() {
+            self.comparison.verdict
+        } else {
+            self.series[dominant(&self.series, significant)].verdict
+        }
+    }
+}
+
+/// Why a sub-range was not searched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeftBecause {
+    /// The time budget was spent ([`Measurer::should_stop`]).
+    Budget,
+    /// `max_changes` change points were confirmed.
+    MaxChanges,
+    /// Its estimated share of the ends' change is below `min_share`.
+    MinShare,
+}
+
+/// A sub-range the search did not (finish to) search.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Unexplored {
+    pub lo: usize,
+    pub hi: usize,
+    /// Its ends are known to differ (a Between split it off, or its check said so); otherwise it
+    /// was never checked.
+    pub differs: bool,
+    /// Its estimated share of the ends' change, when known.
+    pub share: Option<f64>,
+    pub because: LeftBecause,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -215,40 +309,61 @@ pub struct SearchResult {
     /// The family-wise error bound achieved: Bonferroni's sum of the levels of every test run. A
     /// range with several changes can spend more than the budget `alpha`; this says how much.
     pub family_alpha: f64,
+    /// Sub-ranges left unsearched (budget, max-changes, min-share), oldest first.
+    pub unexplored: Vec<Unexplored>,
+    /// Sum of the shares of the confirmed change points: how much of the ends' change they
+    /// explain (0 with no change).
+    pub explained: f64,
+    /// With several thread counts: the ends' comparison at each (`ends` is the primary one, the
+    /// thread count whose ends moved most). Empty with one.
+    pub ends_series: Vec<Comparison>,
 }
 
-/// A sub-range still to search: `lo` is known to differ from `hi`.
+/// A sub-range still to search: `lo` is known to differ from `hi` (unless it waits for its check).
 struct Range {
     lo: usize,
     hi: usize,
     uncertain: bool,
-    /// A Between seen on the way (first-change-only mode): the range holds another change.
-    partial: bool,
+    /// Estimated share of the ends' change (from positions of Between commits), when known.
+    share: Option<f64>,
+    /// The series (thread counts) whose ends differ in this range: only they decide here.
+    active: Vec<bool>,
 }
 
 struct Found {
     last_old: usize,
     first_new: usize,
     uncertain: bool,
-    partial: bool,
 }
 
 /// Work for the parts of a range outside `lo..hi` (`bounds` = range_lo, lo, hi, range_hi):
-/// each is searched only if its own ends differ. The newer part is pushed first, so the older
-/// one is searched first.
+/// each is searched only if its own ends differ. `larger_newer`: the newer part is pushed last,
+/// so it is searched first (the part whose ends' samples so far differ more goes first, see
+/// [`Searcher::newer_part_larger`]).
 fn push_outer_checks(
     work: &mut Vec<(Range, bool)>,
     bounds: (usize, usize, usize, usize),
     uncertain: bool,
+    k: usize,
+    larger_newer: bool,
 ) {
     let (range_lo, lo, hi, range_hi) = bounds;
-    for (l, h) in [(hi, range_hi), (range_lo, lo)] {
-        if h > l + 1 {
+    let parts = if larger_newer {
+        [(range_lo, lo), (hi, range_hi)]
+    } else {
+        [(hi, range_hi), (range_lo, lo)]
+    };
+    for (l, h) in parts {
+        // Two adjacent commits are a part too: if they differ, they are a change point (on the
+        // release history 3.1.4 passed as New, and 3.1.4 -> 3.2.1 was never checked).
+        if h > l {
             let r = Range {
                 lo: l,
                 hi: h,
                 uncertain,
-                partial: true,
+                share: None,
+                // set by the check
+                active: vec![true; k],
             };
             work.push((r, true));
         }
@@ -286,26 +401,75 @@ pub(crate) fn pick_candidate<F: Fn(usize) -> bool>(
 }
 
 enum Window {
-    Samples(Vec<f64>),
+    /// One window per series (thread count), in the measurer's series order.
+    Samples(Vec<Vec<f64>>),
     Skip(Unavailable),
+}
+
+/// Where a candidate lies for one series (thread count) against its interval's ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum SeriesStatus {
+    /// The series' ends do not differ in this interval: it says nothing here.
+    Inactive,
+    Old,
+    New,
+    Between,
+    /// Not decided (yet).
+    Pending,
+}
+
+/// The series whose comparison moved most (largest |ln ratio|) among those `pick` accepts, else
+/// among all.
+fn dominant(cs: &[Comparison], pick: impl Fn(&Comparison) -> bool) -> usize {
+    let size = |c: &Comparison| {
+        let l = c.ratio.ratio.ln().abs();
+        if l.is_finite() {
+            l
+        } else {
+            0.0
+        }
+    };
+    let best = |only: bool| {
+        cs.iter()
+            .enumerate()
+            .filter(|(_, c)| !only || pick(c))
+            .max_by(|a, b| size(a.1).total_cmp(&size(b.1)))
+            .map(|(i, _)| i)
+    };
+    best(true).or_else(|| best(false)).unwrap_or(0)
+}
+
+fn significant(c: &Comparison) -> bool {
+    matches!(c.verdict, Verdict::Slower | Verdict::Faster)
 }
 
 struct Searcher<'a> {
     cfg: &'a Config,
     m: &'a mut dyn Measurer,
     n: usize,
+    /// Series (thread counts) measured at every probe.
+    k: usize,
     alpha: f64,
     schedule: Vec<usize>,
     /// Samples of each commit already used by earlier decisions: every decision works on a fresh
     /// window after these, so the samples it compares were taken interleaved with each other.
     claimed: HashMap<usize, usize>,
-    seen: HashMap<usize, usize>,
+    /// The most samples seen per (commit, series).
+    seen: HashMap<(usize, usize), usize>,
     skipped: HashMap<usize, Unavailable>,
     steps: Vec<Step>,
     decisions: usize,
     /// Σ of the levels of the tests run so far, and their count.
     spent: f64,
     tests: usize,
+    /// Log of the ends' ratio from their first comparison (what shares are estimated against),
+    /// of the primary series.
+    total_log: f64,
+    /// The series whose ends moved most: its comparison is the one a change point reports first.
+    primary: usize,
+    direction: Verdict,
+    confirmed: Vec<ChangePoint>,
+    unexplored: Vec<Unexplored>,
 }
 
 impl Searcher<'_> {
@@ -314,16 +478,16 @@ impl Searcher<'_> {
         self.spent += tests as f64 * level;
     }
 
-    /// Windows of `k` samples after `bases` for each commit, taken interleaved. Slicing (rather than
-    /// using everything `ensure` returns) keeps the search a function of the requested samples, so a
-    /// resumed search with a warm cache replays the same decisions.
+    /// Windows of `k` samples after `bases` for each commit (every series), taken interleaved.
+    /// Slicing (rather than using everything `ensure` returns) keeps the search a function of the
+    /// requested samples, so a resumed search with a warm cache replays the same decisions.
     fn windows(&mut self, commits: &[usize], bases: &[usize], k: usize) -> Result<Vec<Window>> {
         let wants: Vec<(usize, usize)> = commits
             .iter()
             .zip(bases)
             .map(|(&c, &b)| (c, b + k))
             .collect();
-        let probes = self.m.ensure(&wants)?;
+        let probes = self.m.ensure_series(&wants)?;
         if probes.len() != wants.len() {
             bail!(
                 "measurer returned {} results for {} commits",
@@ -332,18 +496,31 @@ impl Searcher<'_> {
             );
         }
         let mut out = Vec::with_capacity(probes.len());
-        for ((&c, &base), p) in commits.iter().zip(bases).zip(probes) {
-            out.push(match p {
-                Probe::Samples(v) => {
-                    let seen = self.seen.entry(c).or_insert(0);
-                    *seen = (*seen).max(v.len());
-                    let end = (base + k).min(v.len());
-                    Window::Samples(v[base.min(end)..end].to_vec())
+        for ((&c, &base), ps) in commits.iter().zip(bases).zip(probes) {
+            if ps.len() != self.k {
+                bail!(
+                    "measurer returned {} series for {} thread counts",
+                    ps.len(),
+                    self.k
+                );
+            }
+            let mut series = Vec::with_capacity(ps.len());
+            let mut skip = None;
+            for (t, p) in ps.into_iter().enumerate() {
+                let seen = self.seen.entry((c, t)).or_insert(0);
+                match p {
+                    Probe::Samples(v) => {
+                        *seen = (*seen).max(v.len());
+                        let end = (base + k).min(v.len());
+                        series.push(v[base.min(end)..end].to_vec());
+                    }
+                    // A commit that cannot be measured at one thread count is skipped whole.
+                    Probe::Skip(reason) => skip = skip.or(Some(reason)),
                 }
-                Probe::Skip(reason) => {
-                    self.seen.entry(c).or_insert(0);
-                    Window::Skip(reason)
-                }
+            }
+            out.push(match skip {
+                Some(r) => Window::Skip(r),
+                None => Window::Samples(series),
             });
         }
         Ok(out)
@@ -358,8 +535,31 @@ impl Searcher<'_> {
         self.steps.push(step);
     }
 
-    fn step(commit: usize, xs: &[f64], verdict: StepVerdict, position: Option<f64>) -> Step {
-        let s = stats::summarize(xs);
+    /// A step from the windows of each series; its mean and interval are of series `shown`.
+    fn step(
+        commit: usize,
+        xs: &[Vec<f64>],
+        shown: usize,
+        verdict: StepVerdict,
+        position: Option<f64>,
+        positions: &[Option<f64>],
+    ) -> Step {
+        let s = stats::summarize(xs.get(shown).map_or(&[][..], |v| &v[..]));
+        let series = if xs.len() > 1 {
+            xs.iter()
+                .enumerate()
+                .map(|(t, x)| {
+                    let s = stats::summarize(x);
+                    SeriesPoint {
+                        mean: s.mean,
+                        ci95: s.ci95,
+                        position: positions.get(t).copied().flatten(),
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Step {
             commit,
             n: s.n,
@@ -367,19 +567,21 @@ impl Searcher<'_> {
             ci95: s.ci95,
             verdict,
             position,
+            series,
         }
     }
 
-    /// Ends first, growing the samples until the comparison decides or the cap is reached.
-    fn compare_ends(&mut self) -> Result<(Comparison, Vec<f64>, Vec<f64>)> {
+    /// Ends first, growing the samples until every series' comparison decides or the cap is
+    /// reached.
+    fn compare_ends(&mut self) -> Result<Compared> {
         let ends = [0, self.n - 1];
         let looks = self.schedule.clone();
-        let (alpha, me) = (self.alpha, self.cfg.min_effect);
-        let r = sequential(&looks, alpha, me, false, |k| {
-            let w = self.windows(&ends, &[0, 0], k)?;
-            self.claimed.insert(0, k);
-            self.claimed.insert(self.n - 1, k);
-            self.spend(1, alpha);
+        let (alpha, me, k) = (self.alpha, self.cfg.min_effect, self.k);
+        let r = sequential(&looks, alpha, me, false, |look| {
+            let w = self.windows(&ends, &[0, 0], look)?;
+            self.claimed.insert(0, look);
+            self.claimed.insert(self.n - 1, look);
+            self.spend(k, alpha);
             Ok(w)
         })?;
         let (old, new) = (self.m.name(0), self.m.name(self.n - 1));
@@ -394,27 +596,40 @@ impl Searcher<'_> {
     }
 
     /// Classify `c` against the interval ends `lo` (old-like) and `hi` (new-like) on fresh windows of
-    /// all three, growing them together.
-    fn classify(&mut self, c: usize, lo: usize, hi: usize) -> Result<Step> {
+    /// all three, growing them together. Only the `active` series (whose ends differ in this
+    /// interval) decide; with several, c is Between when one series says Between or one says Old
+    /// and another New (two changes), Old/New when every active series that decided agrees and
+    /// none is pending. Returns the step and each series' status.
+    fn classify(
+        &mut self,
+        c: usize,
+        lo: usize,
+        hi: usize,
+        active: &[bool],
+    ) -> Result<(Step, Vec<SeriesStatus>)> {
         // A commit that loads the same binaries as an end behaves as that end: measuring it
         // would compare one subject with itself.
-        let ends = [(lo, StepVerdict::Old, 0.0), (hi, StepVerdict::New, 1.0)];
+        let ends = [
+            (lo, StepVerdict::Old, SeriesStatus::Old, 0.0),
+            (hi, StepVerdict::New, SeriesStatus::New, 1.0),
+        ];
         self.m.prepare(c)?;
-        for (end, verdict, point) in ends {
+        for (end, verdict, status, point) in ends {
             if self.m.identical(c, end) {
                 let k = self.claimed(end).max(1);
                 let xs = match self.windows(&[end], &[0], k)?.pop() {
                     Some(Window::Samples(v)) => v,
                     _ => Vec::new(),
                 };
-                return Ok(Self::step(c, &xs, verdict, Some(point)));
+                let st = Self::step(c, &xs, self.primary, verdict, Some(point), &[]);
+                return Ok((st, vec![status; self.k]));
             }
         }
         let commits = [c, lo, hi];
         let bases = [self.claimed(c), self.claimed(lo), self.claimed(hi)];
-        let pos_conf = POSITION_CONF;
+        let looks = self.schedule.clone();
         let mut result = None;
-        for k in self.schedule.clone() {
+        for (li, &k) in looks.iter().enumerate() {
             let w = self.windows(&commits, &bases, k)?;
             for (i, &cm) in commits.iter().enumerate() {
                 self.claimed.insert(cm, bases[i] + k);
@@ -422,7 +637,8 @@ impl Searcher<'_> {
             let x = match &w[0] {
                 Window::Samples(x) => x.clone(),
                 Window::Skip(r) => {
-                    return Ok(Self::step(c, &[], StepVerdict::Skipped(r.clone()), None));
+                    let st = Self::step(c, &[], 0, StepVerdict::Skipped(r.clone()), None, &[]);
+                    return Ok((st, vec![SeriesStatus::Pending; self.k]));
                 }
             };
             let (xo, xn) = match (&w[1], &w[2]) {
@@ -431,40 +647,77 @@ impl Searcher<'_> {
                     bail!("commit {lo} or {hi} was measured before but now cannot be: {r}")
                 }
             };
-            let vo = stats::compare_rounds(xo, &x, self.alpha, self.cfg.min_effect).verdict;
-            let vn = stats::compare_rounds(xn, &x, self.alpha, self.cfg.min_effect).verdict;
-            self.spend(2, self.alpha);
-            let differs = |v: Verdict| matches!(v, Verdict::Slower | Verdict::Faster);
-            let (d_old, d_new) = (differs(vo), differs(vn));
-            let pos = position(xo, &x, xn, pos_conf);
-            let point = pos.map(|p| p.0);
-            let verdict = if d_old && d_new {
+            let mut status = vec![SeriesStatus::Inactive; self.k];
+            let mut positions = vec![None; self.k];
+            let mut spread = vec![0.0; self.k];
+            for t in (0..self.k).filter(|&t| active.get(t).copied().unwrap_or(true)) {
+                let vo = stats::compare_rounds(&xo[t], &x[t], self.alpha, self.cfg.min_effect);
+                let vn = stats::compare_rounds(&xn[t], &x[t], self.alpha, self.cfg.min_effect);
+                self.spend(2, self.alpha);
+                let (d_old, d_new) = (significant(&vo), significant(&vn));
+                let pos = position(&xo[t], &x[t], &xn[t], POSITION_CONF);
+                positions[t] = pos.map(|p| p.0);
+                spread[t] = stats::compare(&xo[t], &xn[t], self.alpha, self.cfg.min_effect)
+                    .ratio
+                    .ratio
+                    .ln()
+                    .abs();
+                status[t] = if d_old && d_new {
+                    SeriesStatus::Between
+                } else if d_new && !d_old && pos.is_some_and(|p| p.2 < 0.5) {
+                    SeriesStatus::Old
+                } else if d_old && !d_new && pos.is_some_and(|p| p.1 > 0.5) {
+                    SeriesStatus::New
+                } else {
+                    SeriesStatus::Pending
+                };
+            }
+            let has = |s: SeriesStatus| status.contains(&s);
+            let verdict = if has(SeriesStatus::Between)
+                || (has(SeriesStatus::Old) && has(SeriesStatus::New))
+            {
                 Some(StepVerdict::Between)
-            } else if d_new && !d_old && pos.is_some_and(|p| p.2 < 0.5) {
+            } else if has(SeriesStatus::Pending) {
+                None
+            } else if has(SeriesStatus::Old) {
                 Some(StepVerdict::Old)
-            } else if d_old && !d_new && pos.is_some_and(|p| p.1 > 0.5) {
+            } else if has(SeriesStatus::New) {
                 Some(StepVerdict::New)
             } else {
                 None
             };
-            result = Some(Self::step(
+            // The position that steers the search: of the active series whose ends are furthest
+            // apart (the single series when there is one).
+            let lead = (0..self.k)
+                .filter(|&t| status[t] != SeriesStatus::Inactive && positions[t].is_some())
+                .max_by(|&a, &b| spread[a].total_cmp(&spread[b]));
+            let point = lead.and_then(|t| positions[t]);
+            let shown = lead.unwrap_or(self.primary);
+            let decided = verdict.is_some();
+            let st = Self::step(
                 c,
                 &x,
-                verdict.clone().unwrap_or(StepVerdict::Ambiguous),
+                if self.k > 1 { self.primary } else { shown },
+                verdict.unwrap_or(StepVerdict::Ambiguous),
                 point,
-            ));
-            if verdict.is_some() {
+                &positions,
+            );
+            result = Some((st, status));
+            if decided || li + 1 == looks.len() {
                 break;
             }
         }
         result.ok_or_else(|| anyhow::anyhow!("empty sample schedule"))
     }
 
-    /// Do the ends of a left-over sub-range differ? Sequential like every decision: a significant
-    /// difference (at the per-test alpha) says yes; the ratio's (1 − alpha) interval inside
-    /// ±min_effect, or the cap, says no. The "no" side uses the whole-search level because its error
-    /// is only a missed extra change, and the stricter level would cost max samples at every check.
-    fn ends_differ(&mut self, lo: usize, hi: usize) -> Result<bool> {
+    /// Do the ends of a left-over sub-range differ (at any series)? Sequential like every
+    /// decision: a significant difference (at the per-test alpha) says yes; the ratio's
+    /// (1 − alpha) interval inside ±min_effect at every series, or the cap, says no. The "no" side
+    /// uses the whole-search level because its error is only a missed extra change, and the
+    /// stricter level would cost max samples at every check. With yes: the sub-range's estimated
+    /// share of the ends' change (primary series) and the series that are to be searched in it
+    /// (those that differ, and those not yet told apart when another already did).
+    fn ends_differ(&mut self, lo: usize, hi: usize) -> Result<Option<(f64, Vec<bool>)>> {
         self.decisions += 1;
         let commits = [lo, hi];
         let bases = [self.claimed(lo), self.claimed(hi)];
@@ -478,56 +731,180 @@ impl Searcher<'_> {
                     bail!("commit {lo} or {hi} was measured before but now cannot be: {r}")
                 }
             };
-            let c = stats::compare_rounds(a, b, self.alpha, self.cfg.min_effect);
-            self.spend(1, self.alpha);
-            if matches!(c.verdict, Verdict::Slower | Verdict::Faster) {
-                return Ok(true);
-            }
             let me = self.cfg.min_effect;
-            if stats::ratio_ci(a, b, 1.0 - self.cfg.alpha)
-                .is_some_and(|r| r.lo >= 1.0 - me && r.hi <= 1.0 + me)
-            {
-                return Ok(false);
+            let mut differs = vec![false; self.k];
+            let mut same = vec![false; self.k];
+            let mut share = 0.0;
+            for t in 0..self.k {
+                let c = stats::compare_rounds(&a[t], &b[t], self.alpha, me);
+                differs[t] = significant(&c);
+                same[t] = stats::ratio_ci(&a[t], &b[t], 1.0 - self.cfg.alpha)
+                    .is_some_and(|r| r.lo >= 1.0 - me && r.hi <= 1.0 + me);
+                if t == self.primary {
+                    share = c.ratio.ratio.ln() / self.total_log;
+                }
+            }
+            self.spend(self.k, self.alpha);
+            if differs.contains(&true) {
+                let active = (0..self.k).map(|t| differs[t] || !same[t]).collect();
+                return Ok(Some((share, active)));
+            }
+            if same.iter().all(|s| *s) {
+                return Ok(None);
             }
         }
-        Ok(false)
+        Ok(None)
     }
 
-    /// Binary search of every range on the work list. A Between splits a range in two (unless only
-    /// the first change is wanted). After a change point is found, the parts of its range on either
-    /// side are searched too if their own ends differ: a candidate can pass as Old or New while a
-    /// smaller second change hides beside it, and this is what finds that change anyway.
-    fn search_ranges(&mut self, first: Range) -> Result<Vec<Found>> {
+    /// Confirmed change points in the range's direction (what `max_changes` counts).
+    fn answers(&self) -> usize {
+        self.confirmed
+            .iter()
+            .filter(|c| c.confirmed && c.verdict() == self.direction)
+            .count()
+    }
+
+    /// Whether to leave the rest: the budget is spent (after the main answer), or enough answers.
+    fn stop_now(&self) -> Option<LeftBecause> {
+        if self.cfg.max_changes.is_some_and(|m| self.answers() >= m) {
+            Some(LeftBecause::MaxChanges)
+        } else if self.answers() > 0 && self.m.should_stop() {
+            Some(LeftBecause::Budget)
+        } else {
+            None
+        }
+    }
+
+    fn leave(&mut self, r: &Range, differs: bool, because: LeftBecause) {
+        self.unexplored.push(Unexplored {
+            lo: r.lo,
+            hi: r.hi,
+            differs,
+            share: r.share,
+            because,
+        });
+    }
+
+    /// Of the two parts outside `lo..hi` (`bounds` = range_lo, lo, hi, range_hi), does the newer
+    /// one's ends differ more (|ln ratio|, primary series) on the samples the search already
+    /// has? No new samples: a heuristic for the order only (each part is still checked by
+    /// [`Self::ends_differ`]), so the change that explains more is printed first.
+    fn newer_part_larger(&mut self, bounds: (usize, usize, usize, usize)) -> Result<bool> {
+        let (range_lo, lo, hi, range_hi) = bounds;
+        let mut size = |a: usize, b: usize| -> Result<f64> {
+            let (na, nb) = (self.claimed(a), self.claimed(b));
+            if a >= b || na < 2 || nb < 2 {
+                return Ok(0.0);
+            }
+            let p = self.m.ensure_series(&[(a, na), (b, nb)])?;
+            let t = self.primary;
+            Ok(match (p[0].get(t), p[1].get(t)) {
+                (Some(Probe::Samples(x)), Some(Probe::Samples(y))) => {
+                    let r = stats::compare(
+                        &x[..na.min(x.len())],
+                        &y[..nb.min(y.len())],
+                        0.05,
+                        self.cfg.min_effect,
+                    )
+                    .ratio
+                    .ratio
+                    .ln()
+                    .abs();
+                    if r.is_finite() {
+                        r
+                    } else {
+                        0.0
+                    }
+                }
+                _ => 0.0,
+            })
+        };
+        Ok(size(hi, range_hi)? > size(range_lo, lo)?)
+    }
+
+    /// Too small a share of the ends' change to be searched (`min_share`)?
+    fn below_min_share(&self, share: Option<f64>) -> bool {
+        matches!((self.cfg.min_share, share), (Some(m), Some(s)) if s.abs() < m)
+    }
+
+    /// Binary search of every range on the work list. A Between splits a range in two. After a
+    /// change point is found, the parts of its range on either side are searched too if their own
+    /// ends differ: a candidate can pass as Old or New while a smaller second change hides beside
+    /// it, and this is what finds that change anyway. Each change point is confirmed as soon as it
+    /// is found.
+    fn search_ranges(&mut self, first: Range, ends: &[Comparison]) -> Result<()> {
         let mut work = vec![(first, false)];
-        let mut found = Vec::new();
         while let Some((range, check_first)) = work.pop() {
-            if self.cfg.max_changes.is_some_and(|m| found.len() >= m) {
-                break;
+            if let Some(why) = self.stop_now() {
+                self.leave(&range, !check_first, why);
+                continue;
             }
             let Range {
                 mut lo,
                 mut hi,
                 mut uncertain,
-                mut partial,
+                mut share,
+                mut active,
             } = range;
-            if check_first && !self.ends_differ(lo, hi)? {
-                continue;
+            if check_first {
+                match self.ends_differ(lo, hi)? {
+                    None => continue,
+                    Some((est, act)) => {
+                        share = Some(est);
+                        active = act;
+                    }
+                }
+                if self.below_min_share(share) {
+                    let r = Range {
+                        lo,
+                        hi,
+                        uncertain,
+                        share,
+                        active,
+                    };
+                    self.leave(&r, true, LeftBecause::MinShare);
+                    continue;
+                }
             }
             let (range_lo, range_hi) = (lo, hi);
             loop {
+                if let Some(why) = self.stop_now() {
+                    // The narrowed range still holds the change its ends differ by; the parts
+                    // already passed are left unchecked.
+                    let here = Range {
+                        lo,
+                        hi,
+                        uncertain,
+                        share,
+                        active: active.clone(),
+                    };
+                    self.leave(&here, true, why);
+                    break;
+                }
                 let Some(c) = pick_candidate(lo, hi, |i| self.skipped.contains_key(&i)) else {
-                    found.push(Found {
+                    let f = Found {
                         last_old: lo,
                         first_new: hi,
                         uncertain,
-                        partial,
-                    });
-                    if !self.cfg.first_change_only {
-                        push_outer_checks(&mut work, (range_lo, lo, hi, range_hi), uncertain);
-                    }
+                    };
+                    let ends_now = self.ends_now(ends)?;
+                    let j = self.confirmed.len() + 1;
+                    let alpha_look = alpha::confirmation_per_look(
+                        self.cfg.alpha,
+                        &self.cfg.schedule,
+                        j,
+                        self.cfg.max_changes,
+                        self.k,
+                    );
+                    let cp = self.confirm(&f, &ends_now, alpha_look)?;
+                    self.m.confirmed(&cp);
+                    self.confirmed.push(cp);
+                    let bounds = (range_lo, lo, hi, range_hi);
+                    let newer = self.newer_part_larger(bounds)?;
+                    push_outer_checks(&mut work, bounds, uncertain, self.k, newer);
                     break;
                 };
-                let step = self.classify(c, lo, hi)?;
+                let (step, status) = self.classify(c, lo, hi, &active)?;
                 let verdict = step.verdict.clone();
                 let position = step.position;
                 self.record(step);
@@ -540,10 +917,6 @@ impl Searcher<'_> {
                     }
                     StepVerdict::Old => lo = c,
                     StepVerdict::New => hi = c,
-                    StepVerdict::Between if self.cfg.first_change_only => {
-                        partial = true;
-                        hi = c;
-                    }
                     StepVerdict::Between => {
                         // Both halves' ends differ by the very tests that made c Between, so they
                         // are searched without a check. The half holding the larger share of the
@@ -553,21 +926,39 @@ impl Searcher<'_> {
                         // The commits this range already passed as Old or New were judged against
                         // ends that have since turned out to hold two changes: check the parts
                         // outside lo..hi again (last, after the halves), as after a change point.
-                        push_outer_checks(&mut work, (range_lo, lo, hi, range_hi), uncertain);
+                        let bounds = (range_lo, lo, hi, range_hi);
+                        let newer = self.newer_part_larger(bounds)?;
+                        push_outer_checks(&mut work, bounds, uncertain, self.k, newer);
+                        let p = position.unwrap_or(0.5);
                         let old_half_larger = position.is_none_or(|p| p >= 0.5);
-                        let halves = if old_half_larger {
-                            [(c, hi), (lo, c)]
-                        } else {
-                            [(lo, c), (c, hi)]
+                        // A series like the old end at c changes only in the newer half, one
+                        // like the new end only in the older half.
+                        let act = |not: SeriesStatus| -> Vec<bool> {
+                            active
+                                .iter()
+                                .zip(&status)
+                                .map(|(a, st)| *a && *st != not)
+                                .collect()
                         };
-                        for (l, h) in halves {
+                        let (old_act, new_act) = (act(SeriesStatus::New), act(SeriesStatus::Old));
+                        let halves = if old_half_larger {
+                            [(c, hi, 1.0 - p, new_act), (lo, c, p, old_act)]
+                        } else {
+                            [(lo, c, p, old_act), (c, hi, 1.0 - p, new_act)]
+                        };
+                        for (l, h, part, act) in halves {
                             let r = Range {
                                 lo: l,
                                 hi: h,
                                 uncertain,
-                                partial: true,
+                                share: share.map(|s| s * part),
+                                active: act,
                             };
-                            work.push((r, false));
+                            if self.below_min_share(r.share) {
+                                self.leave(&r, true, LeftBecause::MinShare);
+                            } else {
+                                work.push((r, false));
+                            }
                         }
                         break;
                     }
@@ -582,13 +973,34 @@ impl Searcher<'_> {
                 }
             }
         }
-        Ok(found)
+        Ok(())
+    }
+
+    /// The ends' comparison at every series on every sample of them the search has claimed so
+    /// far (they are sampled again beside every candidate, so this is far more precise than the
+    /// first look), with the first look's verdicts: what a change's share is measured against.
+    fn ends_now(&mut self, first: &[Comparison]) -> Result<Vec<Comparison>> {
+        let last = self.n - 1;
+        let (c0, cn) = (self.claimed(0), self.claimed(last));
+        let all = self.m.ensure_series(&[(0, c0), (last, cn)])?;
+        let mut out = first.to_vec();
+        if let (Some(o), Some(b)) = (all.first(), all.get(1)) {
+            for (t, slot) in out.iter_mut().enumerate() {
+                if let (Some(Probe::Samples(o)), Some(Probe::Samples(b))) = (o.get(t), b.get(t)) {
+                    let (o, b) = (&o[..c0.min(o.len())], &b[..cn.min(b.len())]);
+                    let mut c = stats::compare(o, b, self.alpha, self.cfg.min_effect);
+                    c.verdict = first[t].verdict;
+                    *slot = c;
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Confirm a change point: its parent against it on a fresh block of samples (after every
     /// sample the search used), grown over the looks of the schedule from 2 × initial on, at
-    /// `alpha_look` per look. The reported numbers come from this block alone.
-    fn confirm(&mut self, f: &Found, ends: &Comparison, alpha_look: f64) -> Result<ChangePoint> {
+    /// `alpha_look` per look and series. The reported numbers come from this block alone.
+    fn confirm(&mut self, f: &Found, ends: &[Comparison], alpha_look: f64) -> Result<ChangePoint> {
         let commits = [f.last_old, f.first_new];
         let bases = [self.claimed(f.last_old), self.claimed(f.first_new)];
         let min = self.cfg.schedule.initial * 2;
@@ -599,15 +1011,15 @@ impl Searcher<'_> {
             .filter(|&k| k >= min)
             .collect();
         let looks = if looks.is_empty() { vec![min] } else { looks };
-        let me = self.cfg.min_effect;
-        let r = sequential(&looks, alpha_look, me, true, |k| {
-            let w = self.windows(&commits, &bases, k)?;
-            self.claimed.insert(f.last_old, bases[0] + k);
-            self.claimed.insert(f.first_new, bases[1] + k);
-            self.spend(1, alpha_look);
+        let (me, k) = (self.cfg.min_effect, self.k);
+        let r = sequential(&looks, alpha_look, me, true, |look| {
+            let w = self.windows(&commits, &bases, look)?;
+            self.claimed.insert(f.last_old, bases[0] + look);
+            self.claimed.insert(f.first_new, bases[1] + look);
+            self.spend(k, alpha_look);
             Ok(w)
         })?;
-        let (comparison, _, _) = match r {
+        let (series, _, _) = match r {
             Ok(done) => done,
             Err((_, why, _)) => bail!(
                 "{} or {} was measured before but now cannot be: {why}",
@@ -615,17 +1027,17 @@ impl Searcher<'_> {
                 self.m.name(f.first_new)
             ),
         };
+        let comparison = series[self.primary];
         // A parent and child with byte-identical binaries cannot differ in speed: whatever the
         // samples say, that is noise, never a culprit.
         let identical = self.m.identical(f.last_old, f.first_new);
-        let confirmed =
-            !identical && matches!(comparison.verdict, Verdict::Slower | Verdict::Faster);
+        let confirmed = !identical && series.iter().any(significant);
         // "Clearly smaller": the whole interval of this change lies nearer to 1 than the
         // end-to-end ratio (estimated on every sample of the ends, see `search`).
-        let e = ends.ratio.ratio;
-        let smaller = match ends.verdict {
-            Verdict::Slower => comparison.ratio.hi < e,
-            Verdict::Faster => comparison.ratio.lo > e,
+        let e = &ends[self.primary];
+        let smaller = match e.verdict {
+            Verdict::Slower => comparison.ratio.hi < e.ratio.ratio,
+            Verdict::Faster => comparison.ratio.lo > e.ratio.ratio,
             _ => false,
         };
         let skipped_between = (f.last_old + 1..f.first_new)
@@ -638,9 +1050,10 @@ impl Searcher<'_> {
             comparison,
             confirmed,
             identical_binaries: identical,
-            share: comparison.ratio.ratio.ln() / ends.ratio.ratio.ln(),
-            partial: f.partial || smaller,
+            share: comparison.ratio.ratio.ln() / e.ratio.ratio.ln(),
+            partial: smaller,
             uncertain: f.uncertain,
+            series: if self.k > 1 { series } else { Vec::new() },
         })
     }
 }
@@ -654,11 +1067,12 @@ pub enum Side {
 }
 
 type Unmeasurable = (Side, Unavailable, Unavailable);
-/// A decided (or capped) comparison with the windows it was made on.
-type Compared = (Comparison, Vec<f64>, Vec<f64>);
+/// A decided (or capped) comparison per series with the windows it was made on.
+type Compared = (Vec<Comparison>, Vec<Vec<f64>>, Vec<Vec<f64>>);
 
-/// The one sequential comparison: windows of `k` samples for each look `k`, compared until the
-/// verdict is decided or the last look. `window(k)` returns the two sides' windows.
+/// The one sequential comparison: windows of `k` samples for each look `k`, compared at every
+/// series until each series' verdict is decided or the last look. `window(k)` returns the two
+/// sides' windows.
 fn sequential<F>(
     looks: &[usize],
     alpha_look: f64,
@@ -685,17 +1099,21 @@ where
             (_, Some(Window::Skip(r))) => return Ok(Err((Side::B, r.clone(), r))),
             _ => unreachable!("two windows checked above"),
         };
-        let c = stats::compare_rounds(&a, &b, alpha_look, min_effect);
+        let cs: Vec<Comparison> = a
+            .iter()
+            .zip(&b)
+            .map(|(a, b)| stats::compare_rounds(a, b, alpha_look, min_effect))
+            .collect();
         // With `settle_size`, a significant change whose interval still straddles min-effect
         // is not done: "at least min-effect" (a failed gate, a culprit's size) must rest on the
         // interval, not on a point estimate picked by optional stopping. The ends of a search
         // need only the direction.
-        let done = match c.verdict {
+        let done = cs.iter().all(|c| match c.verdict {
             Verdict::Undecided => false,
             Verdict::Slower | Verdict::Faster => !settle_size || c.size != stats::Size::Uncertain,
             Verdict::Same => true,
-        };
-        last = Some((c, a, b));
+        });
+        last = Some((cs, a, b));
         if done {
             break;
         }
@@ -720,12 +1138,12 @@ pub fn compare_pair(
         Ok(probes
             .into_iter()
             .map(|p| match p {
-                Probe::Samples(v) => Window::Samples(v[..k.min(v.len())].to_vec()),
+                Probe::Samples(v) => Window::Samples(vec![v[..k.min(v.len())].to_vec()]),
                 Probe::Skip(r) => Window::Skip(r),
             })
             .collect())
     })?;
-    Ok(r.map(|(c, _, _)| c).map_err(|(_, r, _)| r))
+    Ok(r.map(|(c, _, _)| c[0]).map_err(|(_, r, _)| r))
 }
 
 /// Position of `x` between the old and new ends, (x̄ − ō)/(n̄ − ō), with a `conf` interval by the
@@ -770,12 +1188,14 @@ pub fn place(
     alpha: f64,
 ) -> Result<Step> {
     let n = x.max(lo).max(hi) + 1;
+    let k = m.series().max(1);
     let mut s = Searcher {
         cfg,
         m,
         n,
-        // Two tests per look, every look paid for.
-        alpha: alpha::per_test_of_decision(alpha, &cfg.schedule, 2),
+        k,
+        // Two tests per look and series, every look paid for.
+        alpha: alpha::per_test_of_decision(alpha, &cfg.schedule, 2 * k),
         schedule: cfg.schedule.looks(),
         claimed: HashMap::new(),
         seen: HashMap::new(),
@@ -784,8 +1204,13 @@ pub fn place(
         decisions: 0,
         spent: 0.0,
         tests: 0,
+        total_log: 0.0,
+        primary: 0,
+        direction: Verdict::Undecided,
+        confirmed: Vec::new(),
+        unexplored: Vec::new(),
     };
-    let step = s.classify(x, lo, hi)?;
+    let (step, _) = s.classify(x, lo, hi, &vec![true; k])?;
     s.record(step.clone());
     Ok(step)
 }
@@ -794,11 +1219,13 @@ pub fn place(
 /// the error control.
 pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResult> {
     cfg.validate(n)?;
+    let k = m.series().max(1);
     let mut s = Searcher {
         cfg,
         m,
         n,
-        alpha: cfg.alpha_per_test(n),
+        k,
+        alpha: cfg.alpha_per_test(n, k),
         schedule: cfg.schedule.looks(),
         claimed: HashMap::new(),
         seen: HashMap::new(),
@@ -807,47 +1234,70 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         decisions: 1,
         spent: 0.0,
         tests: 0,
+        total_log: 0.0,
+        primary: 0,
+        direction: Verdict::Undecided,
+        confirmed: Vec::new(),
+        unexplored: Vec::new(),
     };
-    let (ends, old, new) = s.compare_ends()?;
+    let (ends_series, old, new) = s.compare_ends()?;
+    // The series whose ends moved most leads: its direction is the range's.
+    let primary = dominant(&ends_series, significant);
+    let ends = ends_series[primary];
     let direction = ends.verdict;
-    let outcome = if matches!(direction, Verdict::Slower | Verdict::Faster) {
-        s.record(Searcher::step(0, &old, StepVerdict::Old, Some(0.0)));
-        s.record(Searcher::step(n - 1, &new, StepVerdict::New, Some(1.0)));
-        let found = s.search_ranges(Range {
-            lo: 0,
-            hi: n - 1,
-            uncertain: false,
-            partial: false,
-        })?;
-        let several = found.len() > 1;
-        // The ends were sampled again beside every candidate: their ratio on all those samples
-        // is far more precise than the first look's, and is what a change is measured against.
-        let (c0, cn) = (s.claimed(0), s.claimed(n - 1));
-        let all = s.m.ensure(&[(0, c0), (n - 1, cn)])?;
-        let ends_now = match (all.first(), all.get(1)) {
-            (Some(Probe::Samples(o)), Some(Probe::Samples(b))) => {
-                let (o, b) = (&o[..c0.min(o.len())], &b[..cn.min(b.len())]);
-                let mut c = stats::compare(o, b, s.alpha, cfg.min_effect);
-                c.verdict = ends.verdict;
-                c
-            }
-            _ => ends,
-        };
-        // Each confirmation is a comparison of its own: together they may make a false
-        // confirmation with probability at most alpha.
-        let alpha_confirm = alpha::per_look(cfg.alpha, &cfg.schedule, found.len());
-        let mut cps = Vec::with_capacity(found.len());
-        for f in &found {
-            let mut cp = s.confirm(f, &ends_now, alpha_confirm)?;
-            cp.partial |= several;
-            cps.push(cp);
+    s.primary = primary;
+    s.direction = direction;
+    s.total_log = ends.ratio.ratio.ln();
+    let outcome = if ends_series.iter().any(significant) {
+        let active: Vec<bool> = ends_series.iter().map(significant).collect();
+        let no_pos = vec![None; k];
+        s.record(Searcher::step(
+            0,
+            &old,
+            primary,
+            StepVerdict::Old,
+            Some(0.0),
+            &no_pos,
+        ));
+        s.record(Searcher::step(
+            n - 1,
+            &new,
+            primary,
+            StepVerdict::New,
+            Some(1.0),
+            &no_pos,
+        ));
+        s.search_ranges(
+            Range {
+                lo: 0,
+                hi: n - 1,
+                uncertain: false,
+                share: Some(1.0),
+                active,
+            },
+            &ends_series,
+        )?;
+        // Shares against the ends on all their samples (the streamed ones used the ends as
+        // sampled at the time).
+        let ends_now = s.ends_now(&ends_series)?;
+        let several = s.confirmed.len() > 1;
+        let mut cps = std::mem::take(&mut s.confirmed);
+        for cp in &mut cps {
+            cp.share = cp.comparison.ratio.ratio.ln() / ends_now[primary].ratio.ratio.ln();
+            cp.partial |= several || cp.share < 0.0;
         }
         cps.sort_by_key(|c| c.last_old);
         Outcome::Changes(cps)
     } else {
         Outcome::NoChange
     };
-    let commits_measured = s.seen.len();
+    let explained = match &outcome {
+        Outcome::Changes(cps) => cps.iter().filter(|c| c.confirmed).map(|c| c.share).sum(),
+        Outcome::NoChange => 0.0,
+    };
+    let mut unexplored = s.unexplored;
+    unexplored.sort_by_key(|u| (u.lo, u.hi));
+    let commits_measured = s.seen.keys().map(|(c, _)| *c).collect::<HashSet<_>>().len();
     let samples_taken = s.seen.values().sum();
     Ok(SearchResult {
         ends,
@@ -860,6 +1310,9 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         alpha_per_test: s.alpha,
         tests: s.tests,
         family_alpha: s.spent.min(1.0),
+        unexplored,
+        explained,
+        ends_series: if k > 1 { ends_series } else { Vec::new() },
     })
 }
 
@@ -882,6 +1335,10 @@ mod tests {
         drawn: usize,
         calls: Vec<Vec<(usize, usize)>>,
         decided: Vec<usize>,
+        /// (first_new, steps decided, samples drawn) of each confirmed change point, as streamed.
+        confirmed: Vec<(usize, usize, usize)>,
+        /// The budget: spent once this many samples are drawn.
+        stop_after: Option<usize>,
         fail_after: Option<usize>,
         /// Pairs of commits whose binaries are byte-identical.
         same: HashSet<(usize, usize)>,
@@ -909,6 +1366,8 @@ mod tests {
                 drawn: 0,
                 calls: vec![],
                 decided: vec![],
+                confirmed: vec![],
+                stop_after: None,
                 fail_after: None,
                 same: HashSet::new(),
             }
@@ -953,6 +1412,15 @@ mod tests {
         }
         fn decided(&mut self, step: &Step) {
             self.decided.push(step.commit);
+        }
+        fn confirmed(&mut self, cp: &ChangePoint) {
+            if cp.confirmed {
+                self.confirmed
+                    .push((cp.first_new, self.decided.len(), self.drawn));
+            }
+        }
+        fn should_stop(&self) -> bool {
+            self.stop_after.is_some_and(|s| self.drawn >= s)
         }
         fn identical(&self, a: usize, b: usize) -> bool {
             self.same.contains(&(a, b))
@@ -1140,19 +1608,170 @@ mod tests {
     }
 
     #[test]
-    fn first_change_only_stops_at_the_oldest() {
+    fn change_points_are_streamed_as_they_are_confirmed() {
+        let mut m = Fake::new(500, &[(60, 0.04), (230, 0.20), (380, 0.06)], 41);
+        let r = search(500, &cfg(), &mut m).unwrap();
+        assert_eq!(changes(&r), vec![(59, 60), (229, 230), (379, 380)]);
+        // each was handed out when confirmed, the large one first, long before the search ended
+        assert_eq!(m.confirmed.len(), 3);
+        assert_eq!(m.confirmed[0].0, 230);
+        assert!(
+            m.confirmed[0].2 < m.drawn / 2,
+            "{:?} of {}",
+            m.confirmed,
+            m.drawn
+        );
+        assert!(m.confirmed[0].1 < r.steps.len());
+        assert!(r.unexplored.is_empty());
+        assert!((r.explained - 1.0).abs() < 0.15, "{}", r.explained);
+    }
+
+    #[test]
+    fn max_changes_one_never_answers_against_the_direction() {
+        // faster overall (-20%), with an older +6% slowdown that a plain bisect meets first
+        for seed in 0..4 {
+            let mut m = Fake::new(400, &[(50, 0.06), (300, -0.20)], 70 + seed);
+            let c = Config {
+                max_changes: Some(1),
+                ..cfg()
+            };
+            let r = search(400, &c, &mut m).unwrap();
+            assert_eq!(r.direction, Verdict::Faster);
+            let Outcome::Changes(cps) = &r.outcome else {
+                panic!("changes expected")
+            };
+            let answers: Vec<&ChangePoint> = cps
+                .iter()
+                .filter(|c| c.confirmed && c.comparison.verdict == Verdict::Faster)
+                .collect();
+            assert_eq!(answers.len(), 1, "seed {seed}: {cps:?}");
+            assert_eq!(answers[0].first_new, 300);
+            // the slowdown, if met on the way, is reported as against the direction
+            for c in cps
+                .iter()
+                .filter(|c| c.comparison.verdict == Verdict::Slower)
+            {
+                assert!(c.share < 0.0 && c.first_new == 50, "{c:?}");
+            }
+            assert!(r
+                .unexplored
+                .iter()
+                .all(|u| u.because == LeftBecause::MaxChanges));
+        }
+    }
+
+    #[test]
+    fn budget_stops_after_the_main_answer_and_lists_what_is_left() {
+        let steps = [(60, 0.04), (230, 0.20), (380, 0.06)];
+        // a budget spent from the start: the largest change is still found and confirmed
+        let mut m = Fake::new(500, &steps, 43);
+        m.stop_after = Some(0);
+        let r = search(500, &cfg(), &mut m).unwrap();
+        assert_eq!(changes(&r), vec![(229, 230)]);
+        assert!(!r.unexplored.is_empty());
+        assert!(r
+            .unexplored
+            .iter()
+            .all(|u| u.because == LeftBecause::Budget));
+        // what is left covers the two small steps
+        for at in [60, 380] {
+            assert!(
+                r.unexplored.iter().any(|u| u.lo < at && at <= u.hi),
+                "{at}: {:?}",
+                r.unexplored
+            );
+        }
+        assert!(r.explained > 0.5 && r.explained < 0.9, "{}", r.explained);
+        // continuing without a budget from the same (cached) samples replays and finds the rest
+        let drawn = m.drawn;
+        m.stop_after = None;
+        let all = search(500, &cfg(), &mut m).unwrap();
+        assert_eq!(changes(&all), vec![(59, 60), (229, 230), (379, 380)]);
+        assert!(m.drawn > drawn);
+        assert_eq!(all.steps[..r.steps.len()], r.steps[..]);
+    }
+
+    #[test]
+    fn min_share_skips_small_sub_ranges() {
+        let steps = [(60, 0.04), (230, 0.20), (380, 0.06)];
         let c = Config {
-            first_change_only: true,
+            min_share: Some(0.3),
             ..cfg()
         };
-        let mut m = Fake::new(200, &[(60, 0.10), (150, 0.08)], 6);
-        let r = search(200, &c, &mut m).unwrap();
-        assert_eq!(changes(&r), vec![(59, 60)]);
-        let Outcome::Changes(cps) = &r.outcome else {
-            unreachable!()
-        };
-        assert!(cps[0].partial);
-        assert!(c.alpha_per_test(200) > cfg().alpha_per_test(200));
+        let mut m = Fake::new(500, &steps, 44);
+        let r = search(500, &c, &mut m).unwrap();
+        assert_eq!(changes(&r), vec![(229, 230)]);
+        assert!(r
+            .unexplored
+            .iter()
+            .all(|u| u.because == LeftBecause::MinShare && u.share.unwrap().abs() < 0.3));
+        let mut full = Fake::new(500, &steps, 44);
+        search(500, &cfg(), &mut full).unwrap();
+        assert!(m.drawn < full.drawn);
+    }
+
+    /// Several thread counts measured at every probe: one Fake per thread count.
+    struct Multi(Vec<Fake>);
+
+    impl Measurer for Multi {
+        fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+            self.0[0].ensure(wants)
+        }
+        fn series(&self) -> usize {
+            self.0.len()
+        }
+        fn ensure_series(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Vec<Probe>>> {
+            let mut per: Vec<Vec<Probe>> = vec![Vec::new(); wants.len()];
+            for f in &mut self.0 {
+                for (i, p) in f.ensure(wants)?.into_iter().enumerate() {
+                    per[i].push(p);
+                }
+            }
+            Ok(per)
+        }
+    }
+
+    #[test]
+    fn a_change_at_eight_threads_and_up_only() {
+        // thread counts 1, 8, 32: commit 40 slows 8 and 32 threads down by 15% (a lock), 1 thread
+        // not at all; commit 70 makes every thread count 10% faster
+        for seed in 0..3 {
+            let mut m = Multi(vec![
+                Fake::new(100, &[(70, -0.10)], 100 + seed),
+                Fake::new(100, &[(40, 0.15), (70, -0.10)], 200 + seed),
+                Fake::new(100, &[(40, 0.15), (70, -0.10)], 300 + seed),
+            ]);
+            let r = search(100, &cfg(), &mut m).unwrap();
+            assert_eq!(changes(&r), vec![(39, 40), (69, 70)], "seed {seed}");
+            assert_eq!(r.ends_series.len(), 3);
+            let Outcome::Changes(cps) = &r.outcome else {
+                unreachable!()
+            };
+            let affected = |cp: &ChangePoint| -> Vec<bool> {
+                cp.series
+                    .iter()
+                    .map(|c| matches!(c.verdict, Verdict::Slower | Verdict::Faster))
+                    .collect()
+            };
+            assert_eq!(affected(&cps[0]), [false, true, true], "{:?}", cps[0]);
+            assert_eq!(cps[0].verdict(), Verdict::Slower);
+            assert_eq!(affected(&cps[1]), [true, true, true], "{:?}", cps[1]);
+            for (c, want) in cps[0].series.iter().zip([1.0, 1.15, 1.15]) {
+                assert!((c.ratio.ratio - want).abs() < 0.05, "{c:?}");
+            }
+            // every decided step carries each thread count's figures
+            assert!(r
+                .steps
+                .iter()
+                .all(|s| s.series.len() == 3 || matches!(s.verdict, StepVerdict::Skipped(_))));
+            // Bonferroni over the three thread counts
+            assert!((r.alpha_per_test * 3.0 - cfg().alpha_per_test(100, 1)).abs() < 1e-15);
+            assert!(r.family_alpha <= 0.02, "{}", r.family_alpha);
+        }
+        // no change at any thread count: nothing found, both ends measured at each
+        let mut m = Multi(vec![Fake::new(200, &[], 7), Fake::new(200, &[], 8)]);
+        let r = search(200, &cfg(), &mut m).unwrap();
+        assert_eq!(r.outcome, Outcome::NoChange);
     }
 
     #[test]
@@ -1275,8 +1894,8 @@ mod tests {
     fn alpha_split_comes_from_the_error_control_module() {
         let s = cfg().schedule;
         assert_eq!(
-            cfg().alpha_per_test(1000),
-            alpha::search_per_test(0.01, 1000, &s, false)
+            cfg().alpha_per_test(1000, 1),
+            alpha::search_per_test(0.01, 1000, &s, 1)
         );
     }
 

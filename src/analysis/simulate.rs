@@ -95,6 +95,13 @@ pub struct SimReport {
     /// were none.
     pub interval_coverage: Option<f64>,
     pub intervals_scored: usize,
+    /// Fraction of trials whose first confirmed change point (the first one a user sees printed)
+    /// holds the step of the largest effect.
+    pub first_is_largest_rate: f64,
+    /// Builds and samples spent when the first confirmed change point was printed (mean over the
+    /// trials that confirmed one).
+    pub mean_builds_to_first: f64,
+    pub mean_samples_to_first: f64,
 }
 
 /// Synthetic commits: mean = product of (1 + effect) over the steps at or before the commit; a
@@ -115,6 +122,9 @@ pub struct SimMeasurer {
     rng: StdRng,
     samples: HashMap<usize, Vec<f64>>,
     skips: HashMap<usize, bool>,
+    /// The first confirmed change point as it was streamed: (last_old, first_new, builds and
+    /// samples spent by then).
+    first_confirmed: Option<(usize, usize, usize, usize)>,
 }
 
 impl SimMeasurer {
@@ -147,6 +157,7 @@ impl SimMeasurer {
             rng,
             samples: HashMap::new(),
             skips: HashMap::new(),
+            first_confirmed: None,
         })
     }
 
@@ -237,6 +248,14 @@ impl Measurer for SimMeasurer {
             })
             .collect())
     }
+
+    fn confirmed(&mut self, cp: &ChangePoint) {
+        if cp.confirmed && self.first_confirmed.is_none() {
+            let builds = self.samples.len() + self.skips.values().filter(|s| **s).count();
+            let samples = self.samples.values().map(Vec::len).sum();
+            self.first_confirmed = Some((cp.last_old, cp.first_new, builds, samples));
+        }
+    }
 }
 
 /// One reported change point, reduced to what the simulation scores.
@@ -252,6 +271,8 @@ struct Reported {
 /// What one search reported.
 struct TrialResult {
     changes: Vec<Reported>,
+    /// The first confirmed change point as streamed: (last_old, first_new, builds, samples).
+    first: Option<(usize, usize, usize, usize)>,
     builds: usize,
     samples: usize,
     decisions: usize,
@@ -282,6 +303,7 @@ fn run_search(n: usize, cfg: &Config, m: &mut SimMeasurer) -> Result<TrialResult
     };
     Ok(TrialResult {
         changes,
+        first: m.first_confirmed,
         builds: r.commits_measured,
         samples: r.samples_taken,
         decisions: r.decisions,
@@ -350,7 +372,12 @@ fn run_baseline(n: usize, alpha: f64, m: &mut SimMeasurer) -> Result<TrialResult
         });
     }
     let total = samples.values().map(Vec::len).sum();
+    // The baseline prints its one answer at the end.
+    let first = changes
+        .first()
+        .map(|c| (c.last_old, c.first_new, builds, total));
     Ok(TrialResult {
+        first,
         changes,
         builds,
         samples: total,
@@ -374,6 +401,8 @@ fn trial_seed(seed: u64, i: usize, salt: u64) -> u64 {
 struct Placed {
     factors: Vec<(usize, f64)>,
     truth: Vec<Vec<usize>>,
+    /// The commits of the step with the largest |effect| (the first of equals).
+    largest: Vec<usize>,
 }
 
 /// Step positions for one trial: the fixed ones, and distinct random ones for the rest (a position
@@ -388,7 +417,9 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
     let mut out = Placed {
         factors: Vec::new(),
         truth: Vec::new(),
+        largest: Vec::new(),
     };
+    let mut largest = 0.0;
     let free = |lo: usize, hi: usize, k: usize, used: &mut Vec<usize>, rng: &mut StdRng| {
         let mut a = rng.gen_range(lo..hi);
         for _ in 0..100 {
@@ -411,6 +442,10 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
         let each = (1.0 + s.effect).powf(1.0 / k as f64);
         out.factors.extend((at..at + k).map(|p| (p, each)));
         out.truth.push((at..at + k).collect());
+        if s.effect.abs() > largest {
+            largest = s.effect.abs();
+            out.largest = (at..at + k).collect();
+        }
         if s.cancelled {
             let undo = free(at + k, sc.commits, 1, &mut used, rng);
             out.factors.push((undo, 1.0 / (1.0 + s.effect)));
@@ -468,6 +503,9 @@ struct Score {
     builds: usize,
     samples: usize,
     decisions: usize,
+    first_is_largest: bool,
+    /// Builds and samples when the first confirmed change point was printed.
+    to_first: Option<(usize, usize)>,
 }
 
 fn run_trial(sc: &SimConfig, m: &mut SimMeasurer) -> Result<TrialResult> {
@@ -497,10 +535,31 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
     let mut truth = placed.truth;
     truth.sort();
     truth.dedup();
-    let only_first = sc.baseline || sc.cfg.first_change_only;
-    Ok(score(&r, &truth, only_first, |a, b| {
+    // The baseline stops at the oldest change; --max-changes 1 is right with the largest alone.
+    let expected = if sc.baseline {
+        Expect::Oldest
+    } else if sc.cfg.max_changes == Some(1) {
+        Expect::Only(placed.largest.clone())
+    } else {
+        Expect::All
+    };
+    let mut s = score(&r, &truth, &expected, |a, b| {
         m.true_mean(b) / m.true_mean(a)
-    }))
+    });
+    if let Some((lo, hi, builds, samples)) = r.first {
+        s.first_is_largest = placed.largest.iter().any(|&p| lo < p && p <= hi);
+        s.to_first = Some((builds, samples));
+    }
+    Ok(s)
+}
+
+/// Which true steps a search is expected to report.
+enum Expect {
+    All,
+    /// The oldest step alone (the baseline's first-change-only).
+    Oldest,
+    /// This step alone (`--max-changes 1`: the largest).
+    Only(Vec<usize>),
 }
 
 /// Score one search against the true steps (each a list of the commits it spans, oldest step
@@ -508,15 +567,19 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
 fn score(
     r: &TrialResult,
     truth: &[Vec<usize>],
-    only_first: bool,
+    expect: &Expect,
     mut true_ratio: impl FnMut(usize, usize) -> f64,
 ) -> Score {
     let hits =
         |c: &Reported, step: &[usize]| step.iter().any(|&p| c.last_old < p && p <= c.first_new);
-    let expected: &[Vec<usize>] = if only_first && !truth.is_empty() {
-        &truth[..1]
-    } else {
-        truth
+    let only;
+    let expected: &[Vec<usize>] = match expect {
+        Expect::Oldest if !truth.is_empty() => &truth[..1],
+        Expect::Only(step) if !step.is_empty() => {
+            only = [step.clone()];
+            &only
+        }
+        _ => truth,
     };
     let mut s = Score {
         builds: r.builds,
@@ -626,7 +689,15 @@ pub fn simulate(sc: &SimConfig) -> Result<SimReport> {
         unconfirmed_rate: count(|s| s.unconfirmed) as f64 / t,
         interval_coverage: (intervals > 0).then(|| covered as f64 / intervals as f64),
         intervals_scored: intervals,
+        first_is_largest_rate: count(|s| s.first_is_largest) as f64 / t,
+        mean_builds_to_first: mean_to_first(&scores, |t| t.0),
+        mean_samples_to_first: mean_to_first(&scores, |t| t.1),
     })
+}
+
+fn mean_to_first(scores: &[Score], f: fn((usize, usize)) -> usize) -> f64 {
+    let v: Vec<usize> = scores.iter().filter_map(|s| s.to_first.map(f)).collect();
+    v.iter().sum::<usize>() as f64 / v.len().max(1) as f64
 }
 
 #[cfg(test)]
@@ -711,6 +782,7 @@ mod tests {
     fn result(changes: Vec<Reported>) -> TrialResult {
         TrialResult {
             changes,
+            first: None,
             builds: 0,
             samples: 0,
             decisions: 0,
@@ -726,7 +798,7 @@ mod tests {
             reported(99, 100, (1.08, 1.12)),
             reported(300, 301, (1.06, 1.09)),
         ]);
-        let s = score(&r, &truth, false, ratio);
+        let s = score(&r, &truth, &Expect::All, ratio);
         assert!(s.right && s.all_found && !s.wrong && !s.unconfirmed);
         assert_eq!((s.intervals, s.covered), (2, 1));
         // an extra change point where nothing changed is a wrong culprit, and not scored for
@@ -736,14 +808,14 @@ mod tests {
             reported(500, 501, (1.0, 1.2)),
             reported(301, 302, (1.0, 1.2)),
         ]);
-        let s = score(&r, &truth, false, ratio);
+        let s = score(&r, &truth, &Expect::All, ratio);
         assert!(s.wrong && s.all_found && !s.right);
         assert_eq!(s.intervals, 2);
         // first change only: the second step is not expected, but reporting it is not wrong
         let r = result(vec![reported(99, 100, (1.08, 1.12))]);
-        assert!(score(&r, &truth, true, ratio).right);
+        assert!(score(&r, &truth, &Expect::Oldest, ratio).right);
         let r = result(vec![reported(299, 300, (1.0, 1.2))]);
-        let s = score(&r, &truth, true, ratio);
+        let s = score(&r, &truth, &Expect::Oldest, ratio);
         assert!(!s.right && !s.wrong);
     }
 

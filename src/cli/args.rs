@@ -8,15 +8,52 @@ use crate::analysis::alpha::Schedule;
 use crate::measure::engine::Timing;
 use crate::measure::metric::Metric;
 
-/// One tool at one thread count (bisect, compare, verify).
+/// One tool at one or more thread counts (bisect, compare, verify).
 #[derive(Args, Clone, Debug)]
 pub struct ToolArg {
     /// Tool spec NAME[:key=value,...]
     #[arg(long, value_name = "SPEC")]
     pub tool: String,
-    /// Thread count
-    #[arg(long, default_value = "1", value_parser = parse_threads)]
-    pub threads: usize,
+    /// Thread counts, comma-separated: every commit is measured at each (interleaved, builds shared); a change at any of them counts, and each is reported
+    #[arg(long, default_value = "1", value_delimiter = ',', value_parser = parse_threads, value_name = "LIST")]
+    pub threads: Vec<usize>,
+}
+
+impl ToolArg {
+    /// The thread counts, each once, in the order given.
+    pub fn thread_counts(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = Vec::new();
+        for t in &self.threads {
+            if !v.contains(t) {
+                v.push(*t);
+            }
+        }
+        v
+    }
+
+    /// `1,8,32` as given on the command line.
+    pub fn threads_text(&self) -> String {
+        let v: Vec<String> = self.thread_counts().iter().map(|t| t.to_string()).collect();
+        v.join(",")
+    }
+
+    /// One line on stderr when a thread count exceeds the machine's cores: oversubscribed
+    /// threads measure the scheduler too. Not an error.
+    pub fn warn_oversubscribed(&self) {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let over: Vec<String> = self
+            .thread_counts()
+            .into_iter()
+            .filter(|&t| t > cores)
+            .map(|t| t.to_string())
+            .collect();
+        if !over.is_empty() {
+            crate::progress::info(&format!(
+                "warning: {} thread(s) on {cores} core(s) oversubscribe this machine: such figures measure the scheduler too",
+                over.join(",")
+            ));
+        }
+    }
 }
 
 /// Several tools at several thread counts (run, matrix, gate).
@@ -165,6 +202,49 @@ pub struct StatsArgs {
     pub min_effect: f64,
 }
 
+/// When a search stops before it has explained the whole range (bisect, simulate).
+#[derive(Args, Clone, Debug)]
+pub struct StopArgs {
+    /// Stop after N confirmed change points in the range's direction; the search descends into the larger share of the range's change first, so 1 gives the change that explains most of the range (one against the range's direction is reported but never counts)
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub max_changes: Option<usize>,
+    /// Alias of --max-changes 1 (it used to stop at the oldest change, which could be a small one against the range's direction)
+    #[arg(long, conflicts_with = "max_changes")]
+    pub first_change_only: bool,
+    /// Skip sub-ranges whose ends differ by less than this share of the range's change, e.g. 10%
+    #[arg(long, value_name = "SHARE", value_parser = parse_share)]
+    pub min_share: Option<f64>,
+}
+
+impl StopArgs {
+    /// `--max-changes`, with `--first-change-only` read as 1.
+    pub fn max_changes(&self) -> Option<usize> {
+        if self.first_change_only {
+            Some(1)
+        } else {
+            self.max_changes
+        }
+    }
+}
+
+/// `10%`, `0.1` → 0.1; strictly between 0 and 1.
+pub fn parse_share(s: &str) -> Result<f64, String> {
+    let v = parse_effect(s).map_err(|_| format!("'{s}' is not a share such as 10% or 0.1"))?;
+    if v >= 1.0 {
+        return Err(format!("'{s}': a share must be less than 100%"));
+    }
+    Ok(v)
+}
+
+/// `30m`, `1h30m`, `90s` → seconds (`--budget`).
+pub fn parse_budget(s: &str) -> Result<std::time::Duration, String> {
+    match humantime::parse_duration(s.trim()) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err("the budget must be more than 0".into()),
+        Err(_) => Err(format!("'{s}' is not a duration such as 30m, 1h30m or 90s")),
+    }
+}
+
 /// `3%`, `0.03` → 0.03; must be more than 0.
 pub fn parse_effect(s: &str) -> Result<f64, String> {
     let t = s.trim();
@@ -237,6 +317,11 @@ mod tests {
         assert!(parse_fraction("0.05").is_ok());
         assert_eq!(parse_effect("3%"), Ok(0.03));
         assert!(parse_effect("-3%").is_err());
+        assert_eq!(parse_share("10%"), Ok(0.1));
+        assert!(parse_share("100%").is_err() && parse_share("x").is_err());
+        assert_eq!(parse_budget("30m").unwrap().as_secs(), 1800);
+        assert_eq!(parse_budget("1h 30m").unwrap().as_secs(), 5400);
+        assert!(parse_budget("0s").is_err() && parse_budget("soon").is_err());
     }
 }
 

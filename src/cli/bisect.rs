@@ -3,7 +3,7 @@ use clap::Args;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use super::args::{LinkArgs, SequentialArgs, StatsArgs, ToolArg};
+use super::args::{LinkArgs, SequentialArgs, StatsArgs, StopArgs, ToolArg};
 use super::build::BuildArgs;
 use crate::analysis::bisect::{self, Config, Measurer, Outcome, Probe, Step, StepVerdict};
 use crate::build::repo;
@@ -11,9 +11,11 @@ use crate::cache::{self, Cache};
 use crate::measure::engine::{Library, Reuse, Session, Subject};
 use crate::measure::kernel::Registry;
 use crate::report::bisect::{
-    culprit_json, step_line, BisectFormat, BisectReport, SavedBisect, StepJson, BISECT_KIND,
+    confirmed_line, culprit_json, step_line, BisectFormat, BisectReport, SavedBisect, StepJson,
+    ThreadEffect, UnexploredJson, BISECT_KIND,
 };
 use crate::report::explain::{ExplainFormat, ExplainReport, Side as ExplainSide};
+use crate::report::export::Jsonl;
 use crate::{hashing, progress, Global};
 
 #[derive(Args, Clone)]
@@ -27,13 +29,11 @@ pub struct BisectArgs {
     sampling: SequentialArgs,
     #[command(flatten)]
     stats: StatsArgs,
-    /// Stop at the oldest change instead of finding every change in the range
-    #[arg(long)]
-    first_change_only: bool,
-    /// Stop after N change points; the search descends into the larger share of the range's
-    /// change first, so 1 gives the change that explains most of the range
-    #[arg(long, value_name = "N", value_parser = super::args::parse_count)]
-    max_changes: Option<usize>,
+    #[command(flatten)]
+    stop: StopArgs,
+    /// Stop exploring smaller changes once this much time is spent (e.g. 30m, 1h30m), after the first change point in the range's direction; the result lists what was left and the command that continues from the cache
+    #[arg(long, value_name = "DURATION", value_parser = super::args::parse_budget)]
+    budget: Option<std::time::Duration>,
     #[command(flatten)]
     build: BuildArgs,
     /// Output format
@@ -60,7 +60,8 @@ struct ResumeKey<'a> {
     good: &'a str,
     bad: &'a str,
     tool: &'a str,
-    threads: usize,
+    /// "1", or "1,8,32" for several thread counts.
+    threads: &'a str,
     recipe: &'a str,
     cfg: &'a Config,
     duration: f64,
@@ -75,13 +76,15 @@ impl ResumeKey<'_> {
             .field(self.good)
             .field(self.bad)
             .field(self.tool)
-            .field(&self.threads.to_string())
+            .field(self.threads)
             .field(self.recipe)
             .field(&self.cfg.alpha.to_string())
             .field(&self.cfg.min_effect.to_string())
             .field(&self.cfg.schedule.initial.to_string())
             .field(&self.cfg.schedule.max.to_string())
-            .field(&self.cfg.first_change_only.to_string())
+            // what `--first-change-only` was before it became --max-changes 1: kept so that
+            // existing ids stay what they were
+            .field("false")
             .field(&self.duration.to_string());
         if let Some(m) = self.cfg.max_changes {
             h.field(&format!("max-changes {m}"));
@@ -100,7 +103,7 @@ fn reproduce(a: &BisectArgs) -> String {
         a.build.repo.display(),
         a.build.recipe,
         a.tool.tool,
-        a.tool.threads,
+        a.tool.threads_text(),
         a.sampling.schedule().initial,
         a.sampling.schedule().max,
         a.sampling.timing.duration,
@@ -113,11 +116,14 @@ fn reproduce(a: &BisectArgs) -> String {
             a.sampling.timing.metric.metric.name()
         ));
     }
-    if a.first_change_only {
-        s.push_str(" --first-change-only");
-    }
-    if let Some(m) = a.max_changes {
+    if let Some(m) = a.stop.max_changes() {
         s.push_str(&format!(" --max-changes {m}"));
+    }
+    if let Some(m) = a.stop.min_share {
+        s.push_str(&format!(" --min-share {}%", m * 100.0));
+    }
+    if let Some(b) = a.budget {
+        s.push_str(&format!(" --budget {}", humantime::format_duration(b)));
     }
     s.push(' ');
     s.push_str(&a.range);
@@ -127,13 +133,13 @@ fn reproduce(a: &BisectArgs) -> String {
 pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let (good, bad) = repo::split_range(&a.range)?;
-    a.sampling.timing.check_threads(&[a.tool.threads])?;
+    a.sampling.timing.check_threads(&a.tool.thread_counts())?;
     let cfg = Config {
         alpha: a.stats.alpha.alpha,
         min_effect: a.stats.min_effect,
         schedule: a.sampling.schedule(),
-        first_change_only: a.first_change_only,
-        max_changes: a.max_changes,
+        max_changes: a.stop.max_changes(),
+        min_share: a.stop.min_share,
     };
     cfg.validate(2)?;
     let links = a.links.links()?;
@@ -154,7 +160,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         good: &range.good.id,
         bad: &range.bad.id,
         tool: &spec.canonical(),
-        threads: a.tool.threads,
+        threads: &a.tool.threads_text(),
         recipe: &a.build.recipe,
         cfg: &cfg,
         duration: a.sampling.timing.duration,
@@ -172,7 +178,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     say(&format!(
         "bisecting {} at {} thread(s) over {} commits ({}..{}), recipe {}",
         spec.short(),
-        a.tool.threads,
+        a.tool.threads_text(),
         n,
         range.good.short,
         range.bad.short,
@@ -193,41 +199,49 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         Reuse::Context(format!("bisect {id}")),
     )
     .with_repo(&repo, a.build.options(&recipe));
+    // Subject c·k + t is commit c at the t-th thread count: one build per commit, k subjects.
+    let threads = a.tool.thread_counts();
+    a.tool.warn_oversubscribed();
     for c in &commits {
         let lib = session.add_library(Library::Revision {
             label: c.short.clone(),
             commit: c.clone(),
         });
-        session.add_subject(Subject {
-            lib,
-            spec: spec.clone(),
-            threads: a.tool.threads,
-            side: String::new(),
-        })?;
+        for &t in &threads {
+            session.add_subject(Subject {
+                lib,
+                spec: spec.clone(),
+                threads: t,
+                side: String::new(),
+            })?;
+        }
     }
     save_state(&cache, &id, &a, "running", None)?;
 
     let mut notes = Vec::new();
-    if let (Some(mb), Some(gi)) = (&range.merge_base, good_idx) {
-        let ends = (good.as_str(), bad.as_str(), gi, n - 1);
-        match place_merge_base(&mut session, &a, &cfg, mb, ends, &say)? {
-            Placement::Search(note) => notes.extend(note),
-            Placement::OnGoodsBranch => {
-                save_state(&cache, &id, &a, "redirected", None)?;
-                let mut on_branch = a.clone();
-                on_branch.range = format!("{}..{good}", mb.id);
-                return run(g, on_branch);
-            }
-        }
-    }
-
     let found = {
         let mut live = Live {
             session: &mut session,
             commits: &commits,
-            print_steps: text,
+            threads: &threads,
+            format: a.format,
             status: progress::SearchStatus::new(n),
+            started,
+            deadline: a.budget.map(|b| started + b),
         };
+        if let (Some(mb), Some(gi)) = (&range.merge_base, good_idx) {
+            let ends = (good.as_str(), bad.as_str(), gi, n - 1);
+            match place_merge_base(&mut live, &a, &cfg, mb, ends, &say)? {
+                Placement::Search(note) => notes.extend(note),
+                Placement::OnGoodsBranch => {
+                    drop(live);
+                    save_state(&cache, &id, &a, "redirected", None)?;
+                    let mut on_branch = a.clone();
+                    on_branch.range = format!("{}..{good}", mb.id);
+                    return run(g, on_branch);
+                }
+            }
+        }
         let found = bisect::search(n, &cfg, &mut live);
         live.status.finish();
         found
@@ -247,20 +261,35 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         }
     };
     let commits = &commits;
-    // A commit measured as a byte-identical build has no samples of its own.
-    let samples_total: usize = (0..commits.len())
+    // Every subject (each commit at each thread count); one measured as a byte-identical
+    // build has no samples of its own.
+    let samples_total: usize = (0..commits.len() * threads.len())
         .filter(|&i| session.root(i) == i)
         .filter_map(|i| session.samples(i).ok().map(|s| s.len()))
         .sum();
 
     let culprits = match &result.outcome {
         Outcome::NoChange => Vec::new(),
-        Outcome::Changes(cps) => cps.iter().map(|cp| culprit_json(cp, commits)).collect(),
+        Outcome::Changes(cps) => cps
+            .iter()
+            .map(|cp| culprit_json(cp, commits, &threads))
+            .collect(),
     };
     let json = BisectReport {
         kind: BISECT_KIND.into(),
         tool: spec.short(),
-        threads: a.tool.threads,
+        threads: threads[0],
+        thread_counts: if threads.len() > 1 {
+            threads.clone()
+        } else {
+            Vec::new()
+        },
+        ends_per_threads: result
+            .ends_series
+            .iter()
+            .zip(&threads)
+            .map(|(c, t)| ThreadEffect::new(*t, c))
+            .collect(),
         range: a.range.clone(),
         repo: a.build.repo.display().to_string(),
         recipe: recipe.name.clone(),
@@ -278,7 +307,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         steps: result
             .steps
             .iter()
-            .map(|s| StepJson::new(s, commits))
+            .map(|s| StepJson::new(s, commits, &threads))
             .collect(),
         builds: session.builds.values().cloned().collect(),
         samples: samples_total,
@@ -294,6 +323,22 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         reproduce: reproduce(&a),
         metric: session.metric(),
         explanations: Vec::new(),
+        explained: matches!(result.outcome, Outcome::Changes(_)).then_some(result.explained),
+        unexplored: result
+            .unexplored
+            .iter()
+            .map(|u| UnexploredJson::new(u, commits))
+            .collect(),
+        continue_with: result
+            .unexplored
+            .iter()
+            .any(|u| u.because == bisect::LeftBecause::Budget)
+            .then(|| {
+                reproduce(&BisectArgs {
+                    budget: None,
+                    ..a.clone()
+                })
+            }),
     };
     let mut json = json;
     if a.explain {
@@ -403,7 +448,7 @@ enum Placement {
 /// GOOD, the merge base and BAD measured in the same rounds: where does the merge base lie?
 /// `ends` = (GOOD's name, BAD's name, GOOD's subject index, BAD's subject index).
 fn place_merge_base(
-    session: &mut Session,
+    session: &mut dyn Measurer,
     a: &BisectArgs,
     cfg: &Config,
     mb: &repo::CommitInfo,
@@ -418,7 +463,12 @@ fn place_merge_base(
     ));
     // GOOD, the merge base and BAD in the same rounds: where does the merge base lie?
     let step = bisect::place(session, 0, gi, bad_idx, cfg, cfg.alpha)?;
-    say(&step_line(&step, mb, session.metric()));
+    say(&step_line(
+        &step,
+        mb,
+        a.sampling.timing.metric.metric,
+        &a.tool.thread_counts(),
+    ));
     let pos = step
         .position
         .map(|p| format!(" ({:.0}% of the way from {good} to {bad})", p * 100.0))
@@ -466,51 +516,121 @@ fn place_merge_base(
     Ok(Placement::Search(None))
 }
 
-/// The session seen by the search, with live output: each decided step as
-/// a line (stdout in text format, else stderr) and, on a terminal, the
-/// status line.
+/// The session seen by the search, with live output: each decided step and
+/// each confirmed change point as a line (stdout in text format, one JSON
+/// event per line in jsonl, else stderr) and, on a terminal, the status
+/// line; and the clock of `--budget`.
 struct Live<'s, 'a> {
     session: &'s mut Session<'a>,
     commits: &'s [repo::CommitInfo],
-    print_steps: bool,
+    /// The thread counts: commit c at the t-th is the session's subject c·k + t.
+    threads: &'s [usize],
+    format: BisectFormat,
     status: progress::SearchStatus,
+    started: Instant,
+    deadline: Option<Instant>,
+}
+
+impl Live<'_, '_> {
+    /// A line of live output where the format puts it.
+    fn emit(&self, line: &str, event: &str, data: &impl serde::Serialize) {
+        match self.format {
+            BisectFormat::Text => progress::above_status(|| println!("{line}")),
+            BisectFormat::Jsonl => match Jsonl::event(event, data) {
+                Ok(l) => progress::above_status(|| {
+                    use std::io::Write;
+                    print!("{l}");
+                    let _ = std::io::stdout().flush();
+                }),
+                Err(e) => progress::info(&format!("cannot write a {event} event: {e}")),
+            },
+            _ => progress::info(line),
+        }
+    }
+
+    fn builds(&self) -> progress::BuildCounts {
+        let b = self.session.builds.values();
+        progress::BuildCounts {
+            built: b.clone().filter(|b| b.fresh && b.ok).count(),
+            cached: b.clone().filter(|b| !b.fresh && b.ok).count(),
+            failed: b.filter(|b| !b.ok).count(),
+        }
+    }
 }
 
 impl Measurer for Live<'_, '_> {
     fn prepare(&mut self, c: usize) -> Result<()> {
-        Measurer::prepare(self.session, c)
+        let k = self.threads.len();
+        for t in 0..k {
+            Measurer::prepare(self.session, c * k + t)?;
+        }
+        Ok(())
     }
 
     fn identical(&self, a: usize, b: usize) -> bool {
-        self.session.identical(a, b)
+        let k = self.threads.len();
+        self.session.identical(a * k, b * k)
     }
 
     fn name(&self, i: usize) -> String {
-        self.session.name(i)
+        self.session.name(i * self.threads.len())
+    }
+
+    fn series(&self) -> usize {
+        self.threads.len()
     }
 
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        Ok(self
+            .ensure_series(wants)?
+            .into_iter()
+            .map(|mut p| p.swap_remove(0))
+            .collect())
+    }
+
+    /// Every listed commit at every thread count, in the engine's interleaved rounds.
+    fn ensure_series(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Vec<Probe>>> {
         let shorts: Vec<&str> = wants
             .iter()
             .filter_map(|(i, _)| self.commits.get(*i).map(|c| c.short.as_str()))
             .collect();
         self.status.doing(format!("sampling {}", shorts.join(" ")));
-        Measurer::ensure(&mut *self.session, wants)
+        let k = self.threads.len();
+        let subjects: Vec<(usize, usize)> = wants
+            .iter()
+            .flat_map(|&(c, n)| (0..k).map(move |t| (c * k + t, n)))
+            .collect();
+        let mut probes = Measurer::ensure(&mut *self.session, &subjects)?.into_iter();
+        Ok(wants
+            .iter()
+            .map(|_| probes.by_ref().take(k).collect())
+            .collect())
+    }
+
+    fn should_stop(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    fn confirmed(&mut self, cp: &bisect::ChangePoint) {
+        let c = culprit_json(cp, self.commits, self.threads);
+        let spent = format!(
+            "after {:.0} s, {} builds, {} samples taken now",
+            self.started.elapsed().as_secs_f64(),
+            self.session.builds.len(),
+            self.session.samples_taken
+        );
+        self.emit(&confirmed_line(&c, &spent), "confirmed", &c);
     }
 
     fn decided(&mut self, s: &Step) {
-        let line = step_line(s, &self.commits[s.commit], self.session.metric());
-        if self.print_steps {
-            progress::above_status(|| println!("{line}"));
-        } else {
-            progress::info(&line);
-        }
-        let b = self.session.builds.values();
-        let builds = progress::BuildCounts {
-            built: b.clone().filter(|b| b.fresh && b.ok).count(),
-            cached: b.clone().filter(|b| !b.fresh && b.ok).count(),
-            failed: b.filter(|b| !b.ok).count(),
-        };
+        let line = step_line(
+            s,
+            &self.commits[s.commit],
+            self.session.metric(),
+            self.threads,
+        );
+        self.emit(&line, "step", &StepJson::new(s, self.commits, self.threads));
+        let builds = self.builds();
         let side = match s.verdict {
             StepVerdict::Old => progress::Side::Old,
             StepVerdict::New => progress::Side::New,
@@ -561,15 +681,15 @@ mod tests {
                 initial: 5,
                 max: 40,
             },
-            first_change_only: false,
             max_changes: None,
+            min_share: None,
         };
         let key = ResumeKey {
             repo: "/repo",
             good: "0123456789abcdef0123456789abcdef01234567",
             bad: "89abcdef0123456789abcdef0123456789abcdef",
             tool: "pkeyread:format=pem,key=ec",
-            threads: 1,
+            threads: "1",
             recipe: "default",
             cfg: &cfg,
             duration: 1.0,
@@ -581,7 +701,15 @@ mod tests {
             ..key
         };
         assert_ne!(instr.id(), key.id());
-        let other = ResumeKey { threads: 2, ..key };
+        let other = ResumeKey {
+            threads: "2",
+            ..key
+        };
+        assert_ne!(other.id(), key.id());
+        let other = ResumeKey {
+            threads: "1,2",
+            ..key
+        };
         assert_ne!(other.id(), key.id());
     }
 }

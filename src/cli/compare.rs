@@ -65,7 +65,7 @@ pub fn run_verify(g: &Global, a: VerifyArgs) -> Result<ExitCode> {
 /// decided (or the cap), and print it.
 fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode> {
     let links = o.links.links()?;
-    o.sampling.timing.check_threads(&[o.tool.threads])?;
+    o.sampling.timing.check_threads(&o.tool.thread_counts())?;
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     let spec = reg.parse_spec(&o.tool.tool)?;
     let (repo, recipe) = o.build.open()?;
@@ -82,45 +82,63 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode
         Reuse::Context(format!("compare {} {}", ca.id, cb.id)),
     )
     .with_repo(&repo, o.build.options(&recipe));
-    let mut side = |label: &str, commit: &crate::build::repo::CommitInfo, side: &str| {
-        let lib = session.add_library(Library::Revision {
-            label: label.to_string(),
-            commit: commit.clone(),
-        });
-        session.add_subject(Subject {
-            lib,
-            spec: spec.clone(),
-            threads: o.tool.threads,
-            side: side.to_string(),
-        })
-    };
-    let (sa, sb) = (side(a, &ca, "a")?, side(b, &cb, "b")?);
+    // Every thread count's two sides are subjects of the one session (builds shared); each
+    // thread count is compared in its own interleaved rounds, at alpha / k (Bonferroni over the
+    // thread counts, see analysis::alpha).
+    let threads = o.tool.thread_counts();
+    o.tool.warn_oversubscribed();
+    let mut pairs = Vec::new();
+    for &t in &threads {
+        let mut side = |label: &str, commit: &crate::build::repo::CommitInfo, side: &str| {
+            let lib = session.add_library(Library::Revision {
+                label: label.to_string(),
+                commit: commit.clone(),
+            });
+            session.add_subject(Subject {
+                lib,
+                spec: spec.clone(),
+                threads: t,
+                side: side.to_string(),
+            })
+        };
+        pairs.push((t, side(a, &ca, "a")?, side(b, &cb, "b")?));
+    }
     let alpha = o.stats.alpha.alpha;
-    let c = bisect::compare_pair(
-        &mut session,
-        sa,
-        sb,
-        &schedule,
-        alpha::per_look(alpha, &schedule, 1),
-        o.stats.min_effect,
-    )?
-    .map_err(|why| anyhow::anyhow!("cannot compare {a} and {b}: {why}"))?;
-    let mut report = CompareReport::new(
-        &spec.short(),
-        o.tool.threads,
-        Sides {
-            a,
-            b,
-            a_commit: &ca.id,
-            b_commit: &cb.id,
-        },
-        &c,
-        alpha,
-        o.stats.min_effect,
-    );
-    report.a_samples_us = session.values(sa).unwrap_or_default();
-    report.b_samples_us = session.values(sb).unwrap_or_default();
-    report.metric = session.metric();
-    print!("{}", o.format.render_linked(&report, &links)?);
+    let alpha_look = alpha::per_look(alpha, &schedule, threads.len());
+    let mut out = String::new();
+    for (t, sa, sb) in pairs {
+        let c = bisect::compare_pair(
+            &mut session,
+            sa,
+            sb,
+            &schedule,
+            alpha_look,
+            o.stats.min_effect,
+        )?
+        .map_err(|why| anyhow::anyhow!("cannot compare {a} and {b} at {t} thread(s): {why}"))?;
+        let mut report = CompareReport::new(
+            &spec.short(),
+            t,
+            Sides {
+                a,
+                b,
+                a_commit: &ca.id,
+                b_commit: &cb.id,
+            },
+            &c,
+            alpha,
+            o.stats.min_effect,
+        );
+        report.a_samples_us = session.values(sa).unwrap_or_default();
+        report.b_samples_us = session.values(sb).unwrap_or_default();
+        report.metric = session.metric();
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&o.format.render_linked(&report, &links)?);
+    }
+    // With several thread counts: one report per thread count, one after the other (JSON: one
+    // object each).
+    print!("{out}");
     Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,7 @@ use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::args::{parse_effect, parse_threads, ScheduleArgs, StatsArgs};
+use super::args::{parse_effect, parse_threads, ScheduleArgs, StatsArgs, StopArgs};
 use crate::analysis::bisect::Config;
 use crate::analysis::simulate::noise::{self, NoiseFit, NoiseModel};
 use crate::analysis::simulate::{self, SimConfig, SimStep};
@@ -77,12 +77,8 @@ pub struct SimulateArgs {
     schedule: ScheduleArgs,
     #[command(flatten)]
     stats: StatsArgs,
-    /// Stop at the oldest change instead of finding every change in the range
-    #[arg(long)]
-    first_change_only: bool,
-    /// Stop after N change points, the largest share of the range's change first
-    #[arg(long, value_name = "N", value_parser = super::args::parse_count)]
-    max_changes: Option<usize>,
+    #[command(flatten)]
+    stop: StopArgs,
     /// Plain bisect for comparison: 20 samples per commit, t-test at --alpha
     #[arg(long)]
     baseline: bool,
@@ -285,8 +281,8 @@ pub fn run(a: SimulateArgs) -> Result<ExitCode> {
             alpha: a.stats.alpha.alpha,
             min_effect: a.stats.min_effect,
             schedule: a.schedule.schedule(),
-            first_change_only: a.first_change_only,
-            max_changes: a.max_changes,
+            max_changes: a.stop.max_changes(),
+            min_share: a.stop.min_share,
         },
         baseline: a.baseline,
         jobs: a.jobs,

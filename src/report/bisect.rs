@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Mark, PointKind, Profile, ProfilePoint};
-use crate::analysis::bisect::{ChangePoint, Step, StepVerdict};
+use crate::analysis::bisect::{ChangePoint, LeftBecause, Step, StepVerdict, Unexplored};
 use crate::analysis::stats::{Comparison, Size, Verdict};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::metric::Metric;
 use crate::report::us;
 
-formats!(BisectFormat for BisectReport { Text, Markdown, Json, Html });
+formats!(BisectFormat for BisectReport { Text, Markdown, Json, Jsonl, Html });
 
 pub const BISECT_KIND: &str = "perfbisect-bisect";
 
@@ -85,6 +85,63 @@ pub struct CulpritJson {
     #[serde(default = "one")]
     pub share: f64,
     pub comparison: Comparison,
+    /// With several thread counts (`--threads 1,8,32`): the confirmation at each; the figures
+    /// above are the primary thread count's (the one whose ends moved most).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_threads: Vec<ThreadEffect>,
+}
+
+/// One thread count's comparison (a change point's confirmation, or the ends).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ThreadEffect {
+    pub threads: usize,
+    /// Significant at this thread count (at the search's level for it).
+    pub affected: bool,
+    pub ratio: f64,
+    pub ratio_ci: (f64, f64),
+    pub a_mean_us: f64,
+    pub b_mean_us: f64,
+    pub comparison: Comparison,
+}
+
+impl ThreadEffect {
+    pub fn new(threads: usize, c: &Comparison) -> ThreadEffect {
+        ThreadEffect {
+            threads,
+            affected: matches!(c.verdict, Verdict::Slower | Verdict::Faster),
+            ratio: c.ratio.ratio,
+            ratio_ci: (c.ratio.lo, c.ratio.hi),
+            a_mean_us: c.a.mean,
+            b_mean_us: c.b.mean,
+            comparison: *c,
+        }
+    }
+
+    /// "t=8: +15.0% [+12.1%, +18.0%] affected" for text and Markdown.
+    fn text(&self) -> String {
+        format!(
+            "t={}: {} -> {} us/op, {} {}",
+            self.threads,
+            us(self.a_mean_us),
+            us(self.b_mean_us),
+            self.comparison.ratio.pct(),
+            if self.affected {
+                "affected"
+            } else {
+                "not affected"
+            }
+        )
+    }
+}
+
+/// One thread count's figures at a tested commit.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ThreadPoint {
+    pub threads: usize,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub mean_us: f64,
+    #[serde(deserialize_with = "nan_pair_if_null")]
+    pub ci95_us: (f64, f64),
 }
 
 fn yes() -> bool {
@@ -111,6 +168,9 @@ pub struct StepJson {
     pub ci95_us: (f64, f64),
     pub verdict: String,
     pub position: Option<f64>,
+    /// With several thread counts: each one's mean (`mean_us` is the primary thread count's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_threads: Vec<ThreadPoint>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -119,7 +179,14 @@ pub struct BisectReport {
     #[serde(default)]
     pub kind: String,
     pub tool: String,
+    /// The primary thread count (the only one, or the first listed).
     pub threads: usize,
+    /// With several: every thread count measured at each probe, in the order given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_counts: Vec<usize>,
+    /// With several: the ends compared at each thread count.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ends_per_threads: Vec<ThreadEffect>,
     pub range: String,
     pub repo: String,
     pub recipe: String,
@@ -164,6 +231,67 @@ pub struct BisectReport {
     /// `--explain`: each confirmed culprit's profile against its parent.
     #[serde(default, skip_deserializing, skip_serializing_if = "Vec::is_empty")]
     pub explanations: Vec<crate::report::explain::ExplainReport>,
+    /// How much of the ends' change the confirmed change points explain (sum of their shares).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explained: Option<f64>,
+    /// Sub-ranges left unsearched (time budget, --max-changes, --min-share).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unexplored: Vec<UnexploredJson>,
+    /// The command that goes on where a spent --budget stopped (builds and samples from the cache).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continue_with: Option<String>,
+}
+
+/// A sub-range the search left.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UnexploredJson {
+    /// Its ends (a commit known as old-like, one known as new-like or not checked).
+    pub from: String,
+    pub to: String,
+    /// Commits strictly between them.
+    pub commits: usize,
+    /// Its ends are known to differ; otherwise never checked.
+    pub differs: bool,
+    /// Estimated share of the range's change, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    /// "budget", "max_changes" or "min_share".
+    pub because: String,
+}
+
+impl UnexploredJson {
+    pub fn new(u: &Unexplored, commits: &[CommitInfo]) -> UnexploredJson {
+        UnexploredJson {
+            from: commits[u.lo].id.clone(),
+            to: commits[u.hi].id.clone(),
+            commits: u.hi.saturating_sub(u.lo + 1),
+            differs: u.differs,
+            share: u.share,
+            because: match u.because {
+                LeftBecause::Budget => "budget",
+                LeftBecause::MaxChanges => "max_changes",
+                LeftBecause::MinShare => "min_share",
+            }
+            .into(),
+        }
+    }
+
+    fn text(&self) -> String {
+        let what = match (self.differs, self.share) {
+            (true, _) if self.commits == 0 => {
+                "adjacent commits whose ends differ: a change point not yet confirmed".into()
+            }
+            (true, Some(s)) => format!("its ends differ, about {:.0}% of the change", s * 100.0),
+            (true, None) => "its ends differ".into(),
+            (false, _) => "not checked".into(),
+        };
+        format!(
+            "{}..{} ({} commit(s) between; {what})",
+            &self.from[..10.min(self.from.len())],
+            &self.to[..10.min(self.to.len())],
+            self.commits
+        )
+    }
 }
 
 fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
@@ -187,9 +315,20 @@ pub struct SavedBisect {
 }
 
 impl StepJson {
-    /// A decided step of the search, `s.commit` indexing `commits` (the range, oldest first).
-    pub fn new(s: &Step, commits: &[CommitInfo]) -> StepJson {
+    /// A decided step of the search, `s.commit` indexing `commits` (the range, oldest first);
+    /// `threads` the thread counts its series stand for.
+    pub fn new(s: &Step, commits: &[CommitInfo], threads: &[usize]) -> StepJson {
         StepJson {
+            per_threads: s
+                .series
+                .iter()
+                .zip(threads)
+                .map(|(p, t)| ThreadPoint {
+                    threads: *t,
+                    mean_us: p.mean,
+                    ci95_us: p.ci95,
+                })
+                .collect(),
             info: (&commits[s.commit]).into(),
             index: s.commit,
             n: s.n,
@@ -211,12 +350,21 @@ pub fn verdict_word(v: &StepVerdict) -> String {
     }
 }
 
-pub fn step_line(s: &Step, c: &CommitInfo, metric: Metric) -> String {
+/// One decided commit as a line; with several thread counts (`threads`), each one's mean.
+pub fn step_line(s: &Step, c: &CommitInfo, metric: Metric, threads: &[usize]) -> String {
     let unit = match metric {
         Metric::Time => "us",
         Metric::Instructions => "instr",
     };
-    let mean = if s.mean.is_finite() {
+    let mean = if !s.series.is_empty() && s.mean.is_finite() {
+        let each: Vec<String> = s
+            .series
+            .iter()
+            .zip(threads)
+            .map(|(p, t)| format!("t={t} {} {unit}", us(p.mean)))
+            .collect();
+        format!("n={:<3} {}", s.n, each.join(", "))
+    } else if s.mean.is_finite() {
         format!(
             "n={:<3} {:>10} {unit} [{}, {}]",
             s.n,
@@ -237,10 +385,16 @@ pub fn step_line(s: &Step, c: &CommitInfo, metric: Metric) -> String {
     )
 }
 
-pub fn culprit_json(cp: &ChangePoint, commits: &[CommitInfo]) -> CulpritJson {
+pub fn culprit_json(cp: &ChangePoint, commits: &[CommitInfo], threads: &[usize]) -> CulpritJson {
     let c = &commits[cp.first_new];
     let p = &commits[cp.last_old];
     CulpritJson {
+        per_threads: cp
+            .series
+            .iter()
+            .zip(threads)
+            .map(|(c, t)| ThreadEffect::new(*t, c))
+            .collect(),
         parent: p.id.clone(),
         range: cp.first_new > cp.last_old + 1,
         skipped: cp
@@ -280,6 +434,89 @@ fn size_note(c: &Comparison, min_effect: f64) -> String {
     }
 }
 
+/// "slower" / "faster": the direction of one change point.
+fn change_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Slower => "slower",
+        Verdict::Faster => "faster",
+        Verdict::Same => "same",
+        Verdict::Undecided => "undecided",
+    }
+}
+
+/// What the search left and how to go on: empty when it searched everything.
+fn unexplored_text(j: &BisectReport) -> String {
+    if j.unexplored.is_empty() {
+        return String::new();
+    }
+    let mut s = String::new();
+    if let Some(e) = j.explained {
+        let n = j.culprits.iter().filter(|c| c.confirmed).count();
+        s.push_str(&format!(
+            "\nexplained: {:.0}% of the range's change by {n} confirmed change point(s)\n",
+            e * 100.0
+        ));
+    }
+    for (because, why) in [
+        ("budget", "the time budget was spent"),
+        ("max_changes", "--max-changes was reached"),
+        ("min_share", "below --min-share"),
+    ] {
+        let left: Vec<String> = j
+            .unexplored
+            .iter()
+            .filter(|u| u.because == because)
+            .map(UnexploredJson::text)
+            .collect();
+        if !left.is_empty() {
+            s.push_str(&format!("left unexplored ({why}):\n"));
+            for l in left {
+                s.push_str(&format!("  {l}\n"));
+            }
+        }
+    }
+    if let Some(c) = &j.continue_with {
+        s.push_str(&format!(
+            "continue (builds and samples come from the cache): {c}\n"
+        ));
+    }
+    s
+}
+
+/// One line for a change point as soon as its confirmation block has decided (streamed output).
+pub fn confirmed_line(c: &CulpritJson, spent: &str) -> String {
+    let what = if c.range {
+        format!(
+            "the change is in {}..{}",
+            &c.parent[..10.min(c.parent.len())],
+            c.info.short
+        )
+    } else {
+        format!("{} {}", c.info.short, c.info.subject)
+    };
+    let share = if c.share < 0.0 {
+        format!(
+            "{}, against the range's direction ({:.0}% of its change)",
+            change_word(c.comparison.verdict),
+            c.share * 100.0
+        )
+    } else {
+        format!("{:.0}% of the range's change", c.share * 100.0)
+    };
+    let head = if c.identical_binaries {
+        "not a culprit (byte-identical libraries)"
+    } else if c.confirmed {
+        "change point confirmed"
+    } else {
+        "NOT CONFIRMED on a fresh block"
+    };
+    format!(
+        "{head}: {what} ({}): {}, {share}; {spent}",
+        c.info.dates(),
+        c.comparison.ratio.pct()
+    )
+}
+
 fn direction_word(v: Verdict) -> &'static str {
     match v {
         Verdict::Slower => "slowdown (regression)",
@@ -304,6 +541,15 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
         j.ends.ratio.pct(),
         j.ends.p_yuen
     ));
+    if !j.ends_per_threads.is_empty() {
+        s.push_str(&format!(
+            "ends per thread count (figures above: {} thread(s), whose ends moved most):\n",
+            j.threads
+        ));
+        for e in &j.ends_per_threads {
+            s.push_str(&format!("  {}\n", e.text().replace("affected", "changed")));
+        }
+    }
     if j.culprits.is_empty() {
         s.push_str(&format!(
             "result: the ends do not differ by at least {:.1}% with significance ({}); nothing to bisect\n",
@@ -338,7 +584,8 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
         };
         let share = if c.share.is_finite() && c.share < 0.0 {
             format!(
-                " [against the range's direction: {:.0}% of its change]",
+                " [{}, against the range's direction: {:.0}% of its change]",
+                change_word(c.comparison.verdict),
                 c.share * 100.0
             )
         } else if c.partial && c.share.is_finite() {
@@ -394,7 +641,14 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
                 String::new()
             }
         ));
+        if !c.per_threads.is_empty() {
+            s.push_str("  per thread count:\n");
+            for e in &c.per_threads {
+                s.push_str(&format!("    {}\n", e.text()));
+            }
+        }
     }
+    s.push_str(&unexplored_text(j));
     let fresh = j.builds.iter().filter(|b| b.fresh).count();
     let failed = j.builds.iter().filter(|b| !b.ok).count();
     s.push_str(&format!(
@@ -427,6 +681,13 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
                 ""
             }
         ));
+        if j.thread_counts.len() > 1 {
+            s.push_str(&format!(
+                "  every decision tests each of the {} thread counts at 1/{} of its level (Bonferroni): a change at any of them is found with the error bound above\n",
+                j.thread_counts.len(),
+                j.thread_counts.len()
+            ));
+        }
     }
     s.push_str(&format!("reproduce: {}\n", j.reproduce));
     s
@@ -436,7 +697,9 @@ fn markdown(j: &BisectReport, links: &Links) -> String {
     let u = j.metric.unit();
     let mut s = format!(
         "### perfbisect: `{}` at {} thread(s), `{}`\n\n",
-        j.tool, j.threads, j.range
+        j.tool,
+        j.threads_label(),
+        j.range
     );
     s.push_str(&format!(
         "Ends: `{}` {} {u} → `{}` {} {u}: **{}** {} (p={:.2e})\n\n",
@@ -455,9 +718,17 @@ fn markdown(j: &BisectReport, links: &Links) -> String {
         s.push_str("| --- | --- | --- | ---: | ---: | --- | ---: |\n");
         for c in &j.culprits {
             s.push_str(&format!(
-                "| {}{} | {} | {} | {} | {} | {} | {:.2e} |\n",
+                "| {}{}{} | {} | {} | {} | {} | {} | {:.2e} |\n",
                 links.markdown(&c.info.commit, &c.info.commit[..10]),
                 if c.range { " (range)" } else { "" },
+                if c.share < 0.0 {
+                    format!(
+                        " ({}, against the range's direction)",
+                        change_word(c.comparison.verdict)
+                    )
+                } else {
+                    String::new()
+                },
                 c.info.dates(),
                 c.info.subject.replace('|', "\\|"),
                 us(c.parent_mean_us),
@@ -467,6 +738,28 @@ fn markdown(j: &BisectReport, links: &Links) -> String {
             ));
         }
         s.push('\n');
+        if j.culprits.iter().any(|c| !c.per_threads.is_empty()) {
+            s.push_str("| commit | threads | parent µs/op | commit µs/op | change | affected |\n");
+            s.push_str("| --- | ---: | ---: | ---: | --- | --- |\n");
+            for c in &j.culprits {
+                for e in &c.per_threads {
+                    s.push_str(&format!(
+                        "| {} | {} | {} | {} | {} | {} |\n",
+                        links.markdown(&c.info.commit, &c.info.commit[..10]),
+                        e.threads,
+                        us(e.a_mean_us),
+                        us(e.b_mean_us),
+                        e.comparison.ratio.pct(),
+                        if e.affected { "**yes**" } else { "no" }
+                    ));
+                }
+            }
+            s.push('\n');
+        }
+    }
+    let left = unexplored_text(j);
+    if !left.is_empty() {
+        s.push_str(&format!("```\n{}```\n\n", left.trim_start()));
     }
     s.push_str(&format!("<details><summary>steps</summary>\n\n| commit | n | mean {u} | verdict |\n| --- | ---: | ---: | --- |\n"));
     for st in &j.steps {
@@ -518,7 +811,7 @@ impl HtmlSections for BisectReport {
         let heading = format!(
             "bisect: <code>{}</code> at {} thread(s), <code>{}</code>",
             esc(&j.tool),
-            j.threads,
+            j.threads_label(),
             esc(&j.range)
         );
         let mut summary = format!(
@@ -550,13 +843,36 @@ impl HtmlSections for BisectReport {
                     format!("culprit {}", links.html(&c.info.commit, &c.info.short))
                 };
                 let mut notes = String::new();
-                if c.partial {
+                if c.share < 0.0 {
+                    notes.push_str(&format!(
+                        " <span class=\"badge neutral\">{}</span>",
+                        esc(&format!(
+                            "{}, against the range's direction",
+                            change_word(c.comparison.verdict)
+                        ))
+                    ));
+                } else if c.partial {
                     notes.push_str(
                         " <span class=\"badge neutral\">part of the range's change</span>",
                     );
                 }
                 if c.uncertain {
                     notes.push_str(&format!(" {}", html::badge("uncertain")));
+                }
+                if !c.per_threads.is_empty() {
+                    let at = |affected: bool| {
+                        c.per_threads
+                            .iter()
+                            .filter(|e| e.affected == affected)
+                            .map(|e| e.threads.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    notes.push_str(&format!(
+                        " (threads affected: {}; not affected: {})",
+                        esc(&at(true)),
+                        esc(&at(false))
+                    ));
                 }
                 summary.push_str(&format!(
                     "<li>{what}: <b>{}</b> ({}, {}): {} → {} {u}, <b>{}</b>, p = {:.2e}{notes}</li>\n",
@@ -570,6 +886,10 @@ impl HtmlSections for BisectReport {
                 ));
             }
             summary.push_str("</ol>\n");
+        }
+        let left = unexplored_text(j);
+        if !left.is_empty() {
+            summary.push_str(&format!("<pre>{}</pre>\n", esc(left.trim_start())));
         }
 
         let mut tables = String::new();
@@ -604,6 +924,42 @@ impl HtmlSections for BisectReport {
                     "p (Mann-Whitney)",
                 ],
                 3,
+                &rows,
+            ));
+        }
+        if j.culprits.iter().any(|c| !c.per_threads.is_empty()) {
+            let rows: Vec<Vec<String>> = j
+                .culprits
+                .iter()
+                .flat_map(|c| {
+                    c.per_threads.iter().map(move |e| {
+                        vec![
+                            links.html(&c.info.commit, &c.info.short),
+                            e.threads.to_string(),
+                            us(e.a_mean_us),
+                            us(e.b_mean_us),
+                            esc(&e.comparison.ratio.pct()),
+                            if e.affected {
+                                "affected"
+                            } else {
+                                "not affected"
+                            }
+                            .to_string(),
+                        ]
+                    })
+                })
+                .collect();
+            tables.push_str("<p>Change points per thread count:</p>\n");
+            tables.push_str(&html::table(
+                &[
+                    "commit",
+                    "threads",
+                    "parent µs/op",
+                    "commit µs/op",
+                    "change [95% CI]",
+                    "",
+                ],
+                2,
                 &rows,
             ));
         }
@@ -697,6 +1053,16 @@ fn truncate(s: &str, max: usize) -> String {
 }
 
 impl BisectReport {
+    /// "1" or "1,8,32".
+    pub fn threads_label(&self) -> String {
+        if self.thread_counts.len() > 1 {
+            let v: Vec<String> = self.thread_counts.iter().map(|t| t.to_string()).collect();
+            v.join(",")
+        } else {
+            self.threads.to_string()
+        }
+    }
+
     /// Each tested commit once (its last verdict), with its position in the
     /// range and the range's length. Results written before positions were
     /// recorded are laid out by date, one tested commit per position.

@@ -76,10 +76,28 @@ pub struct Junit;
 pub struct Html;
 /// Pretty JSON of the typed result: what `log` and `report merge` read back.
 pub struct Json;
+/// JSON Lines: one compact object per event as it happens (`{"event": "step", "data": …}`),
+/// the typed result last as `{"event": "done", "data": …}`, so a reader can act on each line and
+/// stop whenever it has what it needs.
+pub struct Jsonl;
 
 impl<R: Serialize + ?Sized> Export<R> for Json {
     fn export(&self, r: &R) -> Result<String> {
         Ok(serde_json::to_string_pretty(r)? + "\n")
+    }
+}
+
+impl Jsonl {
+    /// One event line (with its newline).
+    pub fn event<T: Serialize + ?Sized>(event: &str, data: &T) -> Result<String> {
+        let line = serde_json::json!({ "event": event, "data": data });
+        Ok(serde_json::to_string(&line)? + "\n")
+    }
+}
+
+impl<R: Serialize + ?Sized> Export<R> for Jsonl {
+    fn export(&self, r: &R) -> Result<String> {
+        Jsonl::event("done", r)
     }
 }
 

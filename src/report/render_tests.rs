@@ -4,9 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use super::bisect::{BisectReport, CommitJson, CulpritJson, StepJson};
+use super::bisect::{
+    BisectReport, CommitJson, CulpritJson, StepJson, ThreadEffect, ThreadPoint, UnexploredJson,
+};
 use super::compare::{CompareReport, Sides};
-use super::export::{Csv, Export, Html, Json, Junit, Links, Markdown, Text};
+use super::export::{Csv, Export, Html, Json, Jsonl, Junit, Links, Markdown, Text};
 use super::gate::{GateOutcome, GateReport, GateResult, UndecidedPolicy, GATE_KIND};
 use super::matrix::{MatrixCell, MatrixReport, MATRIX_KIND};
 use super::run::{RunReport, RunResult};
@@ -80,6 +82,7 @@ fn bisect_report() -> BisectReport {
             ci95_us: s.ci95,
             verdict: verdict.into(),
             position: None,
+            per_threads: vec![],
         }
     };
     BisectReport {
@@ -113,6 +116,7 @@ fn bisect_report() -> BisectReport {
             identical_binaries: false,
             share: 1.0,
             comparison: c,
+            per_threads: vec![],
         }],
         steps: vec![
             step(&good, &OLD, "old"),
@@ -139,6 +143,11 @@ fn bisect_report() -> BisectReport {
         min_effect: 0.03,
         wall_s: 120.0,
         reproduce: "perfbisect bisect --tool pkeyread openssl-3.0.0..openssl-3.2.1".into(),
+        explained: None,
+        unexplored: vec![],
+        continue_with: None,
+        thread_counts: vec![],
+        ends_per_threads: vec![],
     }
 }
 
@@ -202,6 +211,7 @@ fn bisect_over(
                 ci95_us: s.ci95,
                 verdict: verdict.into(),
                 position: None,
+                per_threads: vec![],
             }
         })
         .collect();
@@ -227,6 +237,7 @@ fn bisect_over(
                 identical_binaries: false,
                 share: cmp.ratio.ratio.ln() / ends_ratio.ln(),
                 comparison: cmp,
+                per_threads: vec![],
             }
         })
         .collect();
@@ -272,6 +283,11 @@ fn bisect_over(
         reproduce: format!(
             "perfbisect bisect --repo ~/openssl-release-history --tool 'pkeyread:key=ec,format=pem' --threads 1 {range}"
         ),
+        explained: None,
+        unexplored: vec![],
+        continue_with: None,
+        thread_counts: vec![],
+        ends_per_threads: vec![],
     }
 }
 
@@ -470,6 +486,9 @@ fn simulated() -> Simulated {
             unconfirmed_rate: 0.0,
             interval_coverage: Some(0.98),
             intervals_scored: 100,
+            first_is_largest_rate: 0.99,
+            mean_builds_to_first: 12.5,
+            mean_samples_to_first: 150.0,
         },
         noise_fit: None,
     }
@@ -523,6 +542,119 @@ fn bisect_renderers() {
     let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
     assert_eq!(back.culprits[0].info.commit, r.culprits[0].info.commit);
     assert_eq!(back.ends.verdict, r.ends.verdict);
+}
+
+/// A bisect stopped by its time budget, with a change against the range's direction: what was
+/// explained, what was left, the command that continues; in every format and as JSON Lines.
+#[test]
+fn bisect_budget_and_direction() {
+    let mut r = bisect_report();
+    let mut against = r.culprits[0].clone();
+    against.info = commit('d', "Add a lock");
+    against.parent = commit('e', "Refactor").commit;
+    against.comparison.verdict = Verdict::Faster;
+    against.comparison.ratio.ratio = 0.95;
+    against.comparison.ratio.lo = 0.93;
+    against.comparison.ratio.hi = 0.97;
+    against.ratio = 0.95;
+    against.ratio_ci = (0.93, 0.97);
+    against.share = -0.08;
+    against.partial = true;
+    r.culprits[0].share = 0.81;
+    r.culprits[0].partial = true;
+    r.culprits.push(against);
+    r.explained = Some(0.73);
+    r.unexplored = vec![
+        UnexploredJson {
+            from: "1".repeat(40),
+            to: "2".repeat(40),
+            commits: 41,
+            differs: true,
+            share: Some(0.2),
+            because: "budget".into(),
+        },
+        UnexploredJson {
+            from: "3".repeat(40),
+            to: "4".repeat(40),
+            commits: 7,
+            differs: false,
+            share: None,
+            because: "budget".into(),
+        },
+    ];
+    r.continue_with = Some(r.reproduce.clone());
+    insta::assert_snapshot!("bisect_budget_text", Text.export(&r).unwrap());
+    insta::assert_snapshot!("bisect_budget_markdown", Markdown.export(&r).unwrap());
+    let html = Html.export(&r).unwrap();
+    assert!(
+        html.contains("faster, against the range&#39;s direction"),
+        "{html}"
+    );
+    assert!(html.contains("left unexplored (the time budget was spent)"));
+    // JSON Lines: the result is one "done" event on one line, and reads back
+    let line = Jsonl.export(&r).unwrap();
+    assert_eq!(line.matches('\n').count(), 1);
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["event"], "done");
+    let back: BisectReport = serde_json::from_value(v["data"].clone()).unwrap();
+    assert_eq!(back.unexplored.len(), 2);
+    assert_eq!(back.continue_with, r.continue_with);
+    // the streamed line of a change point against the direction says so
+    let c = &r.culprits[1];
+    let l = super::bisect::confirmed_line(c, "after 5 s");
+    assert!(
+        l.starts_with("change point confirmed: ")
+            && l.contains("faster, against the range's direction (-8% of its change)"),
+        "{l}"
+    );
+    let e = Jsonl::event("confirmed", c).unwrap();
+    assert!(e.starts_with('{') && e.ends_with("}\n") && !e.trim_end().contains('\n'));
+}
+
+/// A bisect at 1, 8 and 32 threads: the change affects 8 and 32 threads only; each renderer shows
+/// the effect per thread count.
+#[test]
+fn bisect_per_thread_count() {
+    let mut r = bisect_report();
+    r.thread_counts = vec![1, 8, 32];
+    r.threads = 8;
+    let flat = comparison(&OLD, &OLD);
+    let c = r.culprits[0].comparison;
+    r.ends_per_threads = vec![
+        ThreadEffect::new(1, &flat),
+        ThreadEffect::new(8, &c),
+        ThreadEffect::new(32, &c),
+    ];
+    r.culprits[0].per_threads = r.ends_per_threads.clone();
+    for st in &mut r.steps {
+        st.per_threads = [1, 8, 32]
+            .iter()
+            .map(|&t| ThreadPoint {
+                threads: t,
+                mean_us: st.mean_us,
+                ci95_us: st.ci95_us,
+            })
+            .collect();
+    }
+    r.tests = 132;
+    insta::assert_snapshot!("bisect_threads_text", Text.export(&r).unwrap());
+    insta::assert_snapshot!("bisect_threads_markdown", Markdown.export(&r).unwrap());
+    let html = Html.export(&r).unwrap();
+    assert!(html.contains("at 1,8,32 thread(s)"), "{html}");
+    assert!(
+        html.contains("threads affected: 8, 32; not affected: 1"),
+        "{html}"
+    );
+    assert!(html.contains("Change points per thread count"));
+    let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
+    assert_eq!(back.thread_counts, vec![1, 8, 32]);
+    let affected: Vec<bool> = back.culprits[0]
+        .per_threads
+        .iter()
+        .map(|e| e.affected)
+        .collect();
+    assert_eq!(affected, [false, true, true]);
+    assert_eq!(back.steps[0].per_threads.len(), 3);
 }
 
 #[test]

@@ -81,6 +81,18 @@ impl Export<Simulated> for Text {
                 "mean samples per decision:",
                 format!("{:.1}", r.mean_samples_per_decision),
             ),
+            (
+                "first printed = largest step:",
+                pct(r.first_is_largest_rate),
+            ),
+            (
+                "builds until it is printed:",
+                format!("{:.1}", r.mean_builds_to_first),
+            ),
+            (
+                "samples until it is printed:",
+                format!("{:.1}", r.mean_samples_to_first),
+            ),
             ("flagged uncertain:", pct(r.uncertain_rate)),
             ("wrong culprits reported:", pct(r.wrong_culprit_rate)),
             ("unconfirmed candidates:", pct(r.unconfirmed_rate)),
