@@ -5,5 +5,7 @@
 pub mod alpha;
 pub mod bisect;
 pub mod rounds;
+pub mod scan;
+pub mod segment;
 pub mod simulate;
 pub mod stats;

@@ -8,6 +8,7 @@ pub mod noise;
 
 use crate::analysis::bisect::{self, ChangePoint, Config, Measurer, Outcome, Probe};
 use crate::analysis::rounds::{self, Sampler};
+use crate::analysis::scan;
 use crate::measure::unavailable::Unavailable;
 use anyhow::{bail, Result};
 use noise::{Machine, NoiseModel};
@@ -27,6 +28,9 @@ pub struct SimStep {
     pub spread: usize,
     /// A later commit (random) undoes the change exactly, so the range's ends agree.
     pub cancelled: bool,
+    /// A transient change: undone exactly this many commits after its (last) commit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lasts: Option<usize>,
 }
 
 impl SimStep {
@@ -36,6 +40,7 @@ impl SimStep {
             at,
             spread: 1,
             cancelled: false,
+            lasts: None,
         }
     }
 }
@@ -59,6 +64,19 @@ pub struct SimConfig {
     /// Threads running trials; results do not depend on it (every trial has its own seed).
     #[serde(skip)]
     pub jobs: usize,
+    /// Scan instead of bisect: a grid of this many points, then a search of every interval
+    /// that changed (analysis::scan).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan: Option<usize>,
+}
+
+/// How often one true step (or the undo of a cancelled or transient one) was reported.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepFound {
+    /// "+30%", "+150% for 40 commits", "undo of +150%".
+    pub step: String,
+    /// Fraction of trials with a confirmed change point holding it.
+    pub found: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -95,6 +113,9 @@ pub struct SimReport {
     /// were none.
     pub interval_coverage: Option<f64>,
     pub intervals_scored: usize,
+    /// Per true step, in the order configured (each undo after its step).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps_found: Vec<StepFound>,
 }
 
 /// Synthetic commits: mean = product of (1 + effect) over the steps at or before the commit; a
@@ -288,6 +309,37 @@ fn run_search(n: usize, cfg: &Config, m: &mut SimMeasurer) -> Result<TrialResult
     })
 }
 
+/// A scan over a grid of `g` points (see analysis::scan); its decisions are the grid's fit
+/// (one) and those of its searches.
+fn run_scan(n: usize, g: usize, cfg: &Config, m: &mut SimMeasurer) -> Result<TrialResult> {
+    let r = scan::scan(&scan::grid_positions(n, g), cfg, m)?;
+    let decisions = 1 + r
+        .grid
+        .intervals
+        .iter()
+        .filter_map(|i| i.search.as_ref())
+        .map(|s| s.decisions)
+        .sum::<usize>();
+    Ok(TrialResult {
+        changes: r
+            .changes
+            .iter()
+            .map(|c| Reported {
+                last_old: c.cp.last_old,
+                first_new: c.cp.first_new,
+                uncertain: c.cp.uncertain,
+                confirmed: reported_as_confirmed(&c.cp),
+                ratio_ci: (c.cp.comparison.ratio.lo.is_finite()
+                    && c.cp.comparison.ratio.hi.is_finite())
+                .then_some((c.cp.comparison.ratio.lo, c.cp.comparison.ratio.hi)),
+            })
+            .collect(),
+        builds: r.commits_measured,
+        samples: r.samples_taken,
+        decisions,
+    })
+}
+
 const BASELINE_SAMPLES: usize = 20;
 
 /// The plain bisect the sequential search is compared with: 20 samples per commit taken once, a
@@ -374,6 +426,8 @@ fn trial_seed(seed: u64, i: usize, salt: u64) -> u64 {
 struct Placed {
     factors: Vec<(usize, f64)>,
     truth: Vec<Vec<usize>>,
+    /// What each `truth` entry is, for the per-step rates.
+    labels: Vec<String>,
 }
 
 /// Step positions for one trial: the fixed ones, and distinct random ones for the rest (a position
@@ -388,6 +442,7 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
     let mut out = Placed {
         factors: Vec::new(),
         truth: Vec::new(),
+        labels: Vec::new(),
     };
     let free = |lo: usize, hi: usize, k: usize, used: &mut Vec<usize>, rng: &mut StdRng| {
         let mut a = rng.gen_range(lo..hi);
@@ -402,8 +457,8 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
     };
     for s in &sc.steps {
         let k = s.spread.max(1);
-        // Room after a cancelled step for its undo.
-        let room = k + usize::from(s.cancelled);
+        // Room after a cancelled step for its undo, after a transient one for its length.
+        let room = k + usize::from(s.cancelled) + s.lasts.unwrap_or(0);
         let at = match s.at {
             Some(a) => a,
             None => free(1, sc.commits + 1 - room, k, &mut used, rng),
@@ -411,10 +466,24 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
         let each = (1.0 + s.effect).powf(1.0 / k as f64);
         out.factors.extend((at..at + k).map(|p| (p, each)));
         out.truth.push((at..at + k).collect());
-        if s.cancelled {
-            let undo = free(at + k, sc.commits, 1, &mut used, rng);
+        let name = format!("{:+.0}%", s.effect * 100.0);
+        out.labels.push(match s.lasts {
+            Some(l) => format!("{name} for {l} commits"),
+            None => name.clone(),
+        });
+        let undo = if let Some(l) = s.lasts {
+            let u = at + k - 1 + l;
+            used.push(u);
+            Some(u)
+        } else if s.cancelled {
+            Some(free(at + k, sc.commits, 1, &mut used, rng))
+        } else {
+            None
+        };
+        if let Some(undo) = undo {
             out.factors.push((undo, 1.0 / (1.0 + s.effect)));
             out.truth.push(vec![undo]);
+            out.labels.push(format!("undo of {name}"));
         }
     }
     out
@@ -426,6 +495,12 @@ fn validate(sc: &SimConfig) -> Result<()> {
     if !(0.0..1.0).contains(&sc.skip_rate) {
         bail!("skip rate must be in [0, 1), got {}", sc.skip_rate);
     }
+    if sc.scan.is_some_and(|g| g < 3) {
+        bail!("a scan's grid needs at least 3 points");
+    }
+    if sc.scan.is_some() && (sc.baseline || sc.cfg.first_change_only) {
+        bail!("a scan finds every change: it has no baseline or first-change-only mode");
+    }
     for s in &sc.steps {
         if !(s.effect > -1.0 && s.effect.is_finite()) {
             bail!(
@@ -433,7 +508,10 @@ fn validate(sc: &SimConfig) -> Result<()> {
                 s.effect
             );
         }
-        let room = s.spread.max(1) + usize::from(s.cancelled);
+        let room = s.spread.max(1) + usize::from(s.cancelled) + s.lasts.unwrap_or(0);
+        if s.cancelled && s.lasts.is_some() {
+            bail!("a step is either cancelled later or transient, not both");
+        }
         if room >= sc.commits {
             bail!(
                 "a step spread over {} commits{} does not fit in {} commits",
@@ -468,10 +546,14 @@ struct Score {
     builds: usize,
     samples: usize,
     decisions: usize,
+    /// Per true step in configured order: reported by a confirmed change point.
+    found: Vec<bool>,
 }
 
 fn run_trial(sc: &SimConfig, m: &mut SimMeasurer) -> Result<TrialResult> {
-    if sc.baseline {
+    if let Some(g) = sc.scan {
+        run_scan(sc.commits, g, &sc.cfg, m)
+    } else if sc.baseline {
         run_baseline(sc.commits, sc.cfg.alpha, m)
     } else {
         run_search(sc.commits, &sc.cfg, m)
@@ -491,16 +573,28 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
     let Ok(r) = run_trial(sc, &mut m) else {
         return Ok(Score {
             error: true,
+            found: vec![false; placed.truth.len()],
             ..Score::default()
         });
     };
+    let found: Vec<bool> = placed
+        .truth
+        .iter()
+        .map(|t| {
+            r.changes
+                .iter()
+                .any(|c| c.confirmed && t.iter().any(|&p| c.last_old < p && p <= c.first_new))
+        })
+        .collect();
     let mut truth = placed.truth;
     truth.sort();
     truth.dedup();
     let only_first = sc.baseline || sc.cfg.first_change_only;
-    Ok(score(&r, &truth, only_first, |a, b| {
+    let mut s = score(&r, &truth, only_first, |a, b| {
         m.true_mean(b) / m.true_mean(a)
-    }))
+    });
+    s.found = found;
+    Ok(s)
 }
 
 /// Score one search against the true steps (each a list of the commits it spans, oldest step
@@ -626,6 +720,19 @@ pub fn simulate(sc: &SimConfig) -> Result<SimReport> {
         unconfirmed_rate: count(|s| s.unconfirmed) as f64 / t,
         interval_coverage: (intervals > 0).then(|| covered as f64 / intervals as f64),
         intervals_scored: intervals,
+        steps_found: place_steps(sc, &mut StdRng::seed_from_u64(0))
+            .labels
+            .into_iter()
+            .enumerate()
+            .map(|(i, step)| StepFound {
+                step,
+                found: scores
+                    .iter()
+                    .filter(|s| s.found.get(i).copied().unwrap_or(false))
+                    .count() as f64
+                    / t,
+            })
+            .collect(),
     })
 }
 
@@ -645,6 +752,7 @@ mod tests {
             cfg: Config::default(),
             baseline: false,
             jobs: 1,
+            scan: None,
         }
     }
 

@@ -3,7 +3,7 @@ use clap::Args;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use super::args::{LinkArgs, SequentialArgs, StatsArgs, ToolArg};
+use super::args::{GridArg, LinkArgs, SequentialArgs, StatsArgs, ToolArg};
 use super::build::BuildArgs;
 use crate::analysis::bisect::{self, Config, Measurer, Outcome, Probe, Step, StepVerdict};
 use crate::build::repo;
@@ -43,6 +43,12 @@ pub struct BisectArgs {
     /// Also write the profile (µs/op of every tested commit along the range) as an SVG into DIR
     #[arg(long, value_name = "DIR")]
     plot: Option<std::path::PathBuf>,
+    /// Scan the range instead: a coarse grid first, then a search of every grid interval that
+    /// changed (the same as `perfbisect scan`)
+    #[arg(long)]
+    scan: bool,
+    #[command(flatten)]
+    grid: GridArg,
 }
 
 /// What identifies one bisect, so a re-run finds its samples (resume) and
@@ -108,6 +114,9 @@ fn reproduce(a: &BisectArgs) -> String {
 }
 
 pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
+    if a.scan {
+        return super::scan::run(g, as_scan(a)?);
+    }
     let started = Instant::now();
     let (good, bad) = repo::split_range(&a.range)?;
     let cfg = Config {
@@ -284,6 +293,30 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `bisect --scan`: the same range, tool, sampling and statistics, scanned.
+fn as_scan(a: BisectArgs) -> Result<super::scan::ScanArgs> {
+    use crate::report::scan::ScanFormat;
+    if a.first_change_only || a.max_changes.is_some() || a.plot.is_some() {
+        bail!("--scan reports every change of the range: it takes no --first-change-only, --max-changes or --plot");
+    }
+    let format = match a.format {
+        BisectFormat::Text => ScanFormat::Text,
+        BisectFormat::Markdown => ScanFormat::Markdown,
+        BisectFormat::Json => ScanFormat::Json,
+        BisectFormat::Html => bail!("--scan renders text, markdown or json, not html"),
+    };
+    Ok(super::scan::ScanArgs {
+        range: a.range,
+        tool: a.tool,
+        grid: a.grid,
+        sampling: a.sampling,
+        stats: a.stats,
+        build: a.build,
+        format,
+        links: a.links,
+    })
+}
+
 /// What placing the merge base between GOOD and BAD decided.
 enum Placement {
     /// Search merge-base..BAD; with a note when GOOD's own branch differs too.
@@ -361,11 +394,11 @@ fn place_merge_base(
 /// The session seen by the search, with live output: each decided step as
 /// a line (stdout in text format, else stderr) and, on a terminal, the
 /// status line.
-struct Live<'s, 'a> {
-    session: &'s mut Session<'a>,
-    commits: &'s [repo::CommitInfo],
-    print_steps: bool,
-    status: progress::SearchStatus,
+pub(super) struct Live<'s, 'a> {
+    pub(super) session: &'s mut Session<'a>,
+    pub(super) commits: &'s [repo::CommitInfo],
+    pub(super) print_steps: bool,
+    pub(super) status: progress::SearchStatus,
 }
 
 impl Measurer for Live<'_, '_> {

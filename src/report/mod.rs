@@ -10,6 +10,7 @@ pub mod html;
 pub mod matrix;
 pub mod plot;
 pub mod run;
+pub mod scan;
 pub mod simulate;
 pub mod table;
 

@@ -442,6 +442,7 @@ fn simulated() -> Simulated {
             cfg: Config::default(),
             baseline: false,
             jobs: 1,
+            scan: None,
         },
         report: SimReport {
             trials: 100,
@@ -458,6 +459,7 @@ fn simulated() -> Simulated {
             unconfirmed_rate: 0.0,
             interval_coverage: Some(0.98),
             intervals_scored: 100,
+            steps_found: vec![],
         },
         noise_fit: None,
     }
