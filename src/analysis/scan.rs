@@ -180,7 +180,9 @@ pub struct ScanResult {
     /// Indices into `changes` of the confirmed ones, largest |share| first.
     pub by_share: Vec<usize>,
     pub cancels: Vec<Cancel>,
-    /// Alpha of each search (the command's alpha over the searches entered).
+    /// Intervals that may be searched (the entered ones and their neighbours), and the alpha of
+    /// each search: the command's alpha over them.
+    pub searchable: usize,
     pub alpha_per_search: f64,
     pub tests: usize,
     /// Bonferroni sum of the levels of every test the searches ran.
@@ -468,6 +470,7 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
         .collect::<std::collections::BTreeSet<usize>>()
         .len();
     let alpha_per_search = alpha::scan_per_search(cfg.alpha, candidates);
+    let searchable = candidates;
     let sub_cfg = Config {
         alpha: alpha_per_search,
         ..cfg.clone()
@@ -544,6 +547,7 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
         changes,
         by_share,
         cancels,
+        searchable,
         alpha_per_search,
         tests,
         family_alpha: family.min(1.0),

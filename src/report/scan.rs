@@ -54,6 +54,9 @@ pub struct IntervalJson {
     /// The fitted ratio of hi's level to lo's.
     pub fitted_ratio: f64,
     pub entered: bool,
+    /// Entered only because a neighbouring interval, entered for a fitted step, was flat.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fallback: bool,
     /// "not entered (one fitted level)", "no change on fresh samples", "1 change point", ...
     pub outcome: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -117,6 +120,8 @@ pub struct ScanReport {
     /// Level per place of the step fit and its penalty; alpha of each interval search.
     pub fit_level: f64,
     pub penalty: f64,
+    /// Intervals that may be searched (entered, and their neighbours as a fallback).
+    pub searchable: usize,
     pub alpha_per_search: f64,
     pub tests: usize,
     pub family_alpha: f64,
@@ -216,6 +221,12 @@ impl ScanReport {
                 let outcome = match &iv.search {
                     None => "not entered (one fitted level)".to_string(),
                     Some(s) => match &s.outcome {
+                        _ if iv.fallback
+                            && matches!(s.outcome, crate::analysis::bisect::Outcome::NoChange) =>
+                        {
+                            "searched beside a flat entered interval: its ends do not differ either"
+                                .to_string()
+                        }
                         crate::analysis::bisect::Outcome::NoChange => {
                             "searched: its ends do not differ on fresh samples".to_string()
                         }
@@ -231,6 +242,7 @@ impl ScanReport {
                     hi_short: commits[iv.hi].short.clone(),
                     fitted_ratio: iv.fitted_ratio,
                     entered: iv.entered,
+                    fallback: iv.fallback,
                     outcome,
                     steps: iv
                         .search
@@ -288,6 +300,7 @@ impl ScanReport {
             alpha: x.alpha,
             fit_level: r.grid.fit_level,
             penalty: r.grid.penalty,
+            searchable: r.searchable,
             alpha_per_search: r.alpha_per_search,
             tests: r.tests,
             family_alpha: r.family_alpha,
@@ -315,13 +328,14 @@ impl ScanReport {
     }
 
     fn error_control(&self) -> String {
-        let entered = self.intervals.len() - self.not_entered();
         format!(
-            "error control: the step fit chooses intervals at {:.2e} per place (alpha {} over {} places); the {entered} searches get alpha {} / {entered} = {:.2e} each, on samples taken after the grid's; tests run {}, family-wise bound (Bonferroni sum) {:.2e}",
+            "error control: the step fit chooses intervals at {:.2e} per place (alpha {} over {} places); the {} intervals that may be searched (those entered and their neighbours) get alpha {} / {} = {:.2e} each, on samples taken after the grid's; tests run {}, family-wise bound (Bonferroni sum) {:.2e}",
             self.fit_level,
             self.alpha,
             self.intervals.len(),
+            self.searchable,
             self.alpha,
+            self.searchable,
             self.alpha_per_search,
             self.tests,
             self.family_alpha
