@@ -14,7 +14,7 @@
 //!    and standard error are taken from what is left, the spread is pooled over the points
 //!    ([`segment::pool`]), and PELT fits the steps ([`segment::fit`]).
 //! 3. The searches: every interval between neighbouring measured grid points that lie on
-//!    different fitted levels is searched with [`bisect::search`], on samples taken after the
+//!    fitted levels at least half the minimum effect apart is searched with [`bisect::search`], on samples taken after the
 //!    grid's (each search sees only samples taken after everything earlier phases used, so its
 //!    comparisons are interleaved with each other and independent of the choice to enter).
 //!    Neighbours on one level are not entered: a bump narrower than a grid interval, or two
@@ -376,7 +376,7 @@ pub fn measure_grid(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> 
     }
     let level = alpha::scan_fit_level(cfg.alpha, fitted.len());
     let pts = segment::pool(&fitted.iter().map(|f| f.1.clone()).collect::<Vec<_>>());
-    let fit = segment::fit(&pts, level, cfg.min_effect);
+    let fit = segment::fit(&pts, level);
     let mut segments = Vec::with_capacity(fit.segments.len());
     for (si, s) in fit.segments.iter().enumerate() {
         for f in &fitted[s.first..=s.last] {
@@ -391,16 +391,20 @@ pub fn measure_grid(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> 
             ci95: ((s.mean - z * s.se).exp(), (s.mean + z * s.se).exp()),
         });
     }
+    // A fitted change is searched from half the minimum effect on: a fitted size is an estimate,
+    // and the search decides on fresh samples whether the change is real and how large.
+    let entry = (1.0 + cfg.min_effect / 2.0).ln();
     let intervals = fitted
         .windows(2)
         .map(|w| {
             let (a, b) = (&points[w[0].0], &points[w[1].0]);
             let (sa, sb) = (a.segment.unwrap_or(0), b.segment.unwrap_or(0));
+            let fitted_ratio = segments[sb].level / segments[sa].level;
             Interval {
                 lo: a.commit,
                 hi: b.commit,
-                fitted_ratio: segments[sb].level / segments[sa].level,
-                entered: sa != sb,
+                fitted_ratio,
+                entered: sa != sb && fitted_ratio.ln().abs() >= entry,
                 fallback: false,
                 search: None,
             }

@@ -219,6 +219,9 @@ impl ScanReport {
             .iter()
             .map(|iv| {
                 let outcome = match &iv.search {
+                    None if (iv.fitted_ratio - 1.0).abs() > 1e-12 => {
+                        "not entered (fitted change below half the minimum effect)".to_string()
+                    }
                     None => "not entered (one fitted level)".to_string(),
                     Some(s) => match &s.outcome {
                         _ if iv.fallback
@@ -321,7 +324,7 @@ impl ScanReport {
         (skipped > 0).then(|| {
             let spacing = self.commits.saturating_sub(1) / self.grid_size.saturating_sub(1).max(1);
             format!(
-                "{skipped} of {} grid intervals lie on one fitted level and were not searched: a bump narrower than a grid interval (~{spacing} commits), or two changes that cancel inside one, can hide there (a larger --grid narrows that)",
+                "{skipped} of {} grid intervals lie on one fitted level (or levels less than half the minimum effect apart) and were not searched: a bump narrower than a grid interval (~{spacing} commits), or two changes that cancel inside one, can hide there (a larger --grid narrows that)",
                 self.intervals.len()
             )
         })
