@@ -6,7 +6,12 @@
  * On 3.x one operation is EVP_PKEY_new_raw_public_key_ex(NULL, NAME, NULL,
  * ...), i.e. a provider key made in the default library context; on 1.1.1
  * (no _ex variant) it is EVP_PKEY_new_raw_public_key(NID, NULL, ...). The raw
- * public key is that of a key pair generated in pb_setup.
+ * public key is read from the fixture raw-ALG.pub. It is not generated in
+ * pb_setup: generating a key uses RAND, which fetches DRBGs and ciphers, and on
+ * 3.0 every name the process has fetched lengthens the walk over the whole
+ * namemap that each EVP_PKEY_new_raw_public_key_ex makes
+ * (EVP_KEYMGMT_names_do_all): a keygen in setup made every operation 13% more
+ * instructions (docs/parity.md, "newrawkey").
  */
 #include "perfbisect.h"
 
@@ -17,13 +22,14 @@ typedef struct {
     const char *arg;
     const char *name; /* 3.x key type name */
     int id;           /* EVP_PKEY_* */
+    size_t len;       /* raw public key bytes */
 } raw_alg;
 
 static const raw_alg algs[] = {
-    { "x25519", "X25519", EVP_PKEY_X25519 },
-    { "ed25519", "ED25519", EVP_PKEY_ED25519 },
-    { "x448", "X448", EVP_PKEY_X448 },
-    { "ed448", "ED448", EVP_PKEY_ED448 },
+    { "x25519", "X25519", EVP_PKEY_X25519, 32 },
+    { "ed25519", "ED25519", EVP_PKEY_ED25519, 32 },
+    { "x448", "X448", EVP_PKEY_X448, 56 },
+    { "ed448", "ED448", EVP_PKEY_ED448, 57 },
 };
 
 typedef struct {
@@ -53,19 +59,22 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
     if (g->alg == NULL)
         return pb_fail(err, errlen, "unknown alg '%s'", arg);
 
-    EVP_PKEY *pkey = NULL;
-    EVP_PKEY_CTX *kctx = EVP_PKEY_CTX_new_id(g->alg->id, NULL);
-    int ok = kctx != NULL && EVP_PKEY_keygen_init(kctx) > 0 && EVP_PKEY_keygen(kctx, &pkey) > 0;
-    EVP_PKEY_CTX_free(kctx);
-    if (!ok)
-        return pb_fail(err, errlen, "generating a %s key failed", arg);
-    g->publen = sizeof(g->pub);
-    ok = EVP_PKEY_get_raw_public_key(pkey, g->pub, &g->publen) == 1;
-    EVP_PKEY_free(pkey);
-    if (!ok)
-        return pb_fail(err, errlen, "EVP_PKEY_get_raw_public_key failed");
+    char name[32];
+    snprintf(name, sizeof(name), "raw-%s.pub", g->alg->arg);
+    unsigned char *raw = NULL;
+    size_t rawlen = 0;
+    if (pb_read_fixture(env, name, &raw, &rawlen, err, errlen) != PB_OK)
+        return PB_ERROR;
+    if (rawlen != g->alg->len) {
+        free(raw);
+        return pb_fail(err, errlen, "fixture %s has %zu bytes, not %zu", name, rawlen,
+                       g->alg->len);
+    }
+    memcpy(g->pub, raw, rawlen);
+    g->publen = rawlen;
+    free(raw);
 
-    pkey = new_raw(g);
+    EVP_PKEY *pkey = new_raw(g);
     if (pkey == NULL)
         return pb_fail(err, errlen, "EVP_PKEY_new_raw_public_key(%s) failed in setup", arg);
     EVP_PKEY_free(pkey);

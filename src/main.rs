@@ -66,6 +66,8 @@ enum Command {
     Matrix(cli::matrix::MatrixArgs),
     /// Fail CI on a significant slowdown of HEAD against BASE (exit 1)
     Gate(cli::gate::GateArgs),
+    /// perfbisect's kernels next to openssl/perftools' programs on the same OpenSSL
+    Parity(cli::parity::ParityArgs),
     /// Work with result files (merge shards)
     Report(cli::report::ReportCmd),
     /// Build OpenSSL revisions into the cache
@@ -131,6 +133,7 @@ fn main() -> ExitCode {
         Command::Matrix(a) => cli::matrix::run(&cli.global, a),
         Command::Gate(a) => cli::gate::run(&cli.global, a),
         Command::Report(a) => cli::report::run(&cli.global, a),
+        Command::Parity(a) => cli::parity::run(&cli.global, a),
         Command::Log(a) => cli::log::run(&cli.global, a),
         Command::Simulate(a) => cli::simulate::run(a),
         Command::Recipes => cli::recipes::run(),

@@ -335,3 +335,35 @@ fn a_changed_perlasm_translator_regenerates_the_assembler() {
         "{log}"
     );
 }
+
+/// Two work trees (the default): a build far from the one tree there is starts a second tree
+/// instead of moving the first, and each later build continues the tree nearest to it.
+#[test]
+fn builds_continue_the_nearest_of_two_work_trees() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    let mut ids = fake_openssl_repo(&repo, &[("base", &[("notes/0.txt", "0\n")])]);
+    let names: Vec<String> = (1..=70).map(|i| format!("notes/{i}.txt")).collect();
+    let commits: Vec<(&str, Vec<(&str, &str)>)> = names
+        .iter()
+        .map(|n| ("a note", vec![(n.as_str(), "note\n")]))
+        .collect();
+    let commits: Vec<(&str, &[(&str, &str)])> =
+        commits.iter().map(|(m, f)| (*m, f.as_slice())).collect();
+    ids.extend(common::synthetic_repo_commits(&repo, &commits));
+    let cache = d.path().join("cache");
+    let from = |id: &str| meta(&entry_of(&cache, id))["incremental"]["from"].clone();
+
+    assert_built(&build(&cache, &repo, &[&ids[0]]));
+    // 70 commits away: a tree of its own, built clean; the first tree stays where it was.
+    assert_built(&build(&cache, &repo, &[&ids[70]]));
+    assert!(meta(&entry_of(&cache, &ids[70]))
+        .get("incremental")
+        .is_none());
+    assert!(cache.join("work/1/tree.json").is_file());
+    // Each end's neighbour continues that end's tree.
+    assert_built(&build(&cache, &repo, &[&ids[69]]));
+    assert_eq!(from(&ids[69]), ids[70].as_str());
+    assert_built(&build(&cache, &repo, &[&ids[1]]));
+    assert_eq!(from(&ids[1]), ids[0].as_str());
+}

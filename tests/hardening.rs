@@ -940,11 +940,14 @@ fn sigint_while_waiting_for_a_lock_synthetic_repo() {
     let repo = d.path().join("repo");
     let ids = fake_repo(&repo, &[fc("fast 0", FAST)]);
     fs::create_dir_all(cache.join("locks")).unwrap();
-    let lock = fs::File::create(cache.join("locks/workdir.lock")).unwrap();
+    // One work tree: its lock is the one a build must wait for.
+    let lock = fs::File::create(cache.join("locks/workdir-0.lock")).unwrap();
     lock.lock().unwrap();
     for group in [true, false] {
         let mut cmd = pb_std(&cache);
-        cmd.args(["build", "--repo"]).arg(&repo).arg(&ids[0]);
+        cmd.args(["build", "--work-trees", "1", "--repo"])
+            .arg(&repo)
+            .arg(&ids[0]);
         let r = spawn(cmd, d.path(), "build");
         std::thread::sleep(Duration::from_millis(800));
         assert!(
@@ -1954,4 +1957,59 @@ fn merge_base_is_placed_between_good_and_bad_synthetic_repo() {
     assert_eq!(j["good"]["commit"], main[1], "{}", summary(&j));
     assert_eq!(j["bad"]["commit"], slow[0], "{}", summary(&j));
     assert_eq!(j["culprits"][0]["commit"], slow[0], "{}", summary(&j));
+}
+
+/// Commits whose loaded binaries are byte-identical (here: the fake's reproducible builds of
+/// commits that change nothing the library is built from) are one subject to the search:
+/// measured once, their samples shared, and the result says how many probes that saved.
+#[test]
+fn byte_identical_builds_share_their_samples_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let repo = d.path().join("repo");
+    let ids = fake_repo(
+        &repo,
+        &[
+            fc("fast 0 (good)", FAST),
+            fc("fast 1", FAST),
+            fc("fast 2", FAST),
+            fc("fast 3", FAST),
+            fc("culprit 4: slow", SLOW),
+            fc("slow 5", SLOW),
+            fc("slow 6 (bad)", SLOW),
+        ],
+    );
+    let range = format!("{}..{}", ids[0], ids[6]);
+    let (j, o) = bisect_json(&cache, &repo, &range, &[]);
+    assert_eq!(
+        j["culprits"][0]["commit"],
+        ids[4].as_str(),
+        "{}",
+        summary(&j)
+    );
+    let shared = j["shared_probes"].as_u64().unwrap();
+    assert!(shared >= 1, "{}", summary(&j));
+    // A tested commit that shares a build's binaries reports that build's samples: the same
+    // mean at the same n.
+    let steps = j["steps"].as_array().unwrap();
+    let same = steps.iter().any(|a| {
+        steps.iter().any(|b| {
+            a["commit"] != b["commit"]
+                && a["n"] == b["n"]
+                && a["mean_us"].as_f64().is_some()
+                && a["mean_us"] == b["mean_us"]
+                && ids[..4].iter().any(|id| a["commit"] == id.as_str())
+        })
+    });
+    assert!(same, "{}", summary(&j));
+    let text = pb(&cache)
+        .args(bisect_args(&repo, &range))
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&text).contains("probes saved:"),
+        "{}\n{}",
+        stdout(&text),
+        stderr(&o)
+    );
 }

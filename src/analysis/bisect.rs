@@ -64,6 +64,13 @@ pub trait Measurer {
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>>;
     /// Called when a commit's verdict is final (for live output). Default: do nothing.
     fn decided(&mut self, _step: &Step) {}
+    /// Get commit `c` ready to measure (build it) without sampling, so that [`identical`]
+    /// can tell. Default: nothing to do.
+    ///
+    /// [`identical`]: Measurer::identical
+    fn prepare(&mut self, _c: usize) -> Result<()> {
+        Ok(())
+    }
     /// Whether commits `a` and `b` load byte-identical libraries and modules (then no change of
     /// speed can lie between them). Default: not known.
     fn identical(&self, _a: usize, _b: usize) -> bool {
@@ -389,6 +396,20 @@ impl Searcher<'_> {
     /// Classify `c` against the interval ends `lo` (old-like) and `hi` (new-like) on fresh windows of
     /// all three, growing them together.
     fn classify(&mut self, c: usize, lo: usize, hi: usize) -> Result<Step> {
+        // A commit that loads the same binaries as an end behaves as that end: measuring it
+        // would compare one subject with itself.
+        let ends = [(lo, StepVerdict::Old, 0.0), (hi, StepVerdict::New, 1.0)];
+        self.m.prepare(c)?;
+        for (end, verdict, point) in ends {
+            if self.m.identical(c, end) {
+                let k = self.claimed(end).max(1);
+                let xs = match self.windows(&[end], &[0], k)?.pop() {
+                    Some(Window::Samples(v)) => v,
+                    _ => Vec::new(),
+                };
+                return Ok(Self::step(c, &xs, verdict, Some(point)));
+            }
+        }
         let commits = [c, lo, hi];
         let bases = [self.claimed(c), self.claimed(lo), self.claimed(hi)];
         let pos_conf = POSITION_CONF;

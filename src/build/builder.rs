@@ -354,7 +354,7 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         .recipe
         .make_targets
         .iter()
-        .find(|t| !targets.contains(t.as_str()))
+        .find(|t| *t != SHARED_LIBS && !targets.contains(t.as_str()))
     {
         let _ = writeln!(
             log,
@@ -366,14 +366,56 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
             req.log_path.display()
         );
     }
+    let makefile_text = fs::read_to_string(&makefile).unwrap_or_default();
+    let (make_targets, from_tree) = expand_shared_libs(make_targets, &targets, &makefile_text);
     // One make invocation per target: OpenSSL's top-level targets
     // (build_libs, build_modules, …) each run `$(MAKE) depend && $(MAKE)
     // _target`, so two of them in one parallel make would compile the same
     // objects at the same time and clobber each other's files.
     let mut make_secs = 0.0;
     for (i, t) in make_targets.iter().enumerate() {
-        let args = [format!("-j{jobs}"), t.clone()];
+        let mut args = vec![format!("-j{jobs}")];
+        args.extend(t.split_whitespace().map(String::from));
         make_secs += step("make", i == 0, Path::new("make"), &args)?;
+    }
+
+    if from_tree {
+        // install_dev would copy the static libraries this build did not make.
+        let t = Instant::now();
+        let _ = writeln!(
+            log,
+            "### perfbisect: taking the shared libraries, headers, modules and engines from the build tree"
+        );
+        match install_from_build_tree(&src, &build_dir, &install_dir) {
+            Ok(files) => {
+                for f in &files {
+                    let _ = writeln!(log, "### perfbisect: from the build tree: {f}");
+                }
+            }
+            Err(e) => failed!(
+                "install failed: the build tree has no usable libraries ({e:#}); log: {}",
+                req.log_path.display()
+            ),
+        }
+        let install_secs = t.elapsed().as_secs_f64();
+        let ccache = ccache_bin.as_ref().map(|_| read_stats_log(&stats_log));
+        let total_secs = started.elapsed().as_secs_f64();
+        let _ = writeln!(
+            log,
+            "### perfbisect: built in {total_secs:.1}s (configure {configure_secs:.1}s, make {make_secs:.1}s, install {install_secs:.1}s){}",
+            ccache_summary(&ccache)
+        );
+        return Ok(BuildReport {
+            configure_secs,
+            make_secs,
+            install_secs,
+            total_secs,
+            make_targets,
+            install_targets: Vec::new(),
+            install_fallback: None,
+            ccache,
+            configured: configure,
+        });
     }
 
     // install: libraries and headers (install_dev), engines and modules
@@ -440,15 +482,7 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
     let _ = writeln!(
         log,
         "### perfbisect: built in {total_secs:.1}s (configure {configure_secs:.1}s, make {make_secs:.1}s, install {install_secs:.1}s){}",
-        match &ccache {
-            Some(c) => format!(
-                ", ccache {} hits / {} misses ({:.0}%)",
-                c.hits,
-                c.misses,
-                c.hit_rate * 100.0
-            ),
-            None => String::new(),
-        }
+        ccache_summary(&ccache)
     );
     Ok(BuildReport {
         configure_secs,
@@ -632,12 +666,17 @@ fn so_files(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The words of a `NAME=…` line of a generated Makefile, quotes removed.
+/// The words of a `NAME=…` line of a generated Makefile (with its `\` continuation lines,
+/// which OpenSSL 3's long lists use), quotes removed.
 fn makefile_words(makefile: &str, name: &str) -> Option<Vec<String>> {
     let prefix = format!("{name}=");
-    let line = makefile.lines().find(|l| l.starts_with(&prefix))?;
+    let mut lines = makefile.lines().skip_while(|l| !l.starts_with(&prefix));
+    let mut value = lines.next()?[prefix.len()..].to_string();
+    while let Some(cont) = value.strip_suffix('\\') {
+        value = format!("{cont} {}", lines.next().unwrap_or_default());
+    }
     Some(
-        line[prefix.len()..]
+        value
             .split_whitespace()
             .map(|w| w.trim_matches('"').to_string())
             .filter(|w| !w.is_empty())
@@ -884,6 +923,57 @@ fn tail(path: &Path, n: usize) -> String {
 
 /// Names of the explicit targets of a generated Makefile (`name:` at the
 /// start of a line, not `name:=`).
+/// The recipe's make target that means "only what a kernel loads": the shared libraries (the
+/// Makefile's `SHLIBS`) after the generated headers and `depend`, not the static libraries
+/// (`build_libs` makes both: twice the compiler runs, half of them ccache hits at best), apps
+/// or tests. The modules and engines are added like for any recipe. A tree whose Makefile
+/// names no `SHLIBS` gets `build_libs` instead.
+pub const SHARED_LIBS: &str = "shared_libs";
+
+/// `targets` with [`SHARED_LIBS`] replaced by what it means in this Makefile, and whether it
+/// was used (then the build is published from the build tree, not by `make install_dev`).
+fn expand_shared_libs(
+    targets: Vec<String>,
+    known: &BTreeSet<String>,
+    makefile: &str,
+) -> (Vec<String>, bool) {
+    if !targets.iter().any(|t| t == SHARED_LIBS) {
+        return (targets, false);
+    }
+    let shlibs = makefile_words(makefile, "SHLIBS").filter(|w| !w.is_empty());
+    let mut out = Vec::new();
+    for t in targets {
+        if t != SHARED_LIBS {
+            out.push(t);
+            continue;
+        }
+        match &shlibs {
+            Some(libs) => {
+                for pre in ["build_generated", "depend"] {
+                    if known.contains(pre) {
+                        out.push(pre.to_string());
+                    }
+                }
+                out.push(libs.join(" "));
+            }
+            None => out.push("build_libs".to_string()),
+        }
+    }
+    (out, shlibs.is_some())
+}
+
+fn ccache_summary(ccache: &Option<CcacheStats>) -> String {
+    match ccache {
+        Some(c) => format!(
+            ", ccache {} hits / {} misses ({:.0}%)",
+            c.hits,
+            c.misses,
+            c.hit_rate * 100.0
+        ),
+        None => String::new(),
+    }
+}
+
 fn makefile_targets(makefile: &Path) -> Result<BTreeSet<String>> {
     let text = fs::read_to_string(makefile)
         .with_context(|| format!("configure produced no readable {}", makefile.display()))?;
@@ -974,6 +1064,38 @@ fn parse_stats_log(text: &str) -> CcacheStats {
 mod tests {
     use super::*;
     use crate::build::recipe;
+
+    #[test]
+    fn shared_libs_means_the_makefiles_shared_libraries() {
+        let known: BTreeSet<String> = ["build_generated", "depend", "build_libs", "build_modules"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let makefile = "LIBS=libcrypto.a libssl.a\nSHLIBS=libcrypto.so.3 \\\n       libssl.so.3\n";
+        let (t, from_tree) = expand_shared_libs(
+            vec![SHARED_LIBS.into(), "build_modules".into()],
+            &known,
+            makefile,
+        );
+        assert!(from_tree);
+        assert_eq!(
+            t,
+            [
+                "build_generated",
+                "depend",
+                "libcrypto.so.3 libssl.so.3",
+                "build_modules"
+            ]
+        );
+        // A Makefile without SHLIBS (pre-1.1.0 trees): the libraries the usual way.
+        let (t, from_tree) = expand_shared_libs(vec![SHARED_LIBS.into()], &known, "LIBS=x\n");
+        assert!(!from_tree);
+        assert_eq!(t, ["build_libs"]);
+        // Recipes that do not ask for it are left alone.
+        let (t, from_tree) = expand_shared_libs(vec!["build_libs".into()], &known, makefile);
+        assert!(!from_tree);
+        assert_eq!(t, ["build_libs"]);
+    }
     use crate::build::version::detect_version;
     use std::collections::BTreeMap;
 

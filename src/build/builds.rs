@@ -109,7 +109,14 @@ pub struct BuildOptions<'a> {
     pub ccache_remote: Option<String>,
     /// Never continue the tree of an earlier build.
     pub clean_build: bool,
+    /// How many work trees to keep (see [`pick_work_tree`]).
+    pub work_trees: usize,
 }
+
+/// Two: a bisect alternates between the two ends of a shrinking range, so one tree follows
+/// each end and every build after the first few is near a tree (each costs a build tree's disk,
+/// a few hundred MB for OpenSSL 3).
+pub const DEFAULT_WORK_TREES: u16 = 2;
 
 pub fn default_jobs() -> usize {
     std::thread::available_parallelism()
@@ -180,11 +187,9 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
             return Ok(b);
         }
     }
-    // One build at a time per cache: the stable work paths are shared.
-    let _work = cache.lock("workdir")?;
     interrupt::check()?;
-    remove_stale_staging(&builds);
-    let work = cache.dir("work")?;
+    let (work, _work_lock) = pick_work_tree(cache, repo, c, &resolved, o)?;
+    remove_stale_staging(cache, Some(&key))?;
     let src = work.join("src");
     let build_dir = work.join("build");
     // test/recipes/ and the like are read by `make test` only.
@@ -453,6 +458,75 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
     Ok(built)
 }
 
+/// Beyond this many commits a work tree is not worth keeping a build away from: with a free
+/// slot, the build starts a tree of its own instead of moving this one (far apart, an
+/// incremental build recompiles nearly everything anyway, and the old tree stays for the
+/// commits near it — a bisect's other end).
+const FAR_COMMITS: usize = 64;
+
+/// The work tree a build of `c` continues, locked. Of the trees of this recipe and
+/// fingerprint, the one whose commit is nearest to `c` in the history (fewest commits between
+/// them, so fewest files to rewrite and recompile); an empty slot when every tree is further
+/// than [`FAR_COMMITS`]; without either, the least recently built. Trees another process holds
+/// are passed over while a free one exists. Slot 0 is `work/` itself (the layout of caches made
+/// before there were several), slot k is `work/k/`.
+fn pick_work_tree(
+    cache: &Cache,
+    repo: &Repo,
+    c: &CommitInfo,
+    resolved: &crate::build::recipe::ResolvedRecipe,
+    o: &BuildOptions,
+) -> Result<(PathBuf, cache::Lock)> {
+    let root = cache.dir("work")?;
+    let slot_dir = |k: usize| {
+        if k == 0 {
+            root.clone()
+        } else {
+            root.join(k.to_string())
+        }
+    };
+    // (class, distance or age, slot), smaller first: class 0 a near tree; 1 a slot with no
+    // tree this build can continue (empty first, then the least recently built tree of
+    // another recipe or repository); 2 a far tree, nearest first.
+    let mut ranked: Vec<(u8, u64, usize)> = (0..o.work_trees.max(1))
+        .map(|k| {
+            let state_path = slot_dir(k).join(TREE_STATE);
+            let Some(state) = read_tree_state(&state_path) else {
+                return (1, 0, k);
+            };
+            let distance = (state.recipe == resolved.name
+                && state.fingerprint == resolved.fingerprint)
+                .then(|| repo.distance(&state.commit, &c.id))
+                .flatten();
+            match distance {
+                Some(d) if d <= FAR_COMMITS => (0, d as u64, k),
+                Some(d) => (2, d as u64, k),
+                None => {
+                    let built_at = fs::metadata(&state_path)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                        .map_or(1, |d| d.as_secs().max(1));
+                    (1, built_at, k)
+                }
+            }
+        })
+        .collect();
+    ranked.sort();
+    let open = |k: usize, lock: cache::Lock| -> Result<(PathBuf, cache::Lock)> {
+        let dir = slot_dir(k);
+        fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok((dir, lock))
+    };
+    for &(_, _, k) in &ranked {
+        if let Some(lock) = cache.try_lock(&format!("workdir-{k}"))? {
+            return open(k, lock);
+        }
+    }
+    let k = ranked[0].2;
+    open(k, cache.lock(&format!("workdir-{k}"))?)
+}
+
 /// The file in the work directory that says which commit's tree
 /// work/src and work/build hold, for which recipe and fingerprint. Written
 /// only after a successful build, removed before the trees are touched: a
@@ -649,22 +723,35 @@ pub fn list(cache: &Cache) -> Result<Vec<Built>> {
     Ok(out)
 }
 
-/// Staging directories (`.tmp-<key>-…`) and replaced entries (`.tmp-old-…`)
-/// left by a process that was killed outright (SIGKILL, a second Ctrl-C):
-/// with the workdir lock held no other build is staging, so they are
-/// garbage. `cache rm`'s `.tmp-rm-…` are not ours to touch (it does not hold
-/// this lock).
-fn remove_stale_staging(builds: &Path) {
-    let Ok(rd) = fs::read_dir(builds) else {
-        return;
+/// Staging directories (`.tmp-<key>-XXXXXX`) and replaced entries (`.tmp-old-<key>-<pid>`)
+/// left by a process that was killed outright (SIGKILL, a second Ctrl-C). A build holds its
+/// key's lock from before it stages until it publishes, so a directory whose key lock is free
+/// is garbage; one whose lock is held (another build, in another work tree) is left alone.
+/// `cache rm`'s `.tmp-rm-…` are not ours to touch. `held`: the key whose lock the caller
+/// holds and has not staged yet (its leftovers are stale too).
+pub fn remove_stale_staging(cache: &Cache, held: Option<&str>) -> Result<()> {
+    let Ok(rd) = fs::read_dir(cache.dir("builds")?) else {
+        return Ok(());
     };
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with(".tmp-") && !name.starts_with(".tmp-rm-") {
+        let key = if let Some(rest) = name.strip_prefix(".tmp-old-") {
+            rest.rsplit_once('-').map(|(k, _)| k)
+        } else if name.starts_with(".tmp-rm-") {
+            None
+        } else {
+            name.strip_prefix(".tmp-")
+                .and_then(|r| r.rsplit_once('-'))
+                .map(|(k, _)| k)
+        };
+        let Some(key) = key else { continue };
+        let stale = Some(key) == held || cache.try_lock(&format!("build-{key}"))?.is_some();
+        if stale {
             progress::detail(&format!("removing stale staging directory {name}"));
             fs::remove_dir_all(e.path()).ok();
         }
     }
+    Ok(())
 }
 
 /// sha256 of the files a kernel loads from an installed prefix, by path

@@ -218,6 +218,14 @@ impl Repo {
         self.info(p)
     }
 
+    /// How many commits lie between `a` and `b` (reachable from one and not the other), or
+    /// `None` when either is unknown here.
+    pub fn distance(&self, a: &str, b: &str) -> Option<usize> {
+        let (a, b) = (Oid::from_str(a).ok()?, Oid::from_str(b).ok()?);
+        let (ahead, behind) = self.repo.graph_ahead_behind(a, b).ok()?;
+        Some(ahead + behind)
+    }
+
     pub fn is_ancestor(&self, a: Oid, b: Oid) -> Result<bool> {
         Ok(a == b || self.repo.graph_descendant_of(b, a)?)
     }

@@ -237,7 +237,9 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         }
     };
     let commits = &commits;
+    // A commit measured as a byte-identical build has no samples of its own.
     let samples_total: usize = (0..commits.len())
+        .filter(|&i| session.root(i) == i)
         .filter_map(|i| session.samples(i).ok().map(|s| s.len()))
         .sum();
 
@@ -271,6 +273,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
         builds: session.builds.values().cloned().collect(),
         samples: samples_total,
         samples_taken_now: session.samples_taken,
+        shared_probes: session.shared,
         alpha_per_test: result.alpha_per_test,
         notes,
         tests: result.tests,
@@ -402,6 +405,10 @@ pub(super) struct Live<'s, 'a> {
 }
 
 impl Measurer for Live<'_, '_> {
+    fn prepare(&mut self, c: usize) -> Result<()> {
+        Measurer::prepare(self.session, c)
+    }
+
     fn identical(&self, a: usize, b: usize) -> bool {
         self.session.identical(a, b)
     }

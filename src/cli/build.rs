@@ -29,6 +29,11 @@ pub struct BuildArgs {
     /// Parallel make jobs (default: the number of cores)
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// Work trees kept for incremental builds; each build continues the one whose commit is
+    /// nearest (a bisect alternates between the ends of its range)
+    #[arg(long, value_name = "N", default_value_t = builds::DEFAULT_WORK_TREES,
+          value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub work_trees: u16,
     /// ccache remote storage shared by a team's runners, e.g.
     /// redis://host:6379 or http://host:8080/ccache (sets CCACHE_REMOTE_STORAGE)
     #[arg(long, value_name = "URL", env = "PERFBISECT_CCACHE_REMOTE")]
@@ -60,6 +65,7 @@ impl BuildArgs {
             clean_build: self.clean_build,
             jobs: self.jobs.unwrap_or_else(builds::default_jobs).max(1),
             ccache_remote: self.ccache_remote.clone(),
+            work_trees: self.work_trees as usize,
         }
     }
 }

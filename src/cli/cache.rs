@@ -123,14 +123,8 @@ pub fn run(g: &Global, a: CacheCmd) -> Result<ExitCode> {
                     removed += 1;
                 }
             }
-            // Staging directories left by a killed process, when no build runs.
-            if let Some(_l) = cache.try_lock("workdir")? {
-                for e in std::fs::read_dir(cache.dir("builds")?)?.flatten() {
-                    if e.file_name().to_string_lossy().starts_with(".tmp-") {
-                        std::fs::remove_dir_all(e.path()).ok();
-                    }
-                }
-            }
+            // Staging directories left by a killed process.
+            builds::remove_stale_staging(&cache, None)?;
             // Half-compiled kernels of a killed process: each compile holds
             // its kernel's lock, so an old one nobody is writing is safe to drop.
             let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);

@@ -13,6 +13,7 @@ pub mod gate;
 pub mod kernels;
 pub mod log;
 pub mod matrix;
+pub mod parity;
 pub mod recipes;
 pub mod report;
 pub mod run;

@@ -3,12 +3,10 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::args::{FixedSamplingArgs, ToolsArgs};
-use super::build::BuildArgs;
+use super::args::{FixedSamplingArgs, LibraryArgs, ToolsArgs};
 use crate::cache::Cache;
-use crate::measure::engine::{Library, Reuse, Session, Subject, Target};
+use crate::measure::engine::{Library, Reuse, Session, Subject};
 use crate::measure::kernel::Registry;
-use crate::measure::prefix::Prefix;
 use crate::measure::runner;
 use crate::report::run::{RunFormat, RunReport, RunResult};
 use crate::Global;
@@ -19,14 +17,8 @@ pub struct RunArgs {
     pub tools: ToolsArgs,
     #[command(flatten)]
     pub sampling: FixedSamplingArgs,
-    /// Installed OpenSSL prefix(es) holding include/ and lib/ (default: the system's)
-    #[arg(long = "openssl-dir", value_name = "PREFIX")]
-    pub openssl_dirs: Vec<PathBuf>,
-    /// Build these revisions of --repo (cached) and measure them
-    #[arg(long = "rev", value_name = "REV", conflicts_with = "openssl_dirs")]
-    pub revs: Vec<String>,
     #[command(flatten)]
-    pub build: BuildArgs,
+    pub libraries: LibraryArgs,
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     pub format: RunFormat,
@@ -39,32 +31,11 @@ pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
     let specs = reg.parse_specs(&a.tools.tools)?;
     let threads = a.tools.threads_or(&[1]);
     let cache = Cache::open(g.cache.as_deref())?;
-    let repo = if a.revs.is_empty() {
-        None
-    } else {
-        Some(a.build.open()?)
-    };
-    let mut libs = Vec::new();
-    if let Some((repo, _)) = &repo {
-        for rev in &a.revs {
-            libs.push(Library::Revision {
-                label: rev.clone(),
-                commit: repo.resolve(rev)?,
-            });
-        }
-    } else if a.openssl_dirs.is_empty() {
-        libs.push(Library::Installed(Target::installed(Prefix::system()?)));
-    } else {
-        for d in &a.openssl_dirs {
-            let label = d.display().to_string();
-            libs.push(Library::Installed(Target::installed(Prefix::from_dir(
-                d, &label,
-            )?)));
-        }
-    }
+    let repo = a.libraries.open_repo()?;
+    let libs = a.libraries.libraries(repo.as_ref().map(|(r, _)| r))?;
     let mut session = Session::new(&cache, a.sampling.timing.timing(), Reuse::Nothing);
     if let Some((repo, recipe)) = &repo {
-        session = session.with_repo(repo, a.build.options(recipe));
+        session = session.with_repo(repo, a.libraries.build.options(recipe));
     }
     session.progress_bar = true;
     let mut subjects = Vec::new();

@@ -139,6 +139,10 @@ enum SubjectState {
     Unknown,
     Ready(Box<Ready>),
     Unavailable(Unavailable),
+    /// Measured as this other subject: same kernel, threads and side on a build whose
+    /// loaded libraries and modules are byte-identical (a commit that changed only apps,
+    /// tests or docs), so its samples are that subject's.
+    SameAs(usize),
 }
 
 /// Live output: called with each decided step of a search.
@@ -177,6 +181,8 @@ pub struct Session<'a> {
     retries: usize,
     /// Samples that failed and were retried.
     pub retried: usize,
+    /// Subjects measured as another one with byte-identical binaries (probes saved).
+    pub shared: usize,
 }
 
 impl<'a> Session<'a> {
@@ -197,6 +203,7 @@ impl<'a> Session<'a> {
             order: StdRng::from_entropy(),
             retries: timing.retries,
             retried: 0,
+            shared: 0,
         }
     }
 
@@ -326,6 +333,11 @@ impl<'a> Session<'a> {
                 return Ok(());
             }
         }
+        if let Some(j) = self.same_binaries(i, &target) {
+            self.subjects[i].1 = SubjectState::SameAs(j);
+            self.shared += 1;
+            return Ok(());
+        }
         let key = (lib, spec.kernel.name.clone());
         let kernel = match self.kernels.get(&key) {
             Some(k) => k.clone(),
@@ -368,13 +380,41 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
+    /// A prepared subject that measures what subject `i` would: same kernel spec, threads and
+    /// side, on a build with the same loaded binaries.
+    fn same_binaries(&self, i: usize, target: &Target) -> Option<usize> {
+        let binaries = target.binaries.as_ref()?;
+        let s = &self.subjects[i].0;
+        self.subjects
+            .iter()
+            .enumerate()
+            .find_map(|(j, (o, state))| {
+                let same = j != i
+                    && matches!(state, SubjectState::Ready(_))
+                    && o.threads == s.threads
+                    && o.side == s.side
+                    && o.spec.canonical() == s.spec.canonical()
+                    && self.target(o.lib).and_then(|t| t.binaries.as_ref()) == Some(binaries);
+                same.then_some(j)
+            })
+    }
+
+    /// The subject whose samples `i` has (itself, or the one it is measured as).
+    pub fn root(&self, i: usize) -> usize {
+        match self.subjects[i].1 {
+            SubjectState::SameAs(j) => j,
+            _ => i,
+        }
+    }
+
     /// Samples of subject `i` (all it holds, in the order taken), or why it
     /// has none.
     pub fn samples(&self, i: usize) -> std::result::Result<&[Sample], Unavailable> {
+        let i = self.root(i);
         match &self.subjects[i].1 {
             SubjectState::Ready(r) => Ok(&r.samples),
             SubjectState::Unavailable(u) => Err(u.clone()),
-            SubjectState::Unknown => Err(Unavailable::KernelFailed {
+            SubjectState::Unknown | SubjectState::SameAs(_) => Err(Unavailable::KernelFailed {
                 kernel: self.subjects[i].0.spec.kernel.name.clone(),
                 message: "not prepared".into(),
             }),
@@ -394,6 +434,16 @@ impl<'a> Session<'a> {
         for &(i, _) in wants {
             self.prepare(i)?;
         }
+        // Subjects measured as another are filled through it, once.
+        let mut merged: Vec<(usize, usize)> = Vec::new();
+        for &(i, n) in wants {
+            let r = self.root(i);
+            match merged.iter_mut().find(|(j, _)| *j == r) {
+                Some(w) => w.1 = w.1.max(n),
+                None => merged.push((r, n)),
+            }
+        }
+        let wants = &merged[..];
         let missing: usize = wants
             .iter()
             .filter_map(|&(i, n)| Sampler::have(self, i).map(|h| n.saturating_sub(h)))
@@ -540,6 +590,10 @@ impl Measurer for Session<'_> {
                 Err(u) => Probe::Skip(u),
             })
             .collect())
+    }
+
+    fn prepare(&mut self, i: usize) -> Result<()> {
+        Session::prepare(self, i)
     }
 
     fn decided(&mut self, step: &Step) {

@@ -5,6 +5,7 @@
 pub mod compile;
 pub mod engine;
 pub mod kernel;
+pub mod perftools;
 pub mod prefix;
 pub mod runner;
 pub mod samples;

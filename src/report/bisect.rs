@@ -137,6 +137,10 @@ pub struct BisectReport {
     pub builds: Vec<BuildUse>,
     pub samples: usize,
     pub samples_taken_now: usize,
+    /// Tested commits whose loaded binaries were byte-identical to another tested commit's:
+    /// measured once, as that commit (probes saved).
+    #[serde(default)]
+    pub shared_probes: usize,
     pub alpha_per_test: f64,
     /// Findings beside the culprits (e.g. GOOD's own branch differing from the merge base).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -390,6 +394,12 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
         j.samples_taken_now,
         j.wall_s
     ));
+    if j.shared_probes > 0 {
+        s.push_str(&format!(
+            "probes saved: {} tested commit(s) load byte-identical binaries to another tested commit and shared its samples\n",
+            j.shared_probes
+        ));
+    }
     for n in &j.notes {
         s.push_str(&format!("note: {n}\n"));
     }

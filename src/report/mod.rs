@@ -8,6 +8,7 @@ pub mod export;
 pub mod gate;
 pub mod html;
 pub mod matrix;
+pub mod parity;
 pub mod plot;
 pub mod run;
 pub mod scan;

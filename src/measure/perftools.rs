@@ -1,0 +1,376 @@
+//! openssl/perftools as a reference: which of its programs times the same operation as one of
+//! our kernels, how to build a user's perftools checkout against the OpenSSL under test, and how
+//! to run one of its programs and read its number. `perfbisect parity` puts the two side by side
+//! (docs/parity.md says what was found with it).
+//!
+//! perftools is the user's checkout, read only: CMake's configure step writes `config.h` into
+//! the source directory, so the sources are copied into the cache and built there, one build per
+//! (checkout contents, OpenSSL prefix).
+
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::cache::Cache;
+use crate::hashing::{self, Hasher};
+use crate::measure::kernel::ToolSpec;
+use crate::measure::prefix::Prefix;
+
+/// The perftools program that times the same operation as a kernel spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counterpart {
+    pub program: &'static str,
+    /// Options before the positional arguments (`-t`, terse, is added by [`Perftools::run`]).
+    pub options: Vec<String>,
+    /// Whether the program takes the certificates directory before the thread count.
+    pub certs: bool,
+    /// perftools' number divided by this is per our operation (rwlocks counts lock and unlock as
+    /// two calls; ours is the pair).
+    pub calls_per_op: f64,
+    /// Which number of the terse output line is ours (rwlocks prints the writers' and then the
+    /// readers').
+    pub column: usize,
+    /// Where the two cannot agree by construction, why (shown next to the row).
+    pub differs: Option<&'static str>,
+}
+
+/// The perftools counterpart of `spec`, if it has one with the same operation.
+pub fn counterpart(spec: &ToolSpec) -> Option<Counterpart> {
+    let arg = |k: &str| spec.args.get(k).map(String::as_str).unwrap_or("");
+    let plain = |program| Counterpart {
+        program,
+        options: Vec::new(),
+        certs: false,
+        calls_per_op: 1.0,
+        column: 0,
+        differs: None,
+    };
+    let with = |program, options: &[&str]| Counterpart {
+        options: options.iter().map(|s| s.to_string()).collect(),
+        ..plain(program)
+    };
+    Some(match spec.kernel.name.as_str() {
+        "randbytes" if arg("size") == "32" => plain("randbytes"),
+        // -T: pkeyread's window; every other program has 5 s compiled in.
+        "pkeyread" => with(
+            "pkeyread",
+            &["-k", arg("key"), "-f", arg("format"), "-T", "5"],
+        ),
+        "evp_setpeer" => with("evp_setpeer", &["-k", arg("key")]),
+        "sslnew" => plain("sslnew"),
+        "rsasign" => plain("rsasign"),
+        // perftools' newrawkey makes x25519 keys only.
+        "newrawkey" if arg("alg") == "x25519" => plain("newrawkey"),
+        "x509storeissuer" => Counterpart {
+            certs: true,
+            ..plain("x509storeissuer")
+        },
+        "handshake" if arg("ctx") == "shared" => Counterpart {
+            certs: true,
+            ..plain("handshake")
+        },
+        "handshake" if arg("ctx") == "per-conn" => Counterpart {
+            options: vec!["-s".into()],
+            certs: true,
+            ..plain("handshake")
+        },
+        "writeread" => Counterpart {
+            options: vec!["-b".into(), arg("size").to_string()],
+            certs: true,
+            ..plain("writeread")
+        },
+        "providerdoall" => plain("providerdoall"),
+        "evp_fetch" if arg("alg") == "default" || arg("alg").is_empty() => {
+            let alg = match arg("type") {
+                "MD" => "SHA2-256",
+                "CIPHER" => "AES-128-CBC",
+                "KDF" => "HKDF",
+                "MAC" => "HMAC",
+                "RAND" => "CTR-DRBG",
+                "KEYEXCH" => "DH",
+                _ => "RSA",
+            };
+            with("evp_fetch", &["-f", &format!("{}:{alg}", arg("type"))])
+        }
+        // Readers only: perftools' default split at 1 thread (no writer), and the number its
+        // readers report.
+        "rwlocks" if arg("writers") == "0" => Counterpart {
+            calls_per_op: 2.0,
+            column: 1,
+            differs: Some("perftools reads the clock after every lock/unlock pair"),
+            ..plain("rwlocks")
+        },
+        _ => return None,
+    })
+}
+
+/// The kernel specs `perfbisect parity` compares by default: every kernel with a perftools
+/// counterpart, pkeyread and evp_setpeer with each key perftools has.
+pub fn default_specs() -> Vec<String> {
+    let mut v: Vec<String> = [
+        "randbytes",
+        "sslnew",
+        "rsasign",
+        "newrawkey",
+        "x509storeissuer",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for key in ["dh", "dhx", "dsa", "ec", "rsa", "x25519"] {
+        for format in ["pem", "der"] {
+            v.push(format!("pkeyread:key={key},format={format}"));
+        }
+    }
+    for key in ["ec256", "ec521", "dh", "x25519"] {
+        v.push(format!("evp_setpeer:key={key}"));
+    }
+    v.extend(
+        ["handshake", "writeread", "providerdoall", "evp_fetch"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    v
+}
+
+/// perftools built against one OpenSSL prefix.
+pub struct Perftools {
+    pub bin_dir: PathBuf,
+    /// servercert.pem and serverkey.pem: our own fixtures, so both programs handshake with the
+    /// same certificate.
+    certs: PathBuf,
+    /// An empty directory for SSL_CERT_DIR (x509storeissuer's README asks for an empty default
+    /// certificate directory).
+    empty_certs: PathBuf,
+}
+
+impl Perftools {
+    /// The checkout's sources, or why `checkout` is not one.
+    pub fn source_of(checkout: &Path) -> Result<PathBuf> {
+        let source = checkout.join("source");
+        if !source.join("CMakeLists.txt").is_file() {
+            bail!(
+                "{} is not a perftools checkout (no source/CMakeLists.txt)",
+                checkout.display()
+            );
+        }
+        Ok(source)
+    }
+
+    /// Build (or reuse) perftools from `checkout` (a clone of openssl/perftools) against
+    /// `prefix`. Needs cmake and a C compiler.
+    pub fn build(
+        cache: &Cache,
+        checkout: &Path,
+        prefix: &Prefix,
+        jobs: usize,
+        say: bool,
+    ) -> Result<Self> {
+        let source = Self::source_of(checkout)?;
+        let mut h = Hasher::new();
+        h.field("perftools-build-1").field(&prefix.identity()?);
+        hash_tree(&source, &source, &mut h)?;
+        let dir = cache.dir("perftools")?.join(h.finish_short());
+        let bin_dir = dir.join("build");
+        let done = dir.join("done");
+        if !done.is_file() {
+            let _lock = cache.lock(&format!("perftools-{}", h.finish_short()))?;
+            if !done.is_file() {
+                if say {
+                    eprintln!("building perftools against {}", prefix.label);
+                }
+                build_into(&source, &dir, prefix, jobs)?;
+                std::fs::write(&done, b"")?;
+            }
+        }
+        let fixtures = cache.fixtures()?;
+        let certs = dir.join("certs");
+        std::fs::create_dir_all(&certs)?;
+        std::fs::copy(fixtures.join("server.pem"), certs.join("servercert.pem"))?;
+        std::fs::copy(fixtures.join("server-key.pem"), certs.join("serverkey.pem"))?;
+        let empty_certs = dir.join("empty-certs");
+        std::fs::create_dir_all(&empty_certs)?;
+        Ok(Perftools {
+            bin_dir,
+            certs,
+            empty_certs,
+        })
+    }
+
+    /// Whether this build has the program (CMake leaves out the 3.0-only ones on 1.1.1).
+    pub fn has(&self, cp: &Counterpart) -> bool {
+        self.bin_dir.join(cp.program).is_file()
+    }
+
+    /// Run one program once and return µs per our operation. The environment is the sampling
+    /// child's: our empty OPENSSL_CONF, the prefix's modules, and its lib directory.
+    pub fn run(
+        &self,
+        cp: &Counterpart,
+        threads: usize,
+        prefix: &Prefix,
+        cache: &Cache,
+    ) -> Result<f64> {
+        let mut cmd = Command::new(self.bin_dir.join(cp.program));
+        for (k, _) in std::env::vars_os() {
+            if let Some(k) = k.to_str() {
+                if k.starts_with("LD_") || k.starts_with("OPENSSL_") || k.starts_with("SSL_CERT") {
+                    cmd.env_remove(k);
+                }
+            }
+        }
+        cmd.env("OPENSSL_CONF", cache.openssl_conf()?)
+            .env("LD_LIBRARY_PATH", &prefix.lib_dir)
+            .env("SSL_CERT_DIR", &self.empty_certs)
+            .env("SSL_CERT_FILE", self.empty_certs.join("none.pem"));
+        if let Some(m) = &prefix.modules_dir {
+            cmd.env("OPENSSL_MODULES", m);
+        }
+        cmd.arg("-t").args(&cp.options);
+        if cp.certs {
+            cmd.arg(&self.certs);
+        }
+        cmd.arg(threads.to_string());
+        let line = format!("{cmd:?}");
+        let out = cmd
+            .output()
+            .with_context(|| format!("cannot run perftools' {}", cp.program))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let first: Option<f64> = stdout
+            .split_whitespace()
+            .nth(cp.column)
+            .and_then(|w| w.parse().ok());
+        match first {
+            Some(us) if out.status.success() && us > 0.0 => Ok(us / cp.calls_per_op),
+            _ => bail!(
+                "perftools' {} gave no number ({}): {} {}\n  command: {line}",
+                cp.program,
+                out.status,
+                stdout.trim(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        }
+    }
+}
+
+fn hash_tree(root: &Path, dir: &Path, h: &mut Hasher) -> Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .collect::<std::io::Result<_>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let p = e.path();
+        if p.is_dir() {
+            hash_tree(root, &p, h)?;
+        } else if p.is_file() {
+            let rel = p.strip_prefix(root).unwrap_or(&p).display().to_string();
+            h.field(&rel).field(&hashing::file_sha256(&p)?);
+        }
+    }
+    Ok(())
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if src.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else if src.is_file() {
+            std::fs::copy(&src, &dst).with_context(|| format!("cannot copy {}", src.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Copy, configure and build in a scratch directory, then move it into place, so an interrupted
+/// or failed build never leaves a half-built entry.
+fn build_into(source: &Path, dir: &Path, prefix: &Prefix, jobs: usize) -> Result<()> {
+    let scratch = dir.with_extension("tmp");
+    let _ = std::fs::remove_dir_all(&scratch);
+    let src = scratch.join("source");
+    copy_tree(source, &src)?;
+    let build = scratch.join("build");
+    let log_path = scratch.join("build.log");
+    let mut log = String::new();
+    let steps: [Vec<String>; 2] = [
+        vec![
+            "-S".into(),
+            src.display().to_string(),
+            "-B".into(),
+            build.display().to_string(),
+            "-DCMAKE_BUILD_TYPE=Release".into(),
+            format!("-DOPENSSL_ROOT_DIR={}", prefix.root.display()),
+        ],
+        vec![
+            "--build".into(),
+            build.display().to_string(),
+            "-j".into(),
+            jobs.to_string(),
+        ],
+    ];
+    for args in steps {
+        let out = Command::new("cmake")
+            .args(&args)
+            .env_remove("LD_LIBRARY_PATH")
+            .output()
+            .context("cannot run cmake (install it: apt-get install cmake)")?;
+        log.push_str(&String::from_utf8_lossy(&out.stdout));
+        log.push_str(&String::from_utf8_lossy(&out.stderr));
+        std::fs::write(&log_path, &log)?;
+        if !out.status.success() {
+            bail!(
+                "building perftools against {} failed: cmake {} ({}); see {}",
+                prefix.label,
+                args.join(" "),
+                out.status,
+                log_path.display()
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::rename(&scratch, dir)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::kernel::Registry;
+
+    fn spec(s: &str) -> ToolSpec {
+        Registry::load(None)
+            .unwrap()
+            .parse_specs(&[s.to_string()])
+            .unwrap()[0]
+            .clone()
+    }
+
+    #[test]
+    fn every_default_spec_has_a_counterpart() {
+        for s in default_specs() {
+            assert!(counterpart(&spec(&s)).is_some(), "{s}");
+        }
+    }
+
+    #[test]
+    fn counterparts_follow_the_kernel_arguments() {
+        let c = counterpart(&spec("pkeyread:key=rsa,format=der")).unwrap();
+        assert_eq!(c.options, ["-k", "rsa", "-f", "der", "-T", "5"]);
+        let c = counterpart(&spec("evp_fetch:type=CIPHER")).unwrap();
+        assert_eq!(c.options, ["-f", "CIPHER:AES-128-CBC"]);
+        assert!(counterpart(&spec("handshake")).unwrap().certs);
+        assert_eq!(
+            counterpart(&spec("rwlocks:writers=0"))
+                .unwrap()
+                .calls_per_op,
+            2.0
+        );
+        assert!(counterpart(&spec("rwlocks")).is_none());
+        // Operations perftools does not time the same way have no counterpart.
+        assert!(counterpart(&spec("newrawkey:alg=ed448")).is_none());
+        assert!(counterpart(&spec("randbytes:size=64")).is_none());
+        assert!(counterpart(&spec("evp_hash")).is_none());
+    }
+}

@@ -1,0 +1,73 @@
+//! `perfbisect parity` against the system OpenSSL, with a stand-in for the perftools checkout
+//! (tests/fixtures/fake-perftools: perftools' layout, command line and terse output; the real
+//! perftools is not reachable from CI). The kernel side is real: samples of the real newrawkey.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn fake_perftools() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-perftools")
+}
+
+#[test]
+fn parity_interleaves_perftools_runs_with_kernel_samples() {
+    let d = tempfile::tempdir().unwrap();
+    let o = perfbisect(d.path())
+        .args(["parity", "--perftools"])
+        .arg(fake_perftools())
+        .args(["--tool", "newrawkey", "--threads", "1", "--rounds", "3"])
+        .args(["--duration", "0.2", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "parity failed: {}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rounds"], 3);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!(row["spec"], "newrawkey");
+    assert_eq!(row["threads"], 1);
+    // The stand-in prints 2.5 µs on OpenSSL 3 (the system's): each round ran it once, in the
+    // environment parity promises (it fails otherwise).
+    let pt: Vec<f64> = row["perftools_us"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(pt, [2.5, 2.5, 2.5]);
+    let pb = row["perfbisect_us"].as_array().unwrap();
+    assert_eq!(pb.len(), 3);
+    assert!(pb.iter().all(|x| x.as_f64().unwrap() > 0.0));
+    // The build is cached outside the checkout, which stays untouched.
+    assert!(d.path().join("perftools").is_dir());
+    assert!(!fake_perftools().join("source/config.h").exists());
+}
+
+#[test]
+fn parity_refuses_what_it_cannot_compare() {
+    let d = tempfile::tempdir().unwrap();
+    let o = perfbisect(d.path())
+        .args(["parity", "--perftools"])
+        .arg(d.path())
+        .args(["--tool", "newrawkey"])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "is not a perftools checkout");
+    let o = perfbisect(d.path())
+        .args(["parity", "--perftools"])
+        .arg(fake_perftools())
+        .args(["--tool", "evp_hash"])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "has no perftools counterpart");
+    let o = perfbisect(d.path())
+        .args(["parity", "--perftools"])
+        .arg(fake_perftools())
+        .args(["--tool", "newrawkey", "--rounds", "1"])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "--rounds must be at least 2");
+}
