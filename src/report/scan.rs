@@ -321,7 +321,9 @@ impl ScanReport {
     /// The hiding caveat, said whenever intervals were left out.
     fn hidden_note(&self) -> Option<String> {
         let skipped = self.not_entered();
-        (skipped > 0).then(|| {
+        // Neighbouring commits hide nothing between them.
+        let wide = self.intervals.iter().any(|i| !i.entered && i.hi > i.lo + 1);
+        (skipped > 0 && wide).then(|| {
             let spacing = self.commits.saturating_sub(1) / self.grid_size.saturating_sub(1).max(1);
             format!(
                 "{skipped} of {} grid intervals lie on one fitted level (or levels less than half the minimum effect apart) and were not searched: a bump narrower than a grid interval (~{spacing} commits), or two changes that cancel inside one, can hide there (a larger --grid narrows that)",
