@@ -379,9 +379,9 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         make_secs += step("make", i == 0, Path::new("make"), &args)?;
     }
 
-    if from_tree {
+    let t = Instant::now();
+    let (install_targets, install_fallback) = if from_tree {
         // install_dev would copy the static libraries this build did not make.
-        let t = Instant::now();
         let _ = writeln!(
             log,
             "### perfbisect: taking the shared libraries, headers, modules and engines from the build tree"
@@ -397,83 +397,65 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
                 req.log_path.display()
             ),
         }
-        let install_secs = t.elapsed().as_secs_f64();
-        let ccache = ccache_bin.as_ref().map(|_| read_stats_log(&stats_log));
-        let total_secs = started.elapsed().as_secs_f64();
-        let _ = writeln!(
-            log,
-            "### perfbisect: built in {total_secs:.1}s (configure {configure_secs:.1}s, make {make_secs:.1}s, install {install_secs:.1}s){}",
-            ccache_summary(&ccache)
-        );
-        return Ok(BuildReport {
-            configure_secs,
-            make_secs,
-            install_secs,
-            total_secs,
-            make_targets,
-            install_targets: Vec::new(),
-            install_fallback: None,
-            ccache,
-            configured: configure,
-        });
-    }
-
-    // install: libraries and headers (install_dev), engines and modules
-    // where this version has them. Never install_sw (programs) or docs.
-    let install_targets: Vec<String> = ["install_dev", "install_engines", "install_modules"]
-        .iter()
-        .filter(|t| targets.contains(**t))
-        .map(|t| t.to_string())
-        .collect();
-    if !install_targets.iter().any(|t| t == "install_dev") {
-        failed!(
-            "install failed: {} has no install_dev target; log: {}",
-            makefile.display(),
-            req.log_path.display()
-        );
-    }
-    // Serial: everything is built already; this only copies files. DESTDIR
-    // stages under install_dir (same file system), then moves into place.
-    let destdir = install_dir.join(".perfbisect-destdir");
-    let mut args = vec![format!("DESTDIR={}", destdir.display())];
-    args.extend(install_targets.iter().cloned());
-    let t = Instant::now();
-    let installed = step("install", true, Path::new("make"), &args)
-        .and_then(|_| move_installed(&destdir, &install_dir));
-    // OpenSSL's install can fail where its build did not (on 2022 master,
-    // install_dev copied a static libssl.a that build_libs never made). What
-    // a kernel loads is in the build tree then: publish it from there.
-    let install_fallback = match installed {
-        Ok(()) => None,
-        Err(e) if e.downcast_ref::<BuildFailed>().is_some() => {
-            let why = format!("{e:#}");
-            let why = why.lines().next().unwrap_or_default();
-            let why = why.split("; log: ").next().unwrap_or(why).to_string();
-            let _ = writeln!(
-                log,
-                "### perfbisect: {why}; taking the shared libraries, headers, modules and engines from the build tree instead"
+        (Vec::new(), None)
+    } else {
+        // install: libraries and headers (install_dev), engines and modules
+        // where this version has them. Never install_sw (programs) or docs.
+        let install_targets: Vec<String> = ["install_dev", "install_engines", "install_modules"]
+            .iter()
+            .filter(|t| targets.contains(**t))
+            .map(|t| t.to_string())
+            .collect();
+        if !install_targets.iter().any(|t| t == "install_dev") {
+            failed!(
+                "install failed: {} has no install_dev target; log: {}",
+                makefile.display(),
+                req.log_path.display()
             );
-            let copied = fs::remove_dir_all(&install_dir)
-                .with_context(|| format!("clearing {}", install_dir.display()))
-                .and_then(|_| install_from_build_tree(&src, &build_dir, &install_dir));
-            match copied {
-                Ok(files) => {
-                    for f in &files {
-                        let _ = writeln!(log, "### perfbisect: from the build tree: {f}");
+        }
+        // Serial: everything is built already; this only copies files. DESTDIR
+        // stages under install_dir (same file system), then moves into place.
+        let destdir = install_dir.join(".perfbisect-destdir");
+        let mut args = vec![format!("DESTDIR={}", destdir.display())];
+        args.extend(install_targets.iter().cloned());
+        let installed = step("install", true, Path::new("make"), &args)
+            .and_then(|_| move_installed(&destdir, &install_dir));
+        // OpenSSL's install can fail where its build did not (on 2022 master,
+        // install_dev copied a static libssl.a that build_libs never made). What
+        // a kernel loads is in the build tree then: publish it from there.
+        let install_fallback = match installed {
+            Ok(()) => None,
+            Err(e) if e.downcast_ref::<BuildFailed>().is_some() => {
+                let why = format!("{e:#}");
+                let why = why.lines().next().unwrap_or_default();
+                let why = why.split("; log: ").next().unwrap_or(why).to_string();
+                let _ = writeln!(
+                    log,
+                    "### perfbisect: {why}; taking the shared libraries, headers, modules and engines from the build tree instead"
+                );
+                let copied = fs::remove_dir_all(&install_dir)
+                    .with_context(|| format!("clearing {}", install_dir.display()))
+                    .and_then(|_| install_from_build_tree(&src, &build_dir, &install_dir));
+                match copied {
+                    Ok(files) => {
+                        for f in &files {
+                            let _ = writeln!(log, "### perfbisect: from the build tree: {f}");
+                        }
+                    }
+                    Err(ce) => {
+                        let _ = writeln!(log, "### perfbisect: {ce:#}");
+                        failed!(
+                            "{why}, and the build tree has no usable libraries either ({ce:#}); log: {}\n{}",
+                            req.log_path.display(),
+                            tail(req.log_path, TAIL_LINES)
+                        );
                     }
                 }
-                Err(ce) => {
-                    let _ = writeln!(log, "### perfbisect: {ce:#}");
-                    failed!(
-                        "{why}, and the build tree has no usable libraries either ({ce:#}); log: {}\n{}",
-                        req.log_path.display(),
-                        tail(req.log_path, TAIL_LINES)
-                    );
-                }
+                Some(why)
             }
-            Some(why)
-        }
-        Err(e) => return Err(e),
+            Err(e) => return Err(e),
+        };
+        (install_targets, install_fallback)
     };
     let install_secs = t.elapsed().as_secs_f64();
 

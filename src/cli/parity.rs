@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::args::{parse_threads, LibraryArgs, TimingArgs};
+use crate::build::builds;
 use crate::cache::Cache;
-use crate::measure::engine::{Library, Reuse, Session, Subject};
+use crate::measure::engine::{Reuse, Session, Subject};
 use crate::measure::kernel::Registry;
 use crate::measure::perftools::{self, Perftools};
 use crate::report::parity::{ParityFormat, ParityReport, ParityRow};
@@ -71,24 +72,13 @@ pub fn run(g: &Global, a: ParityArgs) -> Result<ExitCode> {
     if let Some((repo, recipe)) = &repo {
         session = session.with_repo(repo, a.libraries.build.options(recipe));
     }
-    let jobs = a
-        .libraries
-        .build
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let jobs = a.libraries.build.jobs.unwrap_or_else(builds::default_jobs);
 
     // One entry per row: (row, perfbisect subject, perftools build, counterpart index).
     let mut rows = Vec::new();
     let mut builds = Vec::new();
     for lib in libs {
-        let label = match &lib {
-            Library::Revision { label, .. } => label.clone(),
-            Library::Installed(t) => t.label.clone(),
-        };
-        let l = session.add_library(lib);
-        if let Err(why) = session.prepare_library(l)? {
-            bail!("cannot measure {label}: {why}");
-        }
+        let (l, label) = session.add_ready_library(lib)?;
         let prefix = session
             .target(l)
             .map(|t| t.prefix.clone())

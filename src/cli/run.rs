@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use super::args::{FixedSamplingArgs, LibraryArgs, ToolsArgs};
 use crate::cache::Cache;
-use crate::measure::engine::{Library, Reuse, Session, Subject};
+use crate::measure::engine::{Reuse, Session, Subject};
 use crate::measure::kernel::Registry;
 use crate::measure::runner;
 use crate::report::run::{RunFormat, RunReport, RunResult};
@@ -40,14 +40,7 @@ pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
     session.progress_bar = true;
     let mut subjects = Vec::new();
     for lib in libs {
-        let label = match &lib {
-            Library::Revision { label, .. } => label.clone(),
-            Library::Installed(t) => t.label.clone(),
-        };
-        let l = session.add_library(lib);
-        if let Err(why) = session.prepare_library(l)? {
-            anyhow::bail!("cannot measure {label}: {why}");
-        }
+        let (l, label) = session.add_ready_library(lib)?;
         for (s, t) in super::cells(specs.len(), &threads, None) {
             let i = session.add_subject(Subject {
                 lib: l,

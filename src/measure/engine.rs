@@ -228,6 +228,20 @@ impl<'a> Session<'a> {
         self.libs.len() - 1
     }
 
+    /// Add a library that must be measurable (run, parity): built or checked now, with its
+    /// label; an error names it and why not.
+    pub fn add_ready_library(&mut self, lib: Library) -> Result<(usize, String)> {
+        let label = match &lib {
+            Library::Revision { label, .. } => label.clone(),
+            Library::Installed(t) => t.label.clone(),
+        };
+        let l = self.add_library(lib);
+        if let Err(why) = self.prepare_library(l)? {
+            anyhow::bail!("cannot measure {label}: {why}");
+        }
+        Ok((l, label))
+    }
+
     pub fn add_subject(&mut self, s: Subject) -> usize {
         self.subjects.push((s, SubjectState::Unknown));
         self.subjects.len() - 1
