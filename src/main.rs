@@ -51,6 +51,9 @@ enum Command {
     Run(cli::run::RunArgs),
     /// Find the commit(s) in GOOD..BAD that changed a tool's speed
     Bisect(cli::bisect::BisectArgs),
+    /// Profile a whole range: a coarse grid, a step fit, then a bisect of every grid interval
+    /// that changed
+    Scan(cli::scan::ScanArgs),
     /// Compare two revisions: means, ratio with CI, p-values, verdict
     Compare(cli::compare::CompareArgs),
     /// Compare a commit with its parent: did it really change performance?
@@ -126,6 +129,7 @@ fn main() -> ExitCode {
         Command::Kernels(a) => cli::kernels::run(&cli.global, a),
         Command::Build(a) => cli::build::run(&cli.global, a),
         Command::Bisect(a) => cli::bisect::run(&cli.global, a),
+        Command::Scan(a) => cli::scan::run(&cli.global, a),
         Command::Compare(a) => cli::compare::run_compare(&cli.global, a),
         Command::Verify(a) => cli::compare::run_verify(&cli.global, a),
         Command::Matrix(a) => cli::matrix::run(&cli.global, a),

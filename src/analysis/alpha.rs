@@ -106,6 +106,25 @@ pub fn confirmation_per_look(
     per_look(alpha * share, schedule, series)
 }
 
+/// Level per place of a scan's step fit over `grid_points` measured grid points
+/// (`segment::penalty`): `alpha` spread by Bonferroni over the `grid_points − 1` intervals a
+/// change can sit in. The fit only chooses which intervals are searched: every change a scan
+/// reports comes from a search (and its confirmation) on samples taken after the grid's, so a
+/// false place here costs a search, never a false report.
+pub fn scan_fit_level(alpha: f64, grid_points: usize) -> f64 {
+    alpha / (grid_points.max(2) - 1) as f64
+}
+
+/// The alpha of each of the `entered` interval searches a scan may run (the intervals its fit
+/// enters and their neighbours, searched when an entered one turns out flat): Bonferroni over
+/// them, so together they make a false significant call with probability at most `alpha`. Valid
+/// although they are chosen from the data: the choice is made on the grid's samples and each search
+/// runs on samples taken after them (see analysis::scan), so given the choice every search keeps
+/// its level.
+pub fn scan_per_search(alpha: f64, entered: usize) -> f64 {
+    alpha / entered.max(1) as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +168,9 @@ mod tests {
         assert_eq!(per_look(0.01, &s, 5), 0.01 / 20.0);
         // a schedule of two looks is not charged for four (the old hard-coded alpha / 4)
         assert_eq!(per_look(0.01, &sched(5, 10).unwrap(), 1), 0.01 / 2.0);
+        // a scan: the fit per place, the searches among themselves
+        assert_eq!(scan_fit_level(0.01, 16), 0.01 / 15.0);
+        assert_eq!(scan_per_search(0.01, 4), 0.0025);
+        assert_eq!(scan_per_search(0.01, 0), 0.01);
     }
 }

@@ -6,5 +6,7 @@ pub mod alpha;
 pub mod bisect;
 pub mod profile;
 pub mod rounds;
+pub mod scan;
+pub mod segment;
 pub mod simulate;
 pub mod stats;

@@ -8,6 +8,7 @@ pub mod noise;
 
 use crate::analysis::bisect::{self, ChangePoint, Config, Measurer, Outcome, Probe};
 use crate::analysis::rounds::{self, Sampler};
+use crate::analysis::scan;
 use crate::measure::unavailable::Unavailable;
 use anyhow::{bail, Result};
 use noise::{Machine, NoiseModel};
@@ -27,6 +28,9 @@ pub struct SimStep {
     pub spread: usize,
     /// A later commit (random) undoes the change exactly, so the range's ends agree.
     pub cancelled: bool,
+    /// A transient change: undone exactly this many commits after its (last) commit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lasts: Option<usize>,
 }
 
 impl SimStep {
@@ -36,6 +40,7 @@ impl SimStep {
             at,
             spread: 1,
             cancelled: false,
+            lasts: None,
         }
     }
 }
@@ -59,6 +64,19 @@ pub struct SimConfig {
     /// Threads running trials; results do not depend on it (every trial has its own seed).
     #[serde(skip)]
     pub jobs: usize,
+    /// Scan instead of bisect: a grid of this many points, then a search of every interval
+    /// that changed (analysis::scan).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan: Option<usize>,
+}
+
+/// How often one true step (or the undo of a cancelled or transient one) was reported.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepFound {
+    /// "+30%", "+150% for 40 commits", "undo of +150%".
+    pub step: String,
+    /// Fraction of trials with a confirmed change point holding it.
+    pub found: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -102,6 +120,9 @@ pub struct SimReport {
     /// trials that confirmed one).
     pub mean_builds_to_first: f64,
     pub mean_samples_to_first: f64,
+    /// Per true step, in the order configured (each undo after its step).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps_found: Vec<StepFound>,
 }
 
 /// Synthetic commits: mean = product of (1 + effect) over the steps at or before the commit; a
@@ -310,6 +331,39 @@ fn run_search(n: usize, cfg: &Config, m: &mut SimMeasurer) -> Result<TrialResult
     })
 }
 
+/// A scan over a grid of `g` points (see analysis::scan); its decisions are the grid's fit
+/// (one) and those of its searches.
+fn run_scan(n: usize, g: usize, cfg: &Config, m: &mut SimMeasurer) -> Result<TrialResult> {
+    let r = scan::scan(&scan::grid_positions(n, g), cfg, m)?;
+    let decisions = 1 + r
+        .grid
+        .intervals
+        .iter()
+        .filter_map(|i| i.search.as_ref())
+        .map(|s| s.decisions)
+        .sum::<usize>();
+    Ok(TrialResult {
+        // A scan prints its change points at the end.
+        first: None,
+        changes: r
+            .changes
+            .iter()
+            .map(|c| Reported {
+                last_old: c.cp.last_old,
+                first_new: c.cp.first_new,
+                uncertain: c.cp.uncertain,
+                confirmed: reported_as_confirmed(&c.cp),
+                ratio_ci: (c.cp.comparison.ratio.lo.is_finite()
+                    && c.cp.comparison.ratio.hi.is_finite())
+                .then_some((c.cp.comparison.ratio.lo, c.cp.comparison.ratio.hi)),
+            })
+            .collect(),
+        builds: r.commits_measured,
+        samples: r.samples_taken,
+        decisions,
+    })
+}
+
 const BASELINE_SAMPLES: usize = 20;
 
 /// The plain bisect the sequential search is compared with: 20 samples per commit taken once, a
@@ -403,6 +457,8 @@ struct Placed {
     truth: Vec<Vec<usize>>,
     /// The commits of the step with the largest |effect| (the first of equals).
     largest: Vec<usize>,
+    /// What each `truth` entry is, for the per-step rates.
+    labels: Vec<String>,
 }
 
 /// Step positions for one trial: the fixed ones, and distinct random ones for the rest (a position
@@ -418,6 +474,7 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
         factors: Vec::new(),
         truth: Vec::new(),
         largest: Vec::new(),
+        labels: Vec::new(),
     };
     let mut largest = 0.0;
     let free = |lo: usize, hi: usize, k: usize, used: &mut Vec<usize>, rng: &mut StdRng| {
@@ -433,8 +490,8 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
     };
     for s in &sc.steps {
         let k = s.spread.max(1);
-        // Room after a cancelled step for its undo.
-        let room = k + usize::from(s.cancelled);
+        // Room after a cancelled step for its undo, after a transient one for its length.
+        let room = k + usize::from(s.cancelled) + s.lasts.unwrap_or(0);
         let at = match s.at {
             Some(a) => a,
             None => free(1, sc.commits + 1 - room, k, &mut used, rng),
@@ -446,10 +503,24 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
             largest = s.effect.abs();
             out.largest = (at..at + k).collect();
         }
-        if s.cancelled {
-            let undo = free(at + k, sc.commits, 1, &mut used, rng);
+        let name = format!("{:+.0}%", s.effect * 100.0);
+        out.labels.push(match s.lasts {
+            Some(l) => format!("{name} for {l} commits"),
+            None => name.clone(),
+        });
+        let undo = if let Some(l) = s.lasts {
+            let u = at + k - 1 + l;
+            used.push(u);
+            Some(u)
+        } else if s.cancelled {
+            Some(free(at + k, sc.commits, 1, &mut used, rng))
+        } else {
+            None
+        };
+        if let Some(undo) = undo {
             out.factors.push((undo, 1.0 / (1.0 + s.effect)));
             out.truth.push(vec![undo]);
+            out.labels.push(format!("undo of {name}"));
         }
     }
     out
@@ -461,6 +532,12 @@ fn validate(sc: &SimConfig) -> Result<()> {
     if !(0.0..1.0).contains(&sc.skip_rate) {
         bail!("skip rate must be in [0, 1), got {}", sc.skip_rate);
     }
+    if sc.scan.is_some_and(|g| g < 3) {
+        bail!("a scan's grid needs at least 3 points");
+    }
+    if sc.scan.is_some() && (sc.baseline || sc.cfg.max_changes.is_some()) {
+        bail!("a scan finds every change: it has no baseline or --max-changes mode");
+    }
     for s in &sc.steps {
         if !(s.effect > -1.0 && s.effect.is_finite()) {
             bail!(
@@ -468,7 +545,10 @@ fn validate(sc: &SimConfig) -> Result<()> {
                 s.effect
             );
         }
-        let room = s.spread.max(1) + usize::from(s.cancelled);
+        let room = s.spread.max(1) + usize::from(s.cancelled) + s.lasts.unwrap_or(0);
+        if s.cancelled && s.lasts.is_some() {
+            bail!("a step is either cancelled later or transient, not both");
+        }
         if room >= sc.commits {
             bail!(
                 "a step spread over {} commits{} does not fit in {} commits",
@@ -506,10 +586,14 @@ struct Score {
     first_is_largest: bool,
     /// Builds and samples when the first confirmed change point was printed.
     to_first: Option<(usize, usize)>,
+    /// Per true step in configured order: reported by a confirmed change point.
+    found: Vec<bool>,
 }
 
 fn run_trial(sc: &SimConfig, m: &mut SimMeasurer) -> Result<TrialResult> {
-    if sc.baseline {
+    if let Some(g) = sc.scan {
+        run_scan(sc.commits, g, &sc.cfg, m)
+    } else if sc.baseline {
         run_baseline(sc.commits, sc.cfg.alpha, m)
     } else {
         run_search(sc.commits, &sc.cfg, m)
@@ -529,9 +613,19 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
     let Ok(r) = run_trial(sc, &mut m) else {
         return Ok(Score {
             error: true,
+            found: vec![false; placed.truth.len()],
             ..Score::default()
         });
     };
+    let found: Vec<bool> = placed
+        .truth
+        .iter()
+        .map(|t| {
+            r.changes
+                .iter()
+                .any(|c| c.confirmed && t.iter().any(|&p| c.last_old < p && p <= c.first_new))
+        })
+        .collect();
     let mut truth = placed.truth;
     truth.sort();
     truth.dedup();
@@ -550,6 +644,7 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
         s.first_is_largest = placed.largest.iter().any(|&p| lo < p && p <= hi);
         s.to_first = Some((builds, samples));
     }
+    s.found = found;
     Ok(s)
 }
 
@@ -692,6 +787,19 @@ pub fn simulate(sc: &SimConfig) -> Result<SimReport> {
         first_is_largest_rate: count(|s| s.first_is_largest) as f64 / t,
         mean_builds_to_first: mean_to_first(&scores, |t| t.0),
         mean_samples_to_first: mean_to_first(&scores, |t| t.1),
+        steps_found: place_steps(sc, &mut StdRng::seed_from_u64(0))
+            .labels
+            .into_iter()
+            .enumerate()
+            .map(|(i, step)| StepFound {
+                step,
+                found: scores
+                    .iter()
+                    .filter(|s| s.found.get(i).copied().unwrap_or(false))
+                    .count() as f64
+                    / t,
+            })
+            .collect(),
     })
 }
 
@@ -716,6 +824,7 @@ mod tests {
             cfg: Config::default(),
             baseline: false,
             jobs: 1,
+            scan: None,
         }
     }
 

@@ -142,12 +142,33 @@ pub fn commit_version(repo: &Repo, c: &CommitInfo) -> Result<OpenSslVersion> {
     detect_version(tmp.path()).with_context(|| format!("commit {}", c.short))
 }
 
+/// A build's cache entry name: commit, recipe and fingerprint.
+fn entry_key(c: &CommitInfo, resolved: &crate::build::recipe::ResolvedRecipe) -> String {
+    format!("{}-{}-{}", &c.id[..12], resolved.name, resolved.fingerprint)
+}
+
+/// The published cache entry for this commit and recipe (a failed build included), without
+/// building: what `ensure` would take from the cache.
+pub fn cached(
+    cache: &Cache,
+    repo: &Repo,
+    c: &CommitInfo,
+    o: &BuildOptions,
+) -> Result<Option<Built>> {
+    if o.rebuild {
+        return Ok(None);
+    }
+    let version = commit_version(repo, c)?;
+    let resolved = o.recipe.resolve(&version, compiler::id());
+    read_entry(&cache.dir("builds")?.join(entry_key(c, &resolved)))
+}
+
 /// The cache entry for this commit and recipe: built now if missing (or
 /// damaged, or with `rebuild`), else taken from the cache, failures included.
 pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> Result<Built> {
     let version = commit_version(repo, c)?;
     let resolved = o.recipe.resolve(&version, compiler::id());
-    let key = format!("{}-{}-{}", &c.id[..12], resolved.name, resolved.fingerprint);
+    let key = entry_key(c, &resolved);
     let builds = cache.dir("builds")?;
     let entry = builds.join(&key);
 

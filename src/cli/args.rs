@@ -245,6 +245,23 @@ pub fn parse_budget(s: &str) -> Result<std::time::Duration, String> {
     }
 }
 
+/// The coarse grid of a scan (scan, bisect --scan, simulate --scan).
+#[derive(Args, Clone, Debug)]
+pub struct GridArg {
+    /// Grid points of a scan, ends included, evenly spaced by commit count (moved by a few
+    /// commits to ones already built)
+    #[arg(long, default_value = "16", value_parser = parse_grid, value_name = "N")]
+    pub grid: usize,
+}
+
+/// A grid of at least 3 points (2 would be the ends: a bisect).
+pub fn parse_grid(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (3..=1000).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}' is not a grid size from 3 to 1000")),
+    }
+}
+
 /// `3%`, `0.03` → 0.03; must be more than 0.
 pub fn parse_effect(s: &str) -> Result<f64, String> {
     let t = s.trim();

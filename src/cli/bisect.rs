@@ -3,7 +3,7 @@ use clap::Args;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use super::args::{LinkArgs, SequentialArgs, StatsArgs, StopArgs, ToolArg};
+use super::args::{GridArg, LinkArgs, SequentialArgs, StatsArgs, StopArgs, ToolArg};
 use super::build::BuildArgs;
 use crate::analysis::bisect::{self, Config, Measurer, Outcome, Probe, Step, StepVerdict};
 use crate::build::repo;
@@ -49,6 +49,12 @@ pub struct BisectArgs {
     /// flame graph in the --plot DIR (else the current directory)
     #[arg(long)]
     explain: bool,
+    /// Scan the range instead: a coarse grid first, then a search of every grid interval that
+    /// changed (the same as `perfbisect scan`)
+    #[arg(long)]
+    scan: bool,
+    #[command(flatten)]
+    grid: GridArg,
 }
 
 /// What identifies one bisect, so a re-run finds its samples (resume) and
@@ -131,6 +137,9 @@ fn reproduce(a: &BisectArgs) -> String {
 }
 
 pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
+    if a.scan {
+        return super::scan::run(g, as_scan(a)?);
+    }
     let started = Instant::now();
     let (good, bad) = repo::split_range(&a.range)?;
     a.sampling.timing.check_threads(&a.tool.thread_counts())?;
@@ -437,6 +446,32 @@ fn explain_culprits(
     Ok(out)
 }
 
+/// `bisect --scan`: the same range, tool, sampling and statistics, scanned.
+fn as_scan(a: BisectArgs) -> Result<super::scan::ScanArgs> {
+    use crate::report::scan::ScanFormat;
+    if a.stop.max_changes().is_some() || a.plot.is_some() {
+        bail!("--scan reports every change of the range: it takes no --first-change-only, --max-changes or --plot");
+    }
+    let format = match a.format {
+        BisectFormat::Text => ScanFormat::Text,
+        BisectFormat::Markdown => ScanFormat::Markdown,
+        BisectFormat::Json => ScanFormat::Json,
+        BisectFormat::Html | BisectFormat::Jsonl => {
+            bail!("--scan renders text, markdown or json, not html or jsonl")
+        }
+    };
+    Ok(super::scan::ScanArgs {
+        range: a.range,
+        tool: a.tool,
+        grid: a.grid,
+        sampling: a.sampling,
+        stats: a.stats,
+        build: a.build,
+        format,
+        links: a.links,
+    })
+}
+
 /// What placing the merge base between GOOD and BAD decided.
 enum Placement {
     /// Search merge-base..BAD; with a note when GOOD's own branch differs too.
@@ -520,15 +555,15 @@ fn place_merge_base(
 /// each confirmed change point as a line (stdout in text format, one JSON
 /// event per line in jsonl, else stderr) and, on a terminal, the status
 /// line; and the clock of `--budget`.
-struct Live<'s, 'a> {
-    session: &'s mut Session<'a>,
-    commits: &'s [repo::CommitInfo],
+pub(super) struct Live<'s, 'a> {
+    pub(super) session: &'s mut Session<'a>,
+    pub(super) commits: &'s [repo::CommitInfo],
     /// The thread counts: commit c at the t-th is the session's subject c·k + t.
-    threads: &'s [usize],
-    format: BisectFormat,
-    status: progress::SearchStatus,
-    started: Instant,
-    deadline: Option<Instant>,
+    pub(super) threads: &'s [usize],
+    pub(super) format: BisectFormat,
+    pub(super) status: progress::SearchStatus,
+    pub(super) started: Instant,
+    pub(super) deadline: Option<Instant>,
 }
 
 impl Live<'_, '_> {

@@ -18,6 +18,7 @@ pub mod parity;
 pub mod recipes;
 pub mod report;
 pub mod run;
+pub mod scan;
 pub mod simulate;
 
 /// `--shard I/N`: this runner's share of a fixed, ordered list of cells.

@@ -3,7 +3,7 @@ use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::args::{parse_effect, parse_threads, ScheduleArgs, StatsArgs, StopArgs};
+use super::args::{parse_effect, parse_threads, GridArg, ScheduleArgs, StatsArgs, StopArgs};
 use crate::analysis::bisect::Config;
 use crate::analysis::simulate::noise::{self, NoiseFit, NoiseModel};
 use crate::analysis::simulate::{self, SimConfig, SimStep};
@@ -17,6 +17,9 @@ pub struct SimulateArgs {
     /// A step: EFFECT[@COMMIT][/SPREAD], e.g. 10% (random place), -5%@700, or 10%/5 (gradual: over 5 consecutive commits); repeatable
     #[arg(long = "step", value_name = "EFFECT[@COMMIT][/SPREAD]", value_parser = parse_step, allow_hyphen_values = true)]
     steps: Vec<SimStep>,
+    /// A transient step, undone exactly LEN commits later: EFFECT[@COMMIT]:LEN, e.g. 150%:40 (a x2.5 bump over 40 commits); repeatable
+    #[arg(long = "transient", value_name = "EFFECT[@COMMIT]:LEN", value_parser = parse_transient, allow_hyphen_values = true)]
+    transient: Vec<SimStep>,
     /// A step that a later commit undoes exactly (the range's ends agree), e.g. 10%; repeatable
     #[arg(long = "cancelling", value_name = "EFFECT", value_parser = parse_cancelling, allow_hyphen_values = true)]
     cancelling: Vec<SimStep>,
@@ -82,6 +85,12 @@ pub struct SimulateArgs {
     /// Plain bisect for comparison: 20 samples per commit, t-test at --alpha
     #[arg(long)]
     baseline: bool,
+    /// Scan instead of bisect: a grid of --grid points, a step fit, then a search of every grid
+    /// interval that changed
+    #[arg(long, conflicts_with_all = ["baseline", "first_change_only", "max_changes"])]
+    scan: bool,
+    #[command(flatten)]
+    grid: GridArg,
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     format: SimulateFormat,
@@ -129,6 +138,23 @@ fn parse_step(s: &str) -> Result<SimStep, String> {
     Ok(SimStep {
         spread,
         ..SimStep::at(parse_effect_value(eff)?, at)
+    })
+}
+
+fn parse_transient(s: &str) -> Result<SimStep, String> {
+    let (step, len) = s
+        .rsplit_once(':')
+        .ok_or_else(|| format!("'{s}' is not EFFECT[@COMMIT]:LEN, e.g. 150%:40"))?;
+    let lasts = match len.trim().parse::<usize>() {
+        Ok(l) if l >= 1 => l,
+        _ => return Err(format!("'{len}' is not a number of commits the step lasts")),
+    };
+    if step.contains('/') {
+        return Err(format!("'{s}': a transient step is not spread"));
+    }
+    Ok(SimStep {
+        lasts: Some(lasts),
+        ..parse_step(step)?
     })
 }
 
@@ -268,6 +294,7 @@ pub fn run(a: SimulateArgs) -> Result<ExitCode> {
     }
     let (noise, noise_fit) = noise_model(&a)?;
     let mut steps = a.steps.clone();
+    steps.extend(a.transient.iter().cloned());
     steps.extend(a.cancelling.iter().cloned());
     let sc = SimConfig {
         commits: a.commits,
@@ -286,6 +313,7 @@ pub fn run(a: SimulateArgs) -> Result<ExitCode> {
         },
         baseline: a.baseline,
         jobs: a.jobs,
+        scan: a.scan.then_some(a.grid.grid),
     };
     sc.cfg.validate(a.commits)?;
     let report = simulate::simulate(&sc)?;

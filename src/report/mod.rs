@@ -12,6 +12,7 @@ pub mod matrix;
 pub mod parity;
 pub mod plot;
 pub mod run;
+pub mod scan;
 pub mod simulate;
 pub mod table;
 

@@ -470,6 +470,7 @@ fn simulated() -> Simulated {
             cfg: Config::default(),
             baseline: false,
             jobs: 1,
+            scan: None,
         },
         report: SimReport {
             trials: 100,
@@ -489,6 +490,7 @@ fn simulated() -> Simulated {
             first_is_largest_rate: 0.99,
             mean_builds_to_first: 12.5,
             mean_samples_to_first: 150.0,
+            steps_found: vec![],
         },
         noise_fit: None,
     }
@@ -840,6 +842,7 @@ fn report_fixtures_are_current() {
         ("compare.json", Json.export(&compare_report()).unwrap()),
         ("gate.json", Json.export(&gate_report()).unwrap()),
         ("matrix.json", Json.export(&matrix_report()).unwrap()),
+        ("scan.json", Json.export(&scan_report()).unwrap()),
     ];
     for (name, json) in files {
         let path = dir.join(name);
@@ -895,4 +898,72 @@ fn instruction_reports_say_their_unit() {
     let mut r = run_report();
     r.metric = m;
     assert!(Text.export(&r).unwrap().contains("mean instr/op"));
+}
+
+/// A scan of a simulated 200-commit range (seeded iid noise): +30% at 40, +15% at 120 partly
+/// undone by -8% at 160, a grid of 9.
+fn scan_report() -> super::scan::ScanReport {
+    use crate::analysis::scan;
+    use crate::analysis::simulate::SimMeasurer;
+    use crate::build::repo::CommitInfo;
+    let commits: Vec<CommitInfo> = (0..200)
+        .map(|i| {
+            let h = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let id = format!("{h:016x}{:024x}", i);
+            CommitInfo {
+                short: id[..10].to_string(),
+                id,
+                summary: format!("change {i}"),
+                author: "A. Developer".into(),
+                date: format!("2024-{:02}-{:02}", 1 + i / 28, 1 + i % 28),
+                author_date: None,
+                oid: git2::Oid::zero(),
+            }
+        })
+        .collect();
+    let steps = [(40, 1.30), (120, 1.15), (160, 0.92)];
+    let mut m = SimMeasurer::new(200, &steps, &NoiseModel::iid(0.03), 0.0, 7).unwrap();
+    let grid = scan::grid_positions(200, 9);
+    let r = scan::scan(&grid, &Config::default(), &mut m).unwrap();
+    super::scan::ScanReport::new(
+        &r,
+        super::scan::ScanContext {
+            tool: "pkeyread:format=pem,key=ec".into(),
+            threads: 1,
+            range: "v1..v2".into(),
+            repo: "/src/openssl".into(),
+            recipe: "default".into(),
+            good: &commits[0],
+            bad: &commits[199],
+            merge_base: None,
+            commits: &commits,
+            grid_size: 9,
+            max_move: 6,
+            moved: vec![0; 9],
+            grid_builds_cached: 0,
+            builds: vec![],
+            samples: r.samples_taken,
+            samples_taken_now: r.samples_taken - 20,
+            alpha: 0.01,
+            min_effect: 0.03,
+            notes: vec![],
+            wall_s: 1234.0,
+            reproduce: "perfbisect scan --tool 'pkeyread:key=ec,format=pem' --grid 9 v1..v2".into(),
+        },
+    )
+}
+
+#[test]
+fn scan_renderers() {
+    let r = scan_report();
+    // the fixture's story holds: three confirmed changes, the -8% partly undoing the +15%
+    assert_eq!(r.by_share.len(), 3, "{:?}", r.changes);
+    assert_eq!(r.cancels.len(), 1);
+    assert!(
+        r.cancels[0].text.contains("partly undone"),
+        "{:?}",
+        r.cancels
+    );
+    insta::assert_snapshot!("scan_text", Text.export(&r).unwrap());
+    insta::assert_snapshot!("scan_markdown", Markdown.export(&r).unwrap());
 }

@@ -31,7 +31,7 @@ impl Export<Simulated> for Text {
             .iter()
             .map(|s| {
                 format!(
-                    "{:+.1}%@{}{}{}",
+                    "{:+.1}%@{}{}{}{}",
                     s.effect * 100.0,
                     s.at.map(|x| x.to_string())
                         .unwrap_or_else(|| "random".into()),
@@ -40,11 +40,22 @@ impl Export<Simulated> for Text {
                     } else {
                         String::new()
                     },
-                    if s.cancelled { " undone later" } else { "" }
+                    if s.cancelled { " undone later" } else { "" },
+                    s.lasts
+                        .map(|l| format!(" for {l} commits"))
+                        .unwrap_or_default()
                 )
             })
             .collect();
-        let how = if c.baseline {
+        let how = if let Some(g) = c.scan {
+            format!(
+                "scan: grid of {g}, then searches at samples {}..{}, alpha {} (whole scan), min effect {:.1}%",
+                c.cfg.schedule.initial,
+                c.cfg.schedule.max,
+                c.cfg.alpha,
+                c.cfg.min_effect * 100.0
+            )
+        } else if c.baseline {
             format!("baseline: 20 samples/commit, t-test at {}", c.cfg.alpha)
         } else {
             format!(
@@ -105,6 +116,13 @@ impl Export<Simulated> for Text {
             ),
         ] {
             out.push_str(&format!("{label:<33}{value}\n"));
+        }
+        for f in &r.steps_found {
+            out.push_str(&format!(
+                "{:<33}{}\n",
+                format!("reported: {}", f.step),
+                pct(f.found)
+            ));
         }
         if r.errors > 0 {
             out.push_str(&format!("{:<33}{}\n", "searches that failed:", r.errors));

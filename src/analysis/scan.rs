@@ -1,0 +1,728 @@
+//! A whole range's profile: a coarse grid of commits measured first, a step model fitted to it
+//! ([`segment`]), then the usual search ([`bisect::search`]) inside every grid interval whose
+//! two points the fit puts on different levels. Pure logic behind the same [`Measurer`] as the
+//! search: no git, no I/O.
+//!
+//! # Procedure
+//!
+//! 1. The grid: `2 × initial` samples of every grid point, all in the same interleaved rounds (one
+//!    `ensure` over every point). A point that cannot be measured is left out (its neighbours'
+//!    interval spans it); an unmeasurable end is an error, as in a search.
+//! 2. The fit: each round's effect (one pass of Tukey's median polish on the logs: the round's
+//!    median deviation from the points' medians) is taken out of that round's samples (the
+//!    machine's drift and load bursts are common to a round), every point's robust location
+//!    and standard error are taken from what is left, the spread is pooled over the points
+//!    ([`segment::pool`]), and PELT fits the steps ([`segment::fit`]).
+//! 3. The searches: every interval between neighbouring measured grid points that lie on
+//!    fitted levels at least half the minimum effect apart is searched with [`bisect::search`], on samples taken after the
+//!    grid's (each search sees only samples taken after everything earlier phases used, so its
+//!    comparisons are interleaved with each other and independent of the choice to enter).
+//!    Neighbours on one level are not entered: a bump narrower than a grid interval, or two
+//!    changes that cancel inside one interval, stay hidden there. The grid size is the knob.
+//!    Fallback: when an interval entered for a fitted step turns out to have equal ends on fresh
+//!    samples, its two neighbours are searched too (one noisy grid point can move a fitted step
+//!    by one interval; in simulation this was most of the misses of an 8% step).
+//! 4. The profile: every grid point, the fitted segments, every change point of every search
+//!    (global positions), each change's share of the range's total movement (Σ |ln ratio| of the
+//!    confirmed changes), and which change (partly) undoes which.
+//!
+//! # Error control
+//!
+//! See [`alpha::scan_fit_level`] and [`alpha::scan_per_search`]: the fit runs at `alpha / (G − 1)`
+//! per place and only chooses intervals; every interval that may be searched — the `E` entered
+//! ones and their neighbours (the fallback), `C ≤ 3E` in all, known from the grid before any
+//! search runs — gets `alpha / C`, so a false significant call anywhere in the scan has
+//! probability at most `alpha` (each search splits its share further exactly as a bisect does). The result carries the Bonferroni sum of
+//! the levels of every test run ([`ScanResult::family_alpha`]).
+
+use crate::analysis::alpha;
+use crate::analysis::bisect::{
+    self, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult, Step,
+};
+use crate::analysis::segment::{self, Point};
+use crate::analysis::stats;
+use crate::measure::unavailable::Unavailable;
+use anyhow::{bail, Result};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// `g` evenly spaced positions in `0..n`, ends included (fewer when the range is shorter).
+pub fn grid_positions(n: usize, g: usize) -> Vec<usize> {
+    if n == 0 {
+        return vec![];
+    }
+    let g = g.clamp(2, n.max(2));
+    let mut v: Vec<usize> = (0..g)
+        .map(|i| ((i as f64) * (n - 1) as f64 / (g - 1) as f64).round() as usize)
+        .collect();
+    v.dedup();
+    v
+}
+
+/// How far an interior grid point may move to a commit that is built already: a quarter of the
+/// spacing, at most 8 commits (a grid point is a sample of its neighbourhood, not a choice).
+pub fn max_move(n: usize, g: usize) -> usize {
+    let spacing = n.saturating_sub(1) / g.saturating_sub(1).max(1);
+    (spacing / 4).min(8)
+}
+
+/// Interior grid points moved to the nearest built commit within `max_move` (the nearer, then
+/// the older, on a tie), never onto or past a neighbour. Returns (position, moved by).
+pub fn snap_to_built(
+    positions: &[usize],
+    max_move: usize,
+    built: impl Fn(usize) -> bool,
+) -> Vec<(usize, isize)> {
+    let mut out: Vec<(usize, isize)> = positions.iter().map(|&p| (p, 0)).collect();
+    for i in 1..positions.len().saturating_sub(1) {
+        let p = positions[i];
+        if built(p) {
+            continue;
+        }
+        let lo = out[i - 1].0;
+        let hi = positions[i + 1];
+        for d in 1..=max_move {
+            let cand = [p.checked_sub(d), Some(p + d)];
+            if let Some(c) = cand
+                .into_iter()
+                .flatten()
+                .find(|&c| c > lo && c < hi && built(c))
+            {
+                out[i] = (c, c as isize - p as isize);
+                break;
+            }
+        }
+    }
+    out
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GridPoint {
+    pub commit: usize,
+    /// Samples of the grid phase.
+    pub n: usize,
+    /// Mean µs/op and its 95% interval (as a search's step).
+    pub mean: f64,
+    pub ci95: (f64, f64),
+    /// The fitted segment this point belongs to (None when it could not be measured).
+    pub segment: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<Unavailable>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FittedSegment {
+    /// First and last grid commit of the segment.
+    pub first: usize,
+    pub last: usize,
+    pub points: usize,
+    /// The fitted level in µs/op (round effects removed)
+    /// and its 95% interval.
+    pub level: f64,
+    pub ci95: (f64, f64),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Interval {
+    pub lo: usize,
+    pub hi: usize,
+    /// The fitted ratio hi/lo (1 when both lie on one level).
+    pub fitted_ratio: f64,
+    pub entered: bool,
+    /// Entered because the search of a neighbouring interval, entered for a fitted step, found
+    /// its ends equal: the step the fit placed there may lie here (one noisy grid point moves a
+    /// fitted step by one interval).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fallback: bool,
+    /// The search of an entered interval, positions global.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchResult>,
+}
+
+/// A change point of a search, with its place in the whole profile.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScanChange {
+    /// Positions global; `cp.share` is its share of its own interval's ends.
+    pub cp: ChangePoint,
+    /// Index into `intervals`.
+    pub interval: usize,
+    /// ln ratio / Σ |ln ratio| over the confirmed changes: the signed share of the range's total
+    /// movement (0 for an unconfirmed candidate).
+    pub share: f64,
+}
+
+/// Change `undone_by` goes against `change` and takes back `fraction` of it (1 = all).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Cancel {
+    pub change: usize,
+    pub undone_by: usize,
+    pub fraction: f64,
+}
+
+/// The grid phase: what was measured and fitted, and which intervals are to be searched.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Grid {
+    pub points: Vec<GridPoint>,
+    pub segments: Vec<FittedSegment>,
+    /// Level per place of the fit and its penalty per change point.
+    pub fit_level: f64,
+    pub penalty: f64,
+    pub intervals: Vec<Interval>,
+    /// Samples each grid point got.
+    pub samples_per_point: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScanResult {
+    pub grid: Grid,
+    /// Every change point of every search, oldest first.
+    pub changes: Vec<ScanChange>,
+    /// Indices into `changes` of the confirmed ones, largest |share| first.
+    pub by_share: Vec<usize>,
+    pub cancels: Vec<Cancel>,
+    /// Intervals that may be searched (the entered ones and their neighbours), and the alpha of
+    /// each search: the command's alpha over them.
+    pub searchable: usize,
+    pub alpha_per_search: f64,
+    pub tests: usize,
+    /// Bonferroni sum of the levels of every test the searches ran.
+    pub family_alpha: f64,
+    pub commits_measured: usize,
+    pub samples_taken: usize,
+}
+
+/// Records the most samples seen per commit, for the totals.
+struct Tracker<'a> {
+    m: &'a mut dyn Measurer,
+    seen: HashMap<usize, usize>,
+}
+
+impl Measurer for Tracker<'_> {
+    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        let r = self.m.ensure(wants)?;
+        for (&(c, _), p) in wants.iter().zip(&r) {
+            let n = match p {
+                Probe::Samples(v) => v.len(),
+                Probe::Skip(_) => 0,
+            };
+            let e = self.seen.entry(c).or_insert(0);
+            *e = (*e).max(n);
+        }
+        Ok(r)
+    }
+    fn decided(&mut self, s: &Step) {
+        self.m.decided(s)
+    }
+    fn identical(&self, a: usize, b: usize) -> bool {
+        self.m.identical(a, b)
+    }
+    fn name(&self, i: usize) -> String {
+        self.m.name(i)
+    }
+}
+
+/// The sub-range `lo..=hi` as a search of its own: local indices, and per commit only the samples
+/// after the first `hide[c]` (those earlier phases used).
+struct Sub<'a, 'b> {
+    m: &'a mut Tracker<'b>,
+    lo: usize,
+    hide: &'a HashMap<usize, usize>,
+    /// Most samples (after the hidden ones) asked per global commit.
+    asked: HashMap<usize, usize>,
+}
+
+impl Measurer for Sub<'_, '_> {
+    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        let global: Vec<(usize, usize)> = wants
+            .iter()
+            .map(|&(c, k)| {
+                let g = self.lo + c;
+                let e = self.asked.entry(g).or_insert(0);
+                *e = (*e).max(k);
+                (g, self.hide.get(&g).copied().unwrap_or(0) + k)
+            })
+            .collect();
+        let r = self.m.ensure(&global)?;
+        Ok(r.into_iter()
+            .zip(&global)
+            .map(|(p, &(g, _))| match p {
+                Probe::Samples(v) => {
+                    let h = self.hide.get(&g).copied().unwrap_or(0).min(v.len());
+                    Probe::Samples(v[h..].to_vec())
+                }
+                s => s,
+            })
+            .collect())
+    }
+    fn decided(&mut self, s: &Step) {
+        let mut s = s.clone();
+        s.commit += self.lo;
+        self.m.decided(&s)
+    }
+    fn identical(&self, a: usize, b: usize) -> bool {
+        self.m.identical(self.lo + a, self.lo + b)
+    }
+    fn name(&self, i: usize) -> String {
+        self.m.name(self.lo + i)
+    }
+}
+
+/// Step 1 and 2: measure the grid (`positions`, ascending, ends first and last), fit, and choose
+/// the intervals to enter.
+pub fn measure_grid(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> Result<Grid> {
+    if positions.len() < 2 || positions.windows(2).any(|w| w[0] >= w[1]) {
+        bail!("a scan needs at least 2 distinct grid points in ascending order");
+    }
+    cfg.validate(positions[positions.len() - 1] + 1)?;
+    let k = cfg.schedule.initial * 2;
+    let wants: Vec<(usize, usize)> = positions.iter().map(|&p| (p, k)).collect();
+    let probes = m.ensure(&wants)?;
+    if probes.len() != wants.len() {
+        bail!(
+            "measurer returned {} results for {} commits",
+            probes.len(),
+            wants.len()
+        );
+    }
+    let last = positions.len() - 1;
+    let mut raw: Vec<Option<Vec<f64>>> = Vec::with_capacity(positions.len());
+    let mut points = Vec::with_capacity(positions.len());
+    for (i, (&pos, p)) in positions.iter().zip(probes).enumerate() {
+        match p {
+            Probe::Samples(v) => {
+                let v = v[..k.min(v.len())].to_vec();
+                let s = stats::summarize(&v);
+                points.push(GridPoint {
+                    commit: pos,
+                    n: v.len(),
+                    mean: s.mean,
+                    ci95: s.ci95,
+                    segment: None,
+                    skipped: None,
+                });
+                raw.push(Some(v));
+            }
+            Probe::Skip(why) => {
+                if i == 0 || i == last {
+                    let end = if i == 0 {
+                        "old end (good)"
+                    } else {
+                        "new end (bad)"
+                    };
+                    bail!("the {end} {} cannot be measured: {why}", m.name(pos));
+                }
+                points.push(GridPoint {
+                    commit: pos,
+                    n: 0,
+                    mean: f64::NAN,
+                    ci95: (f64::NAN, f64::NAN),
+                    segment: None,
+                    skipped: Some(why),
+                });
+                raw.push(None);
+            }
+        }
+    }
+    // Round effects, by one pass of Tukey's median polish on the logs: each point's median, then
+    // each round's median deviation from the points' medians (the median of the raw logs of a
+    // round would jump between the levels of a range that changes).
+    let logs: Vec<Option<Vec<f64>>> = raw
+        .iter()
+        .map(|v| {
+            v.as_ref().map(|v| {
+                v.iter()
+                    .map(|x| if *x > 0.0 { x.ln() } else { f64::NAN })
+                    .collect()
+            })
+        })
+        .collect();
+    let point_median: Vec<f64> = logs
+        .iter()
+        .map(|l| l.as_ref().map_or(f64::NAN, |l| median(l.clone())))
+        .collect();
+    let rounds = raw.iter().flatten().map(Vec::len).max().unwrap_or(0);
+    let round_level: Vec<f64> = (0..rounds)
+        .map(|j| {
+            let d: Vec<f64> = logs
+                .iter()
+                .zip(&point_median)
+                .filter_map(|(l, m)| Some(l.as_ref()?.get(j)? - m))
+                .collect();
+            let r = median(d);
+            if r.is_finite() {
+                r
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mut fitted: Vec<(usize, Point)> = Vec::new();
+    for (i, v) in raw.iter().enumerate() {
+        let Some(v) = v else { continue };
+        let centred: Vec<f64> = v
+            .iter()
+            .zip(&round_level)
+            .filter(|(x, _)| **x > 0.0)
+            .map(|(x, r)| (x.ln() - r).exp())
+            .collect();
+        match Point::from_samples(positions[i], &centred) {
+            Some(p) => fitted.push((i, p)),
+            None => bail!(
+                "{} gave too few usable samples ({}) for the grid",
+                m.name(positions[i]),
+                v.len()
+            ),
+        }
+    }
+    let level = alpha::scan_fit_level(cfg.alpha, fitted.len());
+    let pts = segment::pool(&fitted.iter().map(|f| f.1.clone()).collect::<Vec<_>>());
+    let fit = segment::fit(&pts, level);
+    let mut segments = Vec::with_capacity(fit.segments.len());
+    for (si, s) in fit.segments.iter().enumerate() {
+        for f in &fitted[s.first..=s.last] {
+            points[f.0].segment = Some(si);
+        }
+        let z = stats::z_quantile(0.95).unwrap_or(1.96);
+        segments.push(FittedSegment {
+            first: fitted[s.first].1.pos,
+            last: fitted[s.last].1.pos,
+            points: s.last - s.first + 1,
+            level: (s.mean).exp(),
+            ci95: ((s.mean - z * s.se).exp(), (s.mean + z * s.se).exp()),
+        });
+    }
+    // A fitted change is searched from half the minimum effect on: a fitted size is an estimate,
+    // and the search decides on fresh samples whether the change is real and how large.
+    let entry = (1.0 + cfg.min_effect / 2.0).ln();
+    let intervals = fitted
+        .windows(2)
+        .map(|w| {
+            let (a, b) = (&points[w[0].0], &points[w[1].0]);
+            let (sa, sb) = (a.segment.unwrap_or(0), b.segment.unwrap_or(0));
+            let fitted_ratio = segments[sb].level / segments[sa].level;
+            Interval {
+                lo: a.commit,
+                hi: b.commit,
+                fitted_ratio,
+                entered: sa != sb && fitted_ratio.ln().abs() >= entry,
+                fallback: false,
+                search: None,
+            }
+        })
+        .collect();
+    Ok(Grid {
+        points,
+        segments,
+        fit_level: level,
+        penalty: fit.penalty,
+        intervals,
+        samples_per_point: k,
+    })
+}
+
+/// Median of the finite values (NaN when there are none).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.retain(|x| x.is_finite());
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn shift(r: &mut SearchResult, lo: usize) {
+    for s in &mut r.steps {
+        s.commit += lo;
+    }
+    if let Outcome::Changes(cps) = &mut r.outcome {
+        for c in cps {
+            c.last_old += lo;
+            c.first_new += lo;
+            for s in &mut c.skipped_between {
+                *s += lo;
+            }
+        }
+    }
+}
+
+/// Step 3 and 4: search every entered interval of `grid` and put the profile together.
+pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> Result<ScanResult> {
+    let mut t = Tracker {
+        m,
+        seen: HashMap::new(),
+    };
+    // What the grid phase used of each grid point.
+    let mut used: HashMap<usize, usize> = grid
+        .points
+        .iter()
+        .filter(|p| p.skipped.is_none())
+        .map(|p| (p.commit, grid.samples_per_point))
+        .collect();
+    for p in &grid.points {
+        t.seen
+            .insert(p.commit, if p.skipped.is_some() { 0 } else { p.n });
+    }
+    // Every interval that may be searched: the entered ones and their neighbours (a fallback).
+    // Known from the grid alone, so alpha can be split over them before any search runs.
+    let count = grid.intervals.len();
+    let mut pending: std::collections::BTreeSet<usize> =
+        (0..count).filter(|&i| grid.intervals[i].entered).collect();
+    let candidates = pending
+        .iter()
+        .flat_map(|&i| [i.saturating_sub(1), i, (i + 1).min(count - 1)])
+        .collect::<std::collections::BTreeSet<usize>>()
+        .len();
+    let alpha_per_search = alpha::scan_per_search(cfg.alpha, candidates);
+    let searchable = candidates;
+    let sub_cfg = Config {
+        alpha: alpha_per_search,
+        ..cfg.clone()
+    };
+    let (mut tests, mut family) = (0, 0.0);
+    let mut changes = Vec::new();
+    while let Some(ii) = pending.pop_first() {
+        let iv = &mut grid.intervals[ii];
+        if iv.search.is_some() {
+            continue;
+        }
+        iv.entered = true;
+        let hide = used.clone();
+        let mut sub = Sub {
+            m: &mut t,
+            lo: iv.lo,
+            hide: &hide,
+            asked: HashMap::new(),
+        };
+        let mut r = bisect::search(iv.hi - iv.lo + 1, &sub_cfg, &mut sub)?;
+        for (g, k) in sub.asked {
+            *used.entry(g).or_insert(0) += k;
+        }
+        shift(&mut r, iv.lo);
+        tests += r.tests;
+        family += r.family_alpha;
+        // Entered for a fitted step, but its ends agree on fresh samples: look beside it.
+        if r.outcome == Outcome::NoChange && !iv.fallback {
+            for j in [ii.wrapping_sub(1), ii + 1] {
+                if let Some(n) = grid.intervals.get_mut(j) {
+                    if !n.entered {
+                        n.fallback = true;
+                        pending.insert(j);
+                    }
+                }
+            }
+        }
+        let iv = &mut grid.intervals[ii];
+        if let Outcome::Changes(cps) = &r.outcome {
+            for cp in cps {
+                changes.push(ScanChange {
+                    cp: cp.clone(),
+                    interval: ii,
+                    share: 0.0,
+                });
+            }
+        }
+        iv.search = Some(r);
+    }
+    changes.sort_by_key(|c| c.cp.last_old);
+    let logs: Vec<f64> = changes
+        .iter()
+        .map(|c| {
+            if c.cp.confirmed {
+                c.cp.comparison.ratio.ratio.ln()
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let total: f64 = logs.iter().map(|l| l.abs()).sum();
+    for (c, l) in changes.iter_mut().zip(&logs) {
+        c.share = if total > 0.0 { l / total } else { 0.0 };
+    }
+    let mut by_share: Vec<usize> = (0..changes.len())
+        .filter(|&i| changes[i].cp.confirmed)
+        .collect();
+    by_share.sort_by(|&a, &b| changes[b].share.abs().total_cmp(&changes[a].share.abs()));
+    let cancels = cancels(&logs, cfg.min_effect);
+    let commits_measured = t.seen.len();
+    let samples_taken = t.seen.values().sum();
+    Ok(ScanResult {
+        grid,
+        changes,
+        by_share,
+        cancels,
+        searchable,
+        alpha_per_search,
+        tests,
+        family_alpha: family.min(1.0),
+        commits_measured,
+        samples_taken,
+    })
+}
+
+/// The whole scan over the grid `positions` (see the module docs).
+pub fn scan(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> Result<ScanResult> {
+    let grid = measure_grid(positions, cfg, m)?;
+    search_intervals(grid, cfg, m)
+}
+
+/// Which change takes back which, from the changes' log ratios in position order (0 = not a
+/// confirmed change, ignored): a change against the sign of earlier ones undoes the most recent
+/// of them still standing, as much of it as it can, then the one before. A change counts as fully
+/// undone when what is left of it is below `min_effect`.
+pub fn cancels(logs: &[f64], min_effect: f64) -> Vec<Cancel> {
+    let floor = (1.0 + min_effect).ln();
+    // (change, what is left of it on the log scale)
+    let mut standing: Vec<(usize, f64)> = Vec::new();
+    let mut out = Vec::new();
+    for (j, &l) in logs.iter().enumerate() {
+        if l == 0.0 {
+            continue;
+        }
+        let mut left = l;
+        while let Some(top) = standing.last_mut() {
+            if top.1.signum() == left.signum() || left.abs() < floor {
+                break;
+            }
+            let take = left.abs().min(top.1.abs());
+            let full = logs[top.0].abs();
+            out.push(Cancel {
+                change: top.0,
+                undone_by: j,
+                fraction: (take / full).min(1.0),
+            });
+            top.1 -= take * top.1.signum();
+            left -= take * left.signum();
+            if top.1.abs() < floor {
+                standing.pop();
+            } else {
+                break;
+            }
+        }
+        if left.abs() >= floor {
+            standing.push((j, left));
+        }
+    }
+    out.sort_by_key(|c| (c.change, c.undone_by));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::simulate::noise::NoiseModel;
+    use crate::analysis::simulate::SimMeasurer;
+
+    fn sim(n: usize, steps: &[(usize, f64)], seed: u64) -> SimMeasurer {
+        SimMeasurer::new(n, steps, &NoiseModel::realistic(), 0.0, seed).unwrap()
+    }
+
+    fn confirmed(r: &ScanResult) -> Vec<usize> {
+        r.changes
+            .iter()
+            .filter(|c| c.cp.confirmed)
+            .map(|c| c.cp.first_new)
+            .collect()
+    }
+
+    #[test]
+    fn grid_and_snapping() {
+        assert_eq!(grid_positions(4000, 16).len(), 16);
+        assert_eq!(grid_positions(4000, 16)[15], 3999);
+        assert_eq!(grid_positions(5, 16), vec![0, 1, 2, 3, 4]);
+        assert_eq!(grid_positions(11, 6), vec![0, 2, 4, 6, 8, 10]);
+        assert_eq!(max_move(4000, 16), 8);
+        assert_eq!(max_move(11, 6), 0);
+        let built = |c: usize| [103, 197, 0].contains(&c);
+        let s = snap_to_built(&[0, 100, 200, 300], 4, built);
+        assert_eq!(s, vec![(0, 0), (103, 3), (197, -3), (300, 0)]);
+        // never past a neighbour, never beyond max_move
+        let s = snap_to_built(&[0, 10, 12, 20], 5, |c| c == 13 || c == 9);
+        assert_eq!(s, vec![(0, 0), (9, -1), (13, 1), (20, 0)]);
+        assert_eq!(snap_to_built(&[0, 10, 20], 2, |c| c == 13)[1], (10, 0));
+    }
+
+    #[test]
+    fn cancelling_changes_are_paired() {
+        let l = |r: f64| r.ln();
+        // +15% partly undone by −8%
+        let c = cancels(&[l(1.15), l(0.92)], 0.03);
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].change, c[0].undone_by), (0, 1));
+        assert!((c[0].fraction - l(0.92).abs() / l(1.15)).abs() < 1e-12);
+        // a transient bump: up, then fully back
+        let c = cancels(&[l(1.3), l(2.5), l(0.4)], 0.03);
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].change, c[0].undone_by), (1, 2));
+        assert!((c[0].fraction - 1.0).abs() < 1e-9);
+        // a larger undo reaches the earlier change too
+        let c = cancels(&[l(1.2), l(1.1), l(0.8)], 0.03);
+        assert_eq!(
+            c.iter()
+                .map(|c| (c.change, c.undone_by))
+                .collect::<Vec<_>>(),
+            vec![(0, 2), (1, 2)]
+        );
+        // unconfirmed changes (0) are ignored; same directions never cancel
+        assert!(cancels(&[l(1.1), 0.0, l(1.1)], 0.03).is_empty());
+    }
+
+    #[test]
+    fn scan_finds_steps_whose_ends_cancel() {
+        // +30% at 500, then +15% at 2600 and −13% at 3300: the part after 2000 has equal ends
+        let steps = [(500, 1.30), (2600, 1.15), (3300, 0.87)];
+        for seed in 0..3 {
+            let mut m = sim(4000, &steps, seed);
+            let g = grid_positions(4000, 16);
+            let r = scan(&g, &Config::default(), &mut m).unwrap();
+            assert_eq!(confirmed(&r), vec![500, 2600, 3300], "seed {seed}");
+            assert_eq!(r.grid.segments.len(), 4);
+            assert_eq!(r.grid.intervals.iter().filter(|i| i.entered).count(), 3);
+            assert_eq!(r.by_share[0], 0, "the +30% explains most");
+            let c = &r.cancels;
+            assert_eq!(c.len(), 1, "{c:?}");
+            assert_eq!((c[0].change, c[0].undone_by), (1, 2));
+            assert!(r.family_alpha <= Config::default().alpha + 1e-12);
+            assert!(r.alpha_per_search < Config::default().alpha / 2.0);
+        }
+    }
+
+    #[test]
+    fn flat_range_enters_nothing() {
+        for seed in 0..5 {
+            let mut m = sim(2000, &[], 10 + seed);
+            let r = scan(&grid_positions(2000, 16), &Config::default(), &mut m).unwrap();
+            assert!(r.changes.is_empty(), "seed {seed}: {:?}", r.grid.segments);
+            assert_eq!(r.grid.segments.len(), 1);
+            assert!(r.grid.intervals.iter().all(|i| !i.entered));
+            assert_eq!(r.commits_measured, 16);
+            assert_eq!(r.samples_taken, 16 * 10);
+        }
+    }
+
+    #[test]
+    fn searches_use_samples_after_the_grid() {
+        let mut m = sim(400, &[(130, 1.2)], 3);
+        let g = grid_positions(400, 5);
+        let r = scan(&g, &Config::default(), &mut m).unwrap();
+        assert_eq!(confirmed(&r), vec![130]);
+        let iv = r.grid.intervals.iter().find(|i| i.entered).unwrap();
+        // the interval's ends were sampled again for its search: more than the grid's 10
+        let s = iv.search.as_ref().unwrap();
+        assert!(
+            s.ends.a.n >= 5
+                && s.steps
+                    .iter()
+                    .all(|st| st.commit >= iv.lo && st.commit <= iv.hi)
+        );
+        assert!(r.samples_taken > 5 * 10);
+    }
+
+    #[test]
+    fn bad_grids_are_errors() {
+        let mut m = sim(100, &[], 1);
+        assert!(scan(&[0], &Config::default(), &mut m).is_err());
+        assert!(scan(&[0, 50, 50, 99], &Config::default(), &mut m).is_err());
+        assert!(scan(&[10, 5], &Config::default(), &mut m).is_err());
+    }
+}

@@ -1,0 +1,588 @@
+//! The result of `scan`: the whole profile of a range — every grid point, the fitted levels,
+//! which grid intervals were searched, every change point found (by position and by share of
+//! the range's total movement) and which change undoes which.
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use super::bisect::{culprit_json, CommitJson, CulpritJson, StepJson};
+use super::export::{formats, Export, Links, Markdown, Text};
+use crate::analysis::scan::{Cancel, ScanResult};
+use crate::build::repo::CommitInfo;
+use crate::measure::engine::BuildUse;
+use crate::report::us;
+
+formats!(ScanFormat for ScanReport { Text, Markdown, Json });
+
+pub const SCAN_KIND: &str = "perfbisect-scan";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GridPointJson {
+    #[serde(flatten)]
+    pub info: CommitJson,
+    /// Position in the range's first-parent list, 0 = the old end.
+    pub index: usize,
+    /// Commits this point was moved from its evenly spaced place, to a commit already built.
+    pub moved_by: isize,
+    pub n: usize,
+    pub mean_us: Option<f64>,
+    pub ci95_us: Option<(f64, f64)>,
+    /// Its fitted segment (index into `segments`).
+    pub segment: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SegmentJson {
+    /// Indices of the segment's first and last grid commit.
+    pub first: usize,
+    pub last: usize,
+    pub first_short: String,
+    pub last_short: String,
+    pub points: usize,
+    pub level_us: f64,
+    pub ci95_us: (f64, f64),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IntervalJson {
+    pub lo: usize,
+    pub hi: usize,
+    pub lo_short: String,
+    pub hi_short: String,
+    /// The fitted ratio of hi's level to lo's.
+    pub fitted_ratio: f64,
+    pub entered: bool,
+    /// Entered only because a neighbouring interval, entered for a fitted step, was flat.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fallback: bool,
+    /// "not entered (one fitted level)", "no change on fresh samples", "1 change point", ...
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepJson>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChangeJson {
+    /// As a bisect reports it; its `share` is of its own interval's ends.
+    #[serde(flatten)]
+    pub culprit: CulpritJson,
+    /// The culprit's position in the range.
+    pub index: usize,
+    /// Signed share of the range's total movement (Σ |ln ratio| of the confirmed changes).
+    pub share_of_movement: f64,
+    /// The grid interval whose search found it (index into `intervals`).
+    pub interval: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CancelJson {
+    /// Indices into `changes`.
+    pub change: usize,
+    pub undone_by: usize,
+    /// Fraction of `change` taken back (1 = all of it).
+    pub fraction: f64,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScanReport {
+    pub kind: String,
+    pub tool: String,
+    pub threads: usize,
+    pub range: String,
+    pub repo: String,
+    pub recipe: String,
+    pub good: CommitJson,
+    pub bad: CommitJson,
+    pub merge_base: Option<CommitJson>,
+    pub commits: usize,
+    pub grid_size: usize,
+    /// How far a grid point was allowed to move to a built commit.
+    pub max_move: usize,
+    pub samples_per_grid_point: usize,
+    pub grid: Vec<GridPointJson>,
+    pub segments: Vec<SegmentJson>,
+    pub intervals: Vec<IntervalJson>,
+    /// Every change point of every search, oldest first.
+    pub changes: Vec<ChangeJson>,
+    /// Indices into `changes` of the confirmed ones, largest share of the movement first.
+    pub by_share: Vec<usize>,
+    pub cancels: Vec<CancelJson>,
+    /// Builds the grid needed and how many the cache had before the scan.
+    pub grid_builds: usize,
+    pub grid_builds_cached: usize,
+    pub builds: Vec<BuildUse>,
+    pub samples: usize,
+    pub samples_taken_now: usize,
+    pub alpha: f64,
+    /// Level per place of the step fit and its penalty; alpha of each interval search.
+    pub fit_level: f64,
+    pub penalty: f64,
+    /// Intervals that may be searched (entered, and their neighbours as a fallback).
+    pub searchable: usize,
+    pub alpha_per_search: f64,
+    pub tests: usize,
+    pub family_alpha: f64,
+    pub min_effect: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    pub wall_s: f64,
+    pub reproduce: String,
+}
+
+/// What the command knows besides the analysis result.
+pub struct ScanContext<'a> {
+    pub tool: String,
+    pub threads: usize,
+    pub range: String,
+    pub repo: String,
+    pub recipe: String,
+    pub good: &'a CommitInfo,
+    pub bad: &'a CommitInfo,
+    pub merge_base: Option<&'a CommitInfo>,
+    /// The range, oldest first (indices of the result).
+    pub commits: &'a [CommitInfo],
+    pub grid_size: usize,
+    pub max_move: usize,
+    /// Per grid point (in order): moved by.
+    pub moved: Vec<isize>,
+    pub grid_builds_cached: usize,
+    pub builds: Vec<BuildUse>,
+    pub samples: usize,
+    pub samples_taken_now: usize,
+    pub alpha: f64,
+    pub min_effect: f64,
+    pub notes: Vec<String>,
+    pub wall_s: f64,
+    pub reproduce: String,
+}
+
+fn pct(ratio: f64) -> String {
+    format!("{:+.1}%", (ratio - 1.0) * 100.0)
+}
+
+/// "+15.2% at abc1234, partly undone (52%) by -7.6% at def5678".
+fn cancel_text(c: &Cancel, changes: &[ChangeJson]) -> String {
+    let (a, b) = (&changes[c.change].culprit, &changes[c.undone_by].culprit);
+    let how = if c.fraction >= 0.999 {
+        "undone".to_string()
+    } else {
+        format!("partly undone ({:.0}%)", c.fraction * 100.0)
+    };
+    format!(
+        "{} at {}, {how} by {} at {}",
+        pct(a.ratio),
+        a.info.short,
+        pct(b.ratio),
+        b.info.short
+    )
+}
+
+impl ScanReport {
+    pub fn new(r: &ScanResult, x: ScanContext) -> ScanReport {
+        let commits = x.commits;
+        let grid: Vec<GridPointJson> = r
+            .grid
+            .points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| GridPointJson {
+                info: (&commits[p.commit]).into(),
+                index: p.commit,
+                moved_by: x.moved.get(i).copied().unwrap_or(0),
+                n: p.n,
+                mean_us: p.mean.is_finite().then_some(p.mean),
+                ci95_us: p.mean.is_finite().then_some(p.ci95),
+                segment: p.segment,
+                skipped: p.skipped.as_ref().map(|u| u.to_string()),
+            })
+            .collect();
+        let segments = r
+            .grid
+            .segments
+            .iter()
+            .map(|s| SegmentJson {
+                first: s.first,
+                last: s.last,
+                first_short: commits[s.first].short.clone(),
+                last_short: commits[s.last].short.clone(),
+                points: s.points,
+                level_us: s.level,
+                ci95_us: s.ci95,
+            })
+            .collect();
+        let intervals = r
+            .grid
+            .intervals
+            .iter()
+            .map(|iv| {
+                let outcome = match &iv.search {
+                    None if (iv.fitted_ratio - 1.0).abs() > 1e-12 => {
+                        "not entered (fitted change below half the minimum effect)".to_string()
+                    }
+                    None => "not entered (one fitted level)".to_string(),
+                    Some(s) => match &s.outcome {
+                        _ if iv.fallback
+                            && matches!(s.outcome, crate::analysis::bisect::Outcome::NoChange) =>
+                        {
+                            "searched beside a flat entered interval: its ends do not differ either"
+                                .to_string()
+                        }
+                        crate::analysis::bisect::Outcome::NoChange => {
+                            "searched: its ends do not differ on fresh samples".to_string()
+                        }
+                        crate::analysis::bisect::Outcome::Changes(c) => {
+                            format!("searched: {} change point(s)", c.len())
+                        }
+                    },
+                };
+                IntervalJson {
+                    lo: iv.lo,
+                    hi: iv.hi,
+                    lo_short: commits[iv.lo].short.clone(),
+                    hi_short: commits[iv.hi].short.clone(),
+                    fitted_ratio: iv.fitted_ratio,
+                    entered: iv.entered,
+                    fallback: iv.fallback,
+                    outcome,
+                    steps: iv
+                        .search
+                        .iter()
+                        .flat_map(|s| {
+                            s.steps
+                                .iter()
+                                .map(|st| StepJson::new(st, commits, &[x.threads]))
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        let changes: Vec<ChangeJson> = r
+            .changes
+            .iter()
+            .map(|c| ChangeJson {
+                culprit: culprit_json(&c.cp, commits, &[x.threads]),
+                index: c.cp.first_new,
+                share_of_movement: c.share,
+                interval: c.interval,
+            })
+            .collect();
+        let cancels = r
+            .cancels
+            .iter()
+            .map(|c| CancelJson {
+                change: c.change,
+                undone_by: c.undone_by,
+                fraction: c.fraction,
+                text: cancel_text(c, &changes),
+            })
+            .collect();
+        ScanReport {
+            kind: SCAN_KIND.into(),
+            tool: x.tool,
+            threads: x.threads,
+            range: x.range,
+            repo: x.repo,
+            recipe: x.recipe,
+            good: x.good.into(),
+            bad: x.bad.into(),
+            merge_base: x.merge_base.map(|m| m.into()),
+            commits: commits.len(),
+            grid_size: x.grid_size,
+            max_move: x.max_move,
+            samples_per_grid_point: r.grid.samples_per_point,
+            grid_builds: r.grid.points.len(),
+            grid_builds_cached: x.grid_builds_cached,
+            grid,
+            segments,
+            intervals,
+            changes,
+            by_share: r.by_share.clone(),
+            cancels,
+            builds: x.builds,
+            samples: x.samples,
+            samples_taken_now: x.samples_taken_now,
+            alpha: x.alpha,
+            fit_level: r.grid.fit_level,
+            penalty: r.grid.penalty,
+            searchable: r.searchable,
+            alpha_per_search: r.alpha_per_search,
+            tests: r.tests,
+            family_alpha: r.family_alpha,
+            min_effect: x.min_effect,
+            notes: x.notes,
+            wall_s: x.wall_s,
+            reproduce: x.reproduce,
+        }
+    }
+
+    fn not_entered(&self) -> usize {
+        self.intervals.iter().filter(|i| !i.entered).count()
+    }
+
+    /// The hiding caveat, said whenever intervals were left out.
+    fn hidden_note(&self) -> Option<String> {
+        let skipped = self.not_entered();
+        // Neighbouring commits hide nothing between them.
+        let wide = self.intervals.iter().any(|i| !i.entered && i.hi > i.lo + 1);
+        (skipped > 0 && wide).then(|| {
+            let spacing = self.commits.saturating_sub(1) / self.grid_size.saturating_sub(1).max(1);
+            format!(
+                "{skipped} of {} grid intervals lie on one fitted level (or levels less than half the minimum effect apart) and were not searched: a bump narrower than a grid interval (~{spacing} commits), or two changes that cancel inside one, can hide there (a larger --grid narrows that)",
+                self.intervals.len()
+            )
+        })
+    }
+
+    fn error_control(&self) -> String {
+        format!(
+            "error control: the step fit chooses intervals at {:.2e} per place (alpha {} over {} places); the {} intervals that may be searched (those entered and their neighbours) get alpha {} / {} = {:.2e} each, on samples taken after the grid's; tests run {}, family-wise bound (Bonferroni sum) {:.2e}",
+            self.fit_level,
+            self.alpha,
+            self.intervals.len(),
+            self.searchable,
+            self.alpha,
+            self.searchable,
+            self.alpha_per_search,
+            self.tests,
+            self.family_alpha
+        )
+    }
+
+    fn cost(&self) -> String {
+        let fresh = self.builds.iter().filter(|b| b.fresh && b.ok).count();
+        let failed = self.builds.iter().filter(|b| !b.ok).count();
+        format!(
+            "cost: {} builds used ({} built now, {} failed), grid {} of them ({} were cached), {} samples ({} taken now), {:.0} s",
+            self.builds.len(),
+            fresh,
+            failed,
+            self.grid_builds,
+            self.grid_builds_cached,
+            self.samples,
+            self.samples_taken_now,
+            self.wall_s
+        )
+    }
+
+    fn change_line(&self, i: usize, links_suffix: &str) -> String {
+        let c = &self.changes[i];
+        let p = &c.culprit;
+        let status = if !p.confirmed {
+            if p.identical_binaries {
+                "NOT a culprit (identical binaries)"
+            } else {
+                "NOT confirmed on its fresh block"
+            }
+        } else {
+            "confirmed"
+        };
+        format!(
+            "{} {}..{} {} [{:+.1}%, {:+.1}%] p(Yuen)={:.2e}, {}, {:.0}% of the movement{}  {}",
+            if p.range { "range" } else { "culprit" },
+            &p.parent[..10.min(p.parent.len())],
+            p.info.short,
+            pct(p.ratio),
+            (p.ratio_ci.0 - 1.0) * 100.0,
+            (p.ratio_ci.1 - 1.0) * 100.0,
+            p.comparison.p_yuen,
+            status,
+            c.share_of_movement * 100.0,
+            links_suffix,
+            p.info.subject
+        )
+    }
+}
+
+fn text(r: &ScanReport, links: &Links) -> String {
+    let mut s = format!(
+        "scan of {} at {} thread(s): {} ({} commits), grid of {} points, {} samples each\n",
+        r.tool,
+        r.threads,
+        r.range,
+        r.commits,
+        r.grid.len(),
+        r.samples_per_grid_point
+    );
+    s.push_str("\ngrid (old end first):\n");
+    for g in &r.grid {
+        let level = match (g.mean_us, g.ci95_us) {
+            (Some(m), Some(ci)) => {
+                format!("n={:<3} {:>10} us [{}, {}]", g.n, us(m), us(ci.0), us(ci.1))
+            }
+            _ => format!("n={:<3} {:>10}", g.n, "-"),
+        };
+        let moved = if g.moved_by != 0 {
+            format!(" (moved {:+} to a built commit)", g.moved_by)
+        } else {
+            String::new()
+        };
+        let seg = g
+            .segment
+            .map(|i| format!("level {}", i + 1))
+            .unwrap_or_else(|| format!("skipped: {}", g.skipped.clone().unwrap_or_default()));
+        s.push_str(&format!(
+            "  #{:<5} {} {}  {}  {}{}\n",
+            g.index, g.info.short, g.info.date, level, seg, moved
+        ));
+    }
+    s.push_str("\nfitted levels:\n");
+    for (i, g) in r.segments.iter().enumerate() {
+        s.push_str(&format!(
+            "  level {}: {}..{} ({} point(s))  {} us [{}, {}]\n",
+            i + 1,
+            g.first_short,
+            g.last_short,
+            g.points,
+            us(g.level_us),
+            us(g.ci95_us.0),
+            us(g.ci95_us.1)
+        ));
+    }
+    s.push_str("\ngrid intervals:\n");
+    for iv in &r.intervals {
+        s.push_str(&format!(
+            "  {}..{} ({} commits, fitted {}): {}\n",
+            iv.lo_short,
+            iv.hi_short,
+            iv.hi - iv.lo,
+            pct(iv.fitted_ratio),
+            iv.outcome
+        ));
+    }
+    s.push_str("\nchange points (by position):\n");
+    if r.changes.is_empty() {
+        s.push_str("  none: the grid's points lie on one level, or no search confirmed a change\n");
+    }
+    for i in 0..r.changes.len() {
+        let sfx = links.text_suffix(&r.changes[i].culprit.info.commit);
+        s.push_str(&format!("  {}. {}\n", i + 1, r.change_line(i, &sfx)));
+    }
+    if !r.by_share.is_empty() {
+        let parts: Vec<String> = r
+            .by_share
+            .iter()
+            .map(|&i| {
+                let c = &r.changes[i];
+                format!(
+                    "{} at {} ({:.0}%)",
+                    pct(c.culprit.ratio),
+                    c.culprit.info.short,
+                    c.share_of_movement.abs() * 100.0
+                )
+            })
+            .collect();
+        s.push_str(&format!("\nlargest first: {}\n", parts.join(", ")));
+    }
+    for c in &r.cancels {
+        s.push_str(&format!("cancelling: {}\n", c.text));
+    }
+    s.push('\n');
+    if let Some(n) = r.hidden_note() {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    for n in &r.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s.push_str(&r.error_control());
+    s.push('\n');
+    s.push_str(&r.cost());
+    s.push_str(&format!("\nreproduce: {}\n", r.reproduce));
+    s
+}
+
+fn markdown(r: &ScanReport, links: &Links) -> String {
+    let mut s = format!(
+        "### scan: `{}` at {} thread(s), `{}` ({} commits)\n\n",
+        r.tool, r.threads, r.range, r.commits
+    );
+    if r.changes.is_empty() {
+        s.push_str("No change point found.\n\n");
+    } else {
+        s.push_str(
+            "| # | commit | change | 95% interval | share of movement | confirmed | subject |\n",
+        );
+        s.push_str("| ---: | --- | ---: | --- | ---: | --- | --- |\n");
+        for (i, c) in r.changes.iter().enumerate() {
+            let p = &c.culprit;
+            s.push_str(&format!(
+                "| {} | {} | {} | [{:+.1}%, {:+.1}%] | {:.0}% | {} | {} |\n",
+                i + 1,
+                links.markdown(&p.info.commit, &p.info.short),
+                pct(p.ratio),
+                (p.ratio_ci.0 - 1.0) * 100.0,
+                (p.ratio_ci.1 - 1.0) * 100.0,
+                c.share_of_movement * 100.0,
+                if p.confirmed { "yes" } else { "**no**" },
+                p.info.subject.replace('|', "\\|")
+            ));
+        }
+        s.push('\n');
+    }
+    for c in &r.cancels {
+        s.push_str(&format!("- {}\n", c.text));
+    }
+    if !r.cancels.is_empty() {
+        s.push('\n');
+    }
+    s.push_str("<details><summary>grid and fitted levels</summary>\n\n");
+    s.push_str("| index | commit | date | µs/op | 95% interval | level |\n| ---: | --- | --- | ---: | --- | ---: |\n");
+    for g in &r.grid {
+        let (m, ci) = match (g.mean_us, g.ci95_us) {
+            (Some(m), Some(ci)) => (us(m), format!("[{}, {}]", us(ci.0), us(ci.1))),
+            _ => ("-".into(), g.skipped.clone().unwrap_or_default()),
+        };
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            g.index,
+            links.markdown(&g.info.commit, &g.info.short),
+            g.info.date,
+            m,
+            ci,
+            g.segment.map(|i| (i + 1).to_string()).unwrap_or("-".into())
+        ));
+    }
+    s.push('\n');
+    for (i, g) in r.segments.iter().enumerate() {
+        s.push_str(&format!(
+            "- level {}: `{}`..`{}` ({} points): {} µs/op [{}, {}]\n",
+            i + 1,
+            g.first_short,
+            g.last_short,
+            g.points,
+            us(g.level_us),
+            us(g.ci95_us.0),
+            us(g.ci95_us.1)
+        ));
+    }
+    s.push_str("\n</details>\n\n");
+    if let Some(n) = r.hidden_note() {
+        s.push_str(&format!("{n}.\n\n"));
+    }
+    for n in &r.notes {
+        s.push_str(&format!("{n}\n\n"));
+    }
+    s.push_str(&format!("{}.\n\n{}.\n\n", r.error_control(), r.cost()));
+    s.push_str(&format!("```\n{}\n```\n", r.reproduce));
+    s
+}
+
+impl Export<ScanReport> for Text {
+    fn export(&self, r: &ScanReport) -> Result<String> {
+        Ok(text(r, &Links::default()))
+    }
+    fn export_linked(&self, r: &ScanReport, links: &Links) -> Result<String> {
+        Ok(text(r, links))
+    }
+}
+
+impl Export<ScanReport> for Markdown {
+    fn export(&self, r: &ScanReport) -> Result<String> {
+        Ok(markdown(r, &Links::default()))
+    }
+    fn export_linked(&self, r: &ScanReport, links: &Links) -> Result<String> {
+        Ok(markdown(r, links))
+    }
+}

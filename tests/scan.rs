@@ -1,0 +1,198 @@
+//! `scan` end to end on a small fake OpenSSL (tests/fake-openssl, built in well under a second
+//! per commit): a slowdown and its undo whose range ends agree, which a bisect cannot see.
+
+mod common;
+
+use common::{git, perfbisect, stderr, stdout, test_kernels};
+use serde_json::Value;
+use std::fs;
+use std::path::Path;
+use std::process::Output;
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// The fake OpenSSL with one commit per cost (fake_work() loops per call); returns the ids.
+fn fake_repo(dir: &Path, costs: &[u32]) -> Vec<String> {
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-openssl"),
+        dir,
+    );
+    git(dir, &["init", "-q", "-b", "main"]);
+    let mut ids = Vec::new();
+    for (i, cost) in costs.iter().enumerate() {
+        fs::write(
+            dir.join("fake_cost.h"),
+            format!("#define FAKE_COST {cost}\n"),
+        )
+        .unwrap();
+        fs::write(dir.join("fake-label"), format!("commit {i}\n")).unwrap();
+        fs::write(dir.join("fake-make-sleep"), "0\n").unwrap();
+        fs::write(dir.join("fake-make-noise"), "0\n").unwrap();
+        git(dir, &["add", "-A"]);
+        let msg = format!("commit {i}: cost {cost}");
+        git(dir, &["commit", "-q", "--allow-empty", "-m", &msg]);
+        ids.push(git(dir, &["rev-parse", "HEAD"]).trim().to_string());
+    }
+    ids
+}
+
+/// Fast arguments as in tests/hardening.rs: the fake's change is 10x, so a large minimum
+/// effect with a loose alpha decides it in few samples on a shared machine. 60%, not 100%:
+/// the undo is a speed-up of 90%, which a 100% minimum effect could never reach.
+fn args(cmd: &str, repo: &Path, range: &str) -> Vec<String> {
+    [
+        cmd,
+        "--tool",
+        "fakework",
+        "--samples",
+        "4",
+        "--max-samples",
+        "16",
+        "--duration",
+        "0.05",
+        "--alpha",
+        "0.2",
+        "--min-effect",
+        "60%",
+        "--jobs",
+        "2",
+        "--repo",
+        repo.to_str().unwrap(),
+        range,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn run(cache: &Path, a: &[String], extra: &[&str]) -> Output {
+    let mut c = perfbisect(cache);
+    c.arg("--kernels-dir").arg(test_kernels());
+    c.args(a).args(extra).output().unwrap()
+}
+
+fn json_of(o: &Output) -> Value {
+    assert!(
+        o.status.success(),
+        "failed: {:?}\nstdout: {}\nstderr: {}",
+        o.status,
+        stdout(o),
+        stderr(o)
+    );
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(o), stderr(o)))
+}
+
+#[test]
+fn scan_finds_a_slowdown_and_its_undo_synthetic_repo() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, cache) = (tmp.path().join("repo"), tmp.path().join("cache"));
+    // fast 0-3, slow 4-7, fast 8-12: the ends agree
+    let costs = [
+        200, 200, 200, 200, 2000, 2000, 2000, 2000, 200, 200, 200, 200, 200,
+    ];
+    let ids = fake_repo(&repo, &costs);
+    let range = format!("{}..{}", ids[0], ids[12]);
+
+    // A bisect sees equal ends and stops.
+    let b = json_of(&run(
+        &cache,
+        &args("bisect", &repo, &range),
+        &["--format", "json"],
+    ));
+    assert_eq!(b["outcome"], "no_change", "{b}");
+
+    // The scan: a grid of 5 (0, 3, 6, 9, 12), both changes found and paired.
+    let o = run(
+        &cache,
+        &args("scan", &repo, &range),
+        &["--grid", "5", "--format", "json"],
+    );
+    let err = stderr(&o);
+    let j = json_of(&o);
+    assert_eq!(j["kind"], "perfbisect-scan");
+    assert!(
+        err.contains("builds for the grid: 5 needed, 2 in the cache, 3 to build"),
+        "{err}"
+    );
+    let grid: Vec<u64> = j["grid"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(grid, [0, 3, 6, 9, 12]);
+    assert_eq!(
+        j["segments"].as_array().unwrap().len(),
+        3,
+        "{}",
+        j["segments"]
+    );
+    let confirmed: Vec<(u64, &str)> = j["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["confirmed"] == true)
+        .map(|c| (c["index"].as_u64().unwrap(), c["commit"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        confirmed,
+        [(4, ids[4].as_str()), (8, ids[8].as_str())],
+        "{}",
+        j["intervals"]
+    );
+    let cancels = j["cancels"].as_array().unwrap();
+    assert_eq!(cancels.len(), 1, "{}", j["cancels"]);
+    assert_eq!(
+        (
+            cancels[0]["change"].as_u64(),
+            cancels[0]["undone_by"].as_u64()
+        ),
+        (Some(0), Some(1))
+    );
+    let entered = j["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["entered"] == true)
+        .count();
+    assert!((2..=4).contains(&entered), "{}", j["intervals"]);
+    assert!(j["family_alpha"].as_f64().unwrap() <= 0.2 + 1e-9);
+
+    // Text, via bisect --scan: the grid is cached now; the undo is said in words.
+    let o = run(
+        &cache,
+        &args("bisect", &repo, &range),
+        &["--scan", "--grid", "5"],
+    );
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    assert!(
+        out.contains("builds for the grid: 5 needed, 5 in the cache, 0 to build"),
+        "{out}"
+    );
+    assert!(
+        out.contains("undone") && out.contains("cancelling:"),
+        "{out}"
+    );
+    assert!(out.contains("not searched") || entered == 4, "{out}");
+
+    // Bad input: one line, exit 2.
+    let o = run(&cache, &args("scan", &repo, &range), &["--grid", "2"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = run(
+        &cache,
+        &args("bisect", &repo, &range),
+        &["--scan", "--format", "html"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
