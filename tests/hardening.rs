@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{assert_usage_error, git, perfbisect, stderr, stdout, test_kernels};
+use common::{assert_usage_error, copy_tree, git, perfbisect, stderr, stdout, test_kernels};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
@@ -52,19 +52,6 @@ fn fc(label: &'static str, what: Fake) -> FakeCommit {
 
 fn fake_template() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-openssl")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap().flatten() {
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            // fs::copy keeps the mode, so config stays executable.
-            fs::copy(e.path(), &dest).unwrap();
-        }
-    }
 }
 
 /// A git repository of the fake OpenSSL with one commit per entry (the

@@ -3,23 +3,11 @@
 
 mod common;
 
-use common::{git, perfbisect, stderr, stdout, test_kernels};
+use common::{copy_tree, git, perfbisect, stderr, stdout, test_kernels};
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
 use std::process::Output;
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap().flatten() {
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            fs::copy(e.path(), &dest).unwrap();
-        }
-    }
-}
 
 /// The fake OpenSSL with one commit per cost (fake_work() loops per call); returns the ids.
 fn fake_repo(dir: &Path, costs: &[u32]) -> Vec<String> {

@@ -94,7 +94,8 @@ pub fn synthetic_repo_commits(dir: &Path, commits: &[(&str, &[(&str, &str)])]) -
 
 pub const VERSION_300: &str = "MAJOR=3\nMINOR=0\nPATCH=0\nPRE_RELEASE_TAG=\nBUILD_METADATA=\nRELEASE_DATE=\"7 Sep 2021\"\nSHLIB_VERSION=3\n";
 
-fn copy_tree(from: &Path, to: &Path) {
+/// A directory tree copied with modes kept (the fake OpenSSL's config stays executable).
+pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap().flatten() {
         let dest = to.join(e.file_name());
