@@ -648,15 +648,12 @@ fn so_files(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The words of a `NAME=…` line of a generated Makefile (with its `\` continuation lines,
-/// which OpenSSL 3's long lists use), quotes removed.
+/// The words of a `NAME=…` line of a generated Makefile (with its `\\` continuation lines,
+/// which OpenSSL 3's long lists use), quotes removed, `$(VAR)` references expanded from the
+/// Makefile's own assignments: 1.1.1 writes `SHLIBS=libcrypto$(SHLIB_EXT) …`, and make does
+/// not expand targets given on its command line.
 fn makefile_words(makefile: &str, name: &str) -> Option<Vec<String>> {
-    let prefix = format!("{name}=");
-    let mut lines = makefile.lines().skip_while(|l| !l.starts_with(&prefix));
-    let mut value = lines.next()?[prefix.len()..].to_string();
-    while let Some(cont) = value.strip_suffix('\\') {
-        value = format!("{cont} {}", lines.next().unwrap_or_default());
-    }
+    let value = expand_make_vars(&makefile_value(makefile, name)?, makefile, 0);
     Some(
         value
             .split_whitespace()
@@ -664,6 +661,56 @@ fn makefile_words(makefile: &str, name: &str) -> Option<Vec<String>> {
             .filter(|w| !w.is_empty())
             .collect(),
     )
+}
+
+/// The raw value of the first `NAME=` line, continuation lines joined.
+fn makefile_value(makefile: &str, name: &str) -> Option<String> {
+    let prefix = format!("{name}=");
+    let mut lines = makefile.lines().skip_while(|l| !l.starts_with(&prefix));
+    let mut value = lines.next()?[prefix.len()..].to_string();
+    while let Some(cont) = value.strip_suffix('\\') {
+        value = format!("{cont} {}", lines.next().unwrap_or_default());
+    }
+    Some(value)
+}
+
+/// `$(VAR)` and `${VAR}` replaced by their values (recursively, as make's `=` variables
+/// are); an unknown variable is empty, as in make. `$$` stays a literal `$`.
+fn expand_make_vars(value: &str, makefile: &str, depth: usize) -> String {
+    const MAX_DEPTH: usize = 16;
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let close = match after.chars().next() {
+            Some('(') => ')',
+            Some('{') => '}',
+            Some('$') => {
+                out.push('$');
+                rest = &after[1..];
+                continue;
+            }
+            _ => {
+                out.push('$');
+                rest = after;
+                continue;
+            }
+        };
+        let Some(end) = after.find(close) else {
+            out.push_str(&rest[i..]);
+            return out;
+        };
+        let var = &after[1..end];
+        if depth < MAX_DEPTH {
+            if let Some(v) = makefile_value(makefile, var) {
+                out.push_str(&expand_make_vars(&v, makefile, depth + 1));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn absolute(p: &Path) -> Result<PathBuf> {
@@ -1046,6 +1093,20 @@ fn parse_stats_log(text: &str) -> CcacheStats {
 mod tests {
     use super::*;
     use crate::build::recipe;
+
+    #[test]
+    fn makefile_words_expand_the_makefiles_variables() {
+        // 1.1.1w's generated Makefile, abridged.
+        let m = "SHLIB_VERSION_NUMBER=1.1\nSHLIB_EXT=.so.$(SHLIB_VERSION_NUMBER)\n\
+                 SHLIBS=libcrypto$(SHLIB_EXT) libssl${SHLIB_EXT} \\\n  x$(NOPE)y $$z\n";
+        assert_eq!(
+            makefile_words(m, "SHLIBS").unwrap(),
+            ["libcrypto.so.1.1", "libssl.so.1.1", "xy", "$z"]
+        );
+        // A self-reference ends instead of recursing forever.
+        let m = "A=a$(A)\n";
+        assert!(makefile_words(m, "A").unwrap()[0].starts_with("aaaa"));
+    }
 
     #[test]
     fn shared_libs_means_the_makefiles_shared_libraries() {

@@ -426,8 +426,11 @@ mod tests {
         assert!(!dev.configure_args.contains(&"no-docs".to_string()));
         assert!(!old.configure_args.contains(&"no-docs".to_string()));
         assert!(new.configure_args.contains(&"no-docs".to_string()));
-        assert_eq!(new.make_targets, ["build_libs"]);
+        assert_eq!(new.make_targets, ["shared_libs"]);
         assert!(new.configure_args.contains(&"shared".to_string()));
+        let full = load("full", None).unwrap().resolve(&v("3.2.1"), "cc 1");
+        assert_eq!(full.make_targets, ["build_libs"]);
+        assert_ne!(full.fingerprint, new.fingerprint);
         assert_ne!(old.fingerprint, new.fingerprint);
         let dbg = load("debug", None).unwrap().resolve(&v("3.2.1"), "cc 1");
         assert!(dbg.configure_args.contains(&"--debug".to_string()));
@@ -614,7 +617,7 @@ configure = ["no-foo"]
     fn unknown_recipe_lists_names_and_extra_dir() {
         let e = load("fast", None).unwrap_err().to_string();
         assert!(e.starts_with("unknown recipe 'fast'"), "{e}");
-        assert!(e.contains("debug, default, noasm"), "{e}");
+        assert!(e.contains("debug, default, full, noasm"), "{e}");
         assert!(!e.contains('\n'));
 
         let dir = tempfile::tempdir().unwrap();
@@ -626,7 +629,7 @@ configure = ["no-foo"]
         let r = load("lto", Some(dir.path())).unwrap();
         assert_eq!((r.name.as_str(), r.description.as_str()), ("lto", "lto"));
         let e = load("fast", Some(dir.path())).unwrap_err().to_string();
-        assert!(e.contains("debug, default, lto, noasm"), "{e}");
+        assert!(e.contains("debug, default, full, lto, noasm"), "{e}");
         // Embedded recipes stay reachable with an extra directory.
         assert!(load("noasm", Some(dir.path())).is_ok());
         assert!(load("../etc", None).is_err());
