@@ -180,8 +180,8 @@ fn mtime(p: &Path) -> std::time::SystemTime {
 
 /// Item 1 of issue 12 on the fake OpenSSL: the tree of the last build is
 /// moved to the next commit (only differing files rewritten), configure runs
-/// only when its inputs changed, and what cannot be continued safely (a
-/// removed header, a failing incremental make) is built clean.
+/// only when its inputs changed, a removed header is forgotten, and what cannot
+/// be continued (a failing incremental make) is built clean.
 #[test]
 fn incremental_builds_move_the_last_tree_and_match_clean_builds() {
     let d = tempfile::tempdir().unwrap();
@@ -269,14 +269,11 @@ fn incremental_builds_move_the_last_tree_and_match_clean_builds() {
         .get("incremental")
         .is_none());
 
-    // A removed header: clean.
+    // A removed header: still incremental (make's dependency records forget it; the unit
+    // test of build::depends checks that on OpenSSL's record formats), the file gone.
     assert_built(&build(&cache, &repo, &[&ids[3]]));
-    assert!(meta(&entry_of(&cache, &ids[3]))
-        .get("incremental")
-        .is_none());
-    assert!(
-        log_of(&ids[3]).contains("building from a clean tree instead: extra/extra.h was removed")
-    );
+    let m = meta(&entry_of(&cache, &ids[3]));
+    assert_eq!(m["incremental"]["removed"], 1, "{m}");
     assert!(!work_src.join("extra").exists());
 
     // The incremental make fails, the clean one does not: the commit builds.

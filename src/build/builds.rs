@@ -12,6 +12,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::build::builder::{self, BuildEvent, BuildRequest, Start};
 use crate::build::compiler;
+use crate::build::depends;
 use crate::build::recipe::Recipe;
 use crate::build::repo::{self, CommitInfo, Repo};
 use crate::build::version::{detect_version, OpenSslVersion};
@@ -243,44 +244,45 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
                 export.removed.len(),
                 export.unchanged
             ));
-            match plan {
-                Ok(plan) => {
-                    if let Some(why) = &plan.reconfigure {
-                        notes.push_str(&format!(
-                            "### perfbisect: configuring again: {why} changed\n"
-                        ));
-                    }
-                    if let Some(why) = &plan.regenerate_asm {
-                        let n = remove_generated_asm(&build_dir)?;
-                        notes.push_str(&format!(
-                            "### perfbisect: {why} changed: removed {n} generated assembler file(s) for make to generate again\n"
-                        ));
-                    }
-                    let info = Incremental {
-                        from: prev.commit.clone(),
-                        written: export.written.len(),
-                        removed: export.removed.len(),
-                        configured: plan.reconfigure.is_some(),
-                    };
-                    (
-                        export,
-                        Start::Incremental {
-                            reconfigure: plan.reconfigure.is_some(),
-                        },
-                        Some(info),
-                    )
-                }
-                Err(why) => {
-                    notes.push_str(&format!(
-                        "### perfbisect: building from a clean tree instead: {why}\n"
-                    ));
-                    (
-                        clean_checkout(repo, c, &src, &build_dir, leave_out)?,
-                        Start::Clean,
-                        None,
-                    )
-                }
+            if let Some(why) = &plan.reconfigure {
+                notes.push_str(&format!(
+                    "### perfbisect: configuring again: {why} changed\n"
+                ));
             }
+            if let Some(why) = &plan.regenerate_asm {
+                let n = remove_generated_asm(&build_dir)?;
+                notes.push_str(&format!(
+                    "### perfbisect: {why} changed: removed {n} generated assembler file(s) for make to generate again\n"
+                ));
+            }
+            let forgotten = depends::forget_removed(&src, &build_dir, &export.removed)
+                .with_context(|| {
+                    format!(
+                        "cannot update the dependency records in {}",
+                        build_dir.display()
+                    )
+                })?;
+            if forgotten != depends::Forgotten::default() {
+                notes.push_str(&format!(
+                    "### perfbisect: {} removed file(s) taken out of make's dependency records: {} object(s) to compile again, {} mention(s) in the Makefile\n",
+                    export.removed.len(),
+                    forgotten.objects,
+                    forgotten.makefile_mentions
+                ));
+            }
+            let info = Incremental {
+                from: prev.commit.clone(),
+                written: export.written.len(),
+                removed: export.removed.len(),
+                configured: plan.reconfigure.is_some(),
+            };
+            (
+                export,
+                Start::Incremental {
+                    reconfigure: plan.reconfigure.is_some(),
+                },
+                Some(info),
+            )
         }
         None => (
             clean_checkout(repo, c, &src, &build_dir, leave_out)?,
@@ -575,27 +577,19 @@ struct Plan {
     regenerate_asm: Option<String>,
 }
 
-/// Can make take the tree from the earlier build to this one? `Err` (why)
-/// when only a clean build is safe.
-fn incremental_plan(export: &repo::Export) -> std::result::Result<Plan, String> {
+/// What make needs besides the moved tree. Files the commit removed are taken out of make's
+/// dependency records ([`depends::forget_removed`]) rather than building clean; an incremental
+/// build that fails all the same is built again from a clean tree.
+fn incremental_plan(export: &repo::Export) -> Plan {
     let changed = || export.written.iter().chain(&export.removed);
-    // The dependency lines make keeps from earlier compilations still name a
-    // removed header, and make stops at "No rule to make target".
-    if let Some(h) = export
-        .removed
-        .iter()
-        .find(|p| p.ends_with(".h") || p.ends_with(".inc"))
-    {
-        return Err(format!("{h} was removed"));
-    }
-    Ok(Plan {
+    Plan {
         reconfigure: changed().find(|p| configure_input(p)).cloned(),
         // The translators (x86_64-xlate.pl …) are not named as a dependency
         // of every assembler file they generate.
         regenerate_asm: changed()
             .find(|p| p.starts_with("crypto/perlasm/"))
             .cloned(),
-    })
+    }
 }
 
 /// Removes the assembler files a build generated (`*.s`, `*.S` below the
@@ -842,7 +836,7 @@ mod tests {
                 &["crypto/evp/p_lib.c", "include/crypto/evp.h", "CHANGES.md"],
                 &["crypto/old.c"]
             )),
-            Ok(Plan::default())
+            Plan::default()
         );
         for input in [
             "Configure",
@@ -854,10 +848,10 @@ mod tests {
         ] {
             assert_eq!(
                 incremental_plan(&export(&["ssl/s3_lib.c", input], &[])),
-                Ok(Plan {
+                Plan {
                     reconfigure: Some(input.to_string()),
                     regenerate_asm: None
-                }),
+                },
                 "{input}"
             );
         }
@@ -865,12 +859,15 @@ mod tests {
         assert!(!configure_input("apps/openssl.c"));
         assert_eq!(
             incremental_plan(&export(&["crypto/perlasm/x86_64-xlate.pl"], &[])),
-            Ok(Plan {
+            Plan {
                 reconfigure: None,
                 regenerate_asm: Some("crypto/perlasm/x86_64-xlate.pl".into())
-            })
+            }
         );
-        // Only a clean build is safe.
-        assert!(incremental_plan(&export(&[], &["include/internal/x.h"])).is_err());
+        // A removed header is forgotten by make's records, not a reason to build clean.
+        assert_eq!(
+            incremental_plan(&export(&[], &["include/internal/x.h"])),
+            Plan::default()
+        );
     }
 }

@@ -5,6 +5,7 @@
 pub mod builder;
 pub mod builds;
 pub mod compiler;
+mod depends;
 pub mod recipe;
 pub mod repo;
 pub mod version;
