@@ -39,6 +39,7 @@ fn one_page_from_every_kind_of_result() {
         "compare.json",
         "matrix.json",
         "gate.json",
+        "scan.json",
     ]
     .iter()
     .map(|f| fixture(f))
@@ -59,11 +60,15 @@ fn one_page_from_every_kind_of_result() {
     assert!(at("<h2>Summary</h2>") < at("<h2>Tables</h2>"));
     assert!(at("<h2>Tables</h2>") < at("<h2>Plots</h2>"));
     assert!(at("<h2>Plots</h2>") < at("<h2>How to reproduce</h2>"));
-    for heading in ["bisect: ", "compare: ", "matrix: ", "gate: "] {
+    for heading in ["bisect: ", "compare: ", "matrix: ", "gate: ", "scan: "] {
         assert!(page.contains(&format!("<h3>{heading}")), "{heading}");
     }
-    // Two bisect profiles and one matrix plot, inline.
-    assert_eq!(page.matches("<svg").count(), 3);
+    // Two bisect profiles, one matrix plot and the scan's profile, inline.
+    assert_eq!(page.matches("<svg").count(), 4);
+    assert!(
+        page.contains("fitted level"),
+        "the scan's step model is drawn"
+    );
     // Self-contained: no script, no stylesheet or image fetched.
     for fetch in ["<script", "<link", "<img", "src=", "@import", "url("] {
         assert!(!page.contains(fetch), "{fetch}");

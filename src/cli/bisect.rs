@@ -449,16 +449,15 @@ fn explain_culprits(
 /// `bisect --scan`: the same range, tool, sampling and statistics, scanned.
 fn as_scan(a: BisectArgs) -> Result<super::scan::ScanArgs> {
     use crate::report::scan::ScanFormat;
-    if a.stop.max_changes().is_some() || a.plot.is_some() {
-        bail!("--scan reports every change of the range: it takes no --first-change-only, --max-changes or --plot");
+    if a.stop.max_changes().is_some() {
+        bail!("--scan reports every change of the range: it takes no --first-change-only or --max-changes");
     }
     let format = match a.format {
         BisectFormat::Text => ScanFormat::Text,
         BisectFormat::Markdown => ScanFormat::Markdown,
         BisectFormat::Json => ScanFormat::Json,
-        BisectFormat::Html | BisectFormat::Jsonl => {
-            bail!("--scan renders text, markdown or json, not html or jsonl")
-        }
+        BisectFormat::Html => ScanFormat::Html,
+        BisectFormat::Jsonl => bail!("--scan renders text, markdown, json or html, not jsonl"),
     };
     Ok(super::scan::ScanArgs {
         range: a.range,
@@ -469,6 +468,7 @@ fn as_scan(a: BisectArgs) -> Result<super::scan::ScanArgs> {
         build: a.build,
         format,
         links: a.links,
+        plot: a.plot,
     })
 }
 

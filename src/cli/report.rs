@@ -9,6 +9,7 @@ use crate::report::compare::{CompareReport, COMPARE_KIND};
 use crate::report::gate::{exit_code, GateFormat, GateReport, GATE_KIND};
 use crate::report::html::{self, HtmlSections};
 use crate::report::matrix::{MatrixFormat, MatrixReport, MATRIX_KIND};
+use crate::report::scan::{ScanReport, SCAN_KIND};
 use crate::{progress, Global};
 
 /// What a merged result can be rendered as; each kind renders a subset
@@ -42,7 +43,7 @@ enum ReportAction {
         #[arg(long, value_enum, default_value = "text")]
         format: MergeFormat,
     },
-    /// One self-contained HTML page (DIR/index.html) from bisect, compare/verify, matrix and gate results
+    /// One self-contained HTML page (DIR/index.html) from bisect, scan, compare/verify, matrix and gate results
     Html {
         /// JSON files written with --format json (a bisect's cache entry from `perfbisect log` too)
         #[arg(required = true, value_name = "RESULT.json")]
@@ -257,6 +258,7 @@ enum Loaded {
     Compare(Box<CompareReport>),
     Matrix(Box<MatrixReport>),
     Gate(Box<GateReport>),
+    Scan(Box<ScanReport>),
 }
 
 /// Which result a JSON file holds: by its "kind", or, for bisect and
@@ -267,7 +269,7 @@ fn load(f: &std::path::Path) -> Result<Loaded> {
         std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
     let not_ours = || {
         anyhow::anyhow!(
-            "{} is not a perfbisect bisect, compare/verify, matrix or gate result (their --format json)",
+            "{} is not a perfbisect bisect, scan, compare/verify, matrix or gate result (their --format json)",
             f.display()
         )
     };
@@ -282,6 +284,7 @@ fn load(f: &std::path::Path) -> Result<Loaded> {
         COMPARE_KIND => Loaded::Compare(serde_json::from_value(v).map_err(|e| bad("compare", e))?),
         MATRIX_KIND => Loaded::Matrix(serde_json::from_value(v).map_err(|e| bad("matrix", e))?),
         GATE_KIND => Loaded::Gate(serde_json::from_value(v).map_err(|e| bad("gate", e))?),
+        SCAN_KIND => Loaded::Scan(serde_json::from_value(v).map_err(|e| bad("scan", e))?),
         "" if has("state") && has("command") && has("id") => {
             let saved: SavedBisect = serde_json::from_value(v).map_err(|e| bad("bisect", e))?;
             match saved.result {
@@ -312,6 +315,7 @@ fn html_page(files: &[PathBuf], dir: &std::path::Path, links: &LinkArgs) -> Resu
             Loaded::Compare(r) => r,
             Loaded::Matrix(r) => r,
             Loaded::Gate(r) => r,
+            Loaded::Scan(r) => r,
         };
         sections.push(r.section(&links)?);
     }

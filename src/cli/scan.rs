@@ -36,6 +36,10 @@ pub struct ScanArgs {
     pub format: ScanFormat,
     #[command(flatten)]
     pub links: LinkArgs,
+    /// Also write the scan's profile (every grid point, every searched commit, the fitted
+    /// levels and the change points) as an SVG into DIR
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<std::path::PathBuf>,
 }
 
 /// What identifies one scan's samples (a re-run resumes with them; no other command shares
@@ -300,6 +304,10 @@ pub fn run(g: &Global, a: ScanArgs) -> Result<ExitCode> {
         },
     );
     print!("{}", a.format.render_linked(&report, &links)?);
+    if let Some(dir) = &a.plot {
+        let path = report.write_plot(dir)?;
+        progress::info(&format!("wrote {}", path.display()));
+    }
     // 3: finished, but a candidate change point did not hold on its fresh block (as bisect).
     if report.changes.iter().any(|c| !c.culprit.confirmed) {
         return Ok(ExitCode::from(3));

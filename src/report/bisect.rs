@@ -1034,7 +1034,7 @@ impl HtmlSections for BisectReport {
     }
 }
 
-fn point_kind(verdict: &str) -> PointKind {
+pub(crate) fn point_kind(verdict: &str) -> PointKind {
     match verdict.split([' ', ':']).next().unwrap_or("") {
         "old" => PointKind::Old,
         "new" => PointKind::New,
@@ -1044,7 +1044,7 @@ fn point_kind(verdict: &str) -> PointKind {
     }
 }
 
-fn truncate(s: &str, max: usize) -> String {
+pub(crate) fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
     } else {
@@ -1133,6 +1133,7 @@ impl BisectReport {
                 end("new", &self.bad),
             ),
             changes,
+            levels: Vec::new(),
         }
     }
 

@@ -127,6 +127,8 @@ pub fn threads_svg(title: &str, axis: &str, series: &[Series]) -> Result<String>
 /// How the search classified a tested commit (the profile's colours).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PointKind {
+    /// A scan's grid point (its level, not an end, decides what it is).
+    Grid,
     Old,
     New,
     Between,
@@ -137,6 +139,7 @@ pub enum PointKind {
 impl PointKind {
     fn color(self) -> RGBColor {
         match self {
+            PointKind::Grid => RGBColor(40, 40, 40),
             PointKind::Old => COLORS[0],
             PointKind::New => COLORS[1],
             PointKind::Between => COLORS[2],
@@ -147,6 +150,7 @@ impl PointKind {
 
     fn label(self) -> &'static str {
         match self {
+            PointKind::Grid => "grid point",
             PointKind::Old => "like the old end",
             PointKind::New => "like the new end",
             PointKind::Between => "between (part of the change)",
@@ -183,6 +187,15 @@ pub struct Profile {
     pub changes: Vec<Mark>,
     /// Label of the value axis (the metric's, e.g. "µs per operation").
     pub axis: &'static str,
+    /// A fitted step model (a scan's levels), drawn under the points; empty for a bisect.
+    pub levels: Vec<Level>,
+}
+
+/// One fitted level: its value over the positions `first..=last`.
+pub struct Level {
+    pub first: usize,
+    pub last: usize,
+    pub value: f64,
 }
 
 /// About six round ticks over lo..hi.
@@ -302,6 +315,14 @@ pub fn profile_svg(p: &Profile) -> Result<String> {
                 hi = hi.max(v);
             }
         }
+    }
+    for l in p
+        .levels
+        .iter()
+        .filter(|l| l.value.is_finite() && l.value > 0.0)
+    {
+        lo = lo.min(l.value);
+        hi = hi.max(l.value);
     }
     if !lo.is_finite() || hi <= 0.0 {
         (lo, hi) = (1.0, 10.0);
@@ -461,6 +482,28 @@ pub fn profile_svg(p: &Profile) -> Result<String> {
             }
         }
 
+        // The fitted levels: wide pale bands under the points, a single-point level as wide
+        // as a grid cell's quarter so it stays visible.
+        let blue = RGBColor(31, 119, 180);
+        let half = (n as f64 / (p.levels.len().max(1) as f64 * 8.0)).max(0.5);
+        for l in p
+            .levels
+            .iter()
+            .filter(|l| l.value.is_finite() && l.value > 0.0)
+        {
+            let (x0, x1) = if l.first == l.last {
+                (l.first as f64 - half, l.last as f64 + half)
+            } else {
+                (l.first as f64, l.last as f64)
+            };
+            chart
+                .draw_series(LineSeries::new(
+                    vec![(x0, f(l.value)), (x1, f(l.value))],
+                    blue.mix(0.45).stroke_width(6),
+                ))
+                .map_err(e)?;
+        }
+
         // Change points: a line between parent and culprit, labels stacked at
         // the top, drawn after every line so no line crosses a label.
         let red = RGBColor(180, 30, 30);
@@ -528,6 +571,7 @@ pub fn profile_svg(p: &Profile) -> Result<String> {
 
         let mut legend: Vec<PointKind> = Vec::new();
         for kind in [
+            PointKind::Grid,
             PointKind::Old,
             PointKind::New,
             PointKind::Between,
@@ -588,6 +632,22 @@ pub fn profile_svg(p: &Profile) -> Result<String> {
                 ))
                 .map_err(e)?;
             x += 30 + text_width(kind.label(), 13);
+        }
+        if !p.levels.is_empty() {
+            strip
+                .draw(&PathElement::new(
+                    vec![(x - 4, 12), (x + 14, 12)],
+                    RGBColor(31, 119, 180).mix(0.45).stroke_width(6),
+                ))
+                .map_err(e)?;
+            strip
+                .draw(&Text::new(
+                    "fitted level",
+                    (x + 20, 5),
+                    font.clone().color(&BLACK),
+                ))
+                .map_err(e)?;
+            x += 50 + text_width("fitted level", 13);
         }
         if !p.changes.is_empty() {
             strip

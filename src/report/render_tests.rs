@@ -966,4 +966,45 @@ fn scan_renderers() {
     );
     insta::assert_snapshot!("scan_text", Text.export(&r).unwrap());
     insta::assert_snapshot!("scan_markdown", Markdown.export(&r).unwrap());
+    let links = Links::new(Some("https://github.com/openssl/openssl/commit/{sha}")).unwrap();
+    let page = Html.export_linked(&r, &links).unwrap();
+    // The figure is checked by scan_profile_svg; the snapshot pins the rest of the page.
+    let start = page.find("<svg").unwrap();
+    let end = page.find("</svg>").unwrap() + "</svg>".len();
+    insta::assert_snapshot!(
+        "scan_html",
+        format!("{}<svg …/>{}", &page[..start], &page[end..])
+    );
+}
+
+#[test]
+fn scan_profile_svg() {
+    let r = scan_report();
+    let svg = r.profile_svg().unwrap();
+    if let Some(dir) = std::env::var_os("PERFBISECT_PLOT_DIR") {
+        std::fs::write(std::path::Path::new(&dir).join("scan.svg"), &svg).unwrap();
+    }
+    assert!(svg.starts_with("<svg"));
+    assert!(svg.contains(&format!("old end {}", r.good.short)));
+    assert!(svg.contains(&format!("new end {}", r.bad.short)));
+    for &i in &r.by_share {
+        let c = &r.changes[i].culprit;
+        assert!(svg.contains(&c.info.short), "{}", c.info.short);
+    }
+    assert!(svg.contains("grid point") && svg.contains("fitted level"));
+    // Points the searches tested beside the grid's are drawn with their verdicts.
+    let probes = r
+        .intervals
+        .iter()
+        .flat_map(|iv| &iv.steps)
+        .filter(|s| !r.grid.iter().any(|g| g.info.commit == s.info.commit))
+        .map(|s| s.info.commit.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    assert!(probes > 0);
+    assert!(svg.contains("like the old end") || svg.contains("like the new end"));
+    // One fitted level per segment, drawn as a band.
+    let profile = r.profile();
+    assert_eq!(profile.levels.len(), r.segments.len());
+    assert_eq!(profile.points.len(), r.grid.len() + probes);
 }

@@ -4,15 +4,18 @@
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
-use super::bisect::{culprit_json, CommitJson, CulpritJson, StepJson};
+use super::bisect::{culprit_json, point_kind, truncate, CommitJson, CulpritJson, StepJson};
 use super::export::{formats, Export, Links, Markdown, Text};
+use super::html::{self, esc, HtmlSections, Section};
+use super::plot::{self, Level, Mark, PointKind, Profile, ProfilePoint};
 use crate::analysis::scan::{Cancel, ScanResult};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::report::us;
 
-formats!(ScanFormat for ScanReport { Text, Markdown, Json });
+formats!(ScanFormat for ScanReport { Text, Markdown, Json, Html });
 
 pub const SCAN_KIND: &str = "perfbisect-scan";
 
@@ -584,5 +587,313 @@ impl Export<ScanReport> for Markdown {
     }
     fn export_linked(&self, r: &ScanReport, links: &Links) -> Result<String> {
         Ok(markdown(r, links))
+    }
+}
+
+impl ScanReport {
+    /// The scan's picture: every grid point and every commit a search tested, the fitted
+    /// levels under them, and the change points.
+    pub fn profile(&self) -> Profile {
+        let mut points: Vec<ProfilePoint> = self
+            .grid
+            .iter()
+            .map(|g| ProfilePoint {
+                x: g.index,
+                mean: g.mean_us.unwrap_or(f64::NAN),
+                ci: g.ci95_us.unwrap_or((f64::NAN, f64::NAN)),
+                kind: if g.mean_us.is_some() {
+                    PointKind::Grid
+                } else {
+                    PointKind::Skipped
+                },
+                date: g.info.date.clone(),
+            })
+            .collect();
+        // A search probe once (its last verdict); grid points keep their grid samples.
+        let mut probes: Vec<&StepJson> = Vec::new();
+        for st in self.intervals.iter().flat_map(|iv| &iv.steps) {
+            if self.grid.iter().any(|g| g.info.commit == st.info.commit) {
+                continue;
+            }
+            probes.retain(|p| p.info.commit != st.info.commit);
+            probes.push(st);
+        }
+        points.extend(probes.iter().map(|st| ProfilePoint {
+            x: st.index,
+            mean: st.mean_us,
+            ci: st.ci95_us,
+            kind: point_kind(&st.verdict),
+            date: st.info.date.clone(),
+        }));
+        points.sort_by_key(|q| q.x);
+        let position = |id: &str| {
+            self.grid
+                .iter()
+                .find(|g| g.info.commit == id)
+                .map(|g| g.index)
+                .or_else(|| probes.iter().find(|p| p.info.commit == id).map(|p| p.index))
+        };
+        let changes = self
+            .changes
+            .iter()
+            .filter(|c| c.culprit.confirmed)
+            .map(|c| {
+                let p = &c.culprit;
+                Mark {
+                    parent: position(&p.parent).unwrap_or(c.index.saturating_sub(1)),
+                    culprit: c.index,
+                    label: format!(
+                        "{} {} {}{}",
+                        p.info.short,
+                        truncate(&p.info.subject, 40),
+                        pct(p.ratio),
+                        if p.range { " (range)" } else { "" }
+                    ),
+                }
+            })
+            .collect();
+        let end = |which: &str, c: &CommitJson| {
+            format!("{which} end {} ({})", c.short, truncate(&c.subject, 30))
+        };
+        Profile {
+            title: format!(
+                "scan of {} at {} thread(s): {}",
+                self.tool, self.threads, self.range
+            ),
+            commits: self.commits,
+            points,
+            ends: (
+                end("old", self.merge_base.as_ref().unwrap_or(&self.good)),
+                end("new", &self.bad),
+            ),
+            changes,
+            axis: "µs per operation",
+            levels: self
+                .segments
+                .iter()
+                .map(|sg| Level {
+                    first: sg.first,
+                    last: sg.last,
+                    value: sg.level_us,
+                })
+                .collect(),
+        }
+    }
+
+    pub fn profile_svg(&self) -> Result<String> {
+        plot::profile_svg(&self.profile())
+    }
+
+    /// `scan --plot DIR`: DIR/scan-TOOL-tN.svg.
+    pub fn write_plot(&self, dir: &Path) -> Result<PathBuf> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("cannot create plot directory {}: {e}", dir.display()))?;
+        let path = dir.join(format!(
+            "scan-{}-t{}.svg",
+            plot::file_stem(&self.tool),
+            self.threads
+        ));
+        std::fs::write(&path, self.profile_svg()?)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        Ok(path)
+    }
+}
+
+impl HtmlSections for ScanReport {
+    fn section(&self, links: &Links) -> Result<Section> {
+        let r = self;
+        let heading = format!(
+            "scan: <code>{}</code> at {} thread(s), <code>{}</code>",
+            esc(&r.tool),
+            r.threads,
+            esc(&r.range)
+        );
+        let searched = r.intervals.iter().filter(|i| i.entered).count();
+        let mut summary = format!(
+            "<p>{} commits; a grid of {} points ({} of its builds were cached), {} samples each; {} fitted level(s); {searched} of {} grid intervals searched.</p>\n",
+            r.commits,
+            r.grid.len(),
+            r.grid_builds_cached,
+            r.samples_per_grid_point,
+            r.segments.len(),
+            r.intervals.len()
+        );
+        let confirmed: Vec<usize> = r
+            .by_share
+            .iter()
+            .copied()
+            .filter(|&i| r.changes[i].culprit.confirmed)
+            .collect();
+        if confirmed.is_empty() {
+            summary.push_str("<p>No confirmed change point.</p>\n");
+        } else {
+            summary.push_str("<p>Change points, largest share of the movement first:</p>\n<ol>\n");
+            for &i in &confirmed {
+                let c = &r.changes[i];
+                let p = &c.culprit;
+                let word = if p.ratio > 1.0 { "slower" } else { "faster" };
+                summary.push_str(&format!(
+                    "<li>{} {}: <b>{}</b> ({}): {} → {} µs/op, <b>{}</b> [{:+.1}%, {:+.1}%], {:.0}% of the movement</li>\n",
+                    html::badge(word),
+                    links.html(&p.info.commit, &p.info.short),
+                    esc(&p.info.subject),
+                    esc(&p.info.dates()),
+                    us(p.parent_mean_us),
+                    us(p.culprit_mean_us),
+                    esc(&pct(p.ratio)),
+                    (p.ratio_ci.0 - 1.0) * 100.0,
+                    (p.ratio_ci.1 - 1.0) * 100.0,
+                    c.share_of_movement.abs() * 100.0
+                ));
+            }
+            summary.push_str("</ol>\n");
+        }
+        for c in &r.cancels {
+            summary.push_str(&format!("<p>{}</p>\n", esc(&c.text)));
+        }
+        let unconfirmed = r.changes.iter().filter(|c| !c.culprit.confirmed).count();
+        if unconfirmed > 0 {
+            summary.push_str(&format!(
+                "<p>{} {unconfirmed} candidate(s) did not hold on a fresh block of samples (listed in the tables).</p>\n",
+                html::badge("uncertain")
+            ));
+        }
+        if let Some(n) = r.hidden_note() {
+            summary.push_str(&format!("<p class=\"meta\">{}</p>\n", esc(&n)));
+        }
+
+        let mut tables = String::new();
+        if !r.changes.is_empty() {
+            let rows: Vec<Vec<String>> = r
+                .changes
+                .iter()
+                .map(|c| {
+                    let p = &c.culprit;
+                    vec![
+                        links.html(&p.info.commit, &p.info.short),
+                        esc(&p.info.dates()),
+                        esc(&p.info.subject),
+                        us(p.parent_mean_us),
+                        us(p.culprit_mean_us),
+                        format!(
+                            "{} [{:+.1}%, {:+.1}%]",
+                            esc(&pct(p.ratio)),
+                            (p.ratio_ci.0 - 1.0) * 100.0,
+                            (p.ratio_ci.1 - 1.0) * 100.0
+                        ),
+                        format!("{:.2e}", p.comparison.p_yuen),
+                        format!("{:+.0}%", c.share_of_movement * 100.0),
+                        if p.confirmed {
+                            "confirmed".to_string()
+                        } else if p.identical_binaries {
+                            "not a culprit (identical binaries)".to_string()
+                        } else {
+                            "not confirmed".to_string()
+                        },
+                    ]
+                })
+                .collect();
+            tables.push_str("<p>Change points by position:</p>\n");
+            tables.push_str(&html::table(
+                &[
+                    "commit",
+                    "date",
+                    "subject",
+                    "parent µs/op",
+                    "commit µs/op",
+                    "change [95% CI]",
+                    "p (Yuen)",
+                    "share",
+                    "",
+                ],
+                3,
+                &rows,
+            ));
+        }
+        let rows: Vec<Vec<String>> = r
+            .grid
+            .iter()
+            .map(|g| {
+                vec![
+                    g.index.to_string(),
+                    links.html(&g.info.commit, &g.info.short),
+                    esc(&g.info.dates()),
+                    esc(&g.info.subject),
+                    g.n.to_string(),
+                    g.mean_us.map(us).unwrap_or_else(|| "-".into()),
+                    g.ci95_us
+                        .map(|c| format!("{} – {}", us(c.0), us(c.1)))
+                        .unwrap_or_else(|| esc(g.skipped.as_deref().unwrap_or("-"))),
+                    g.segment.map(|s| (s + 1).to_string()).unwrap_or_default(),
+                ]
+            })
+            .collect();
+        tables.push_str("<p>Grid (old end first):</p>\n");
+        tables.push_str(&html::table(
+            &[
+                "position",
+                "commit",
+                "date",
+                "subject",
+                "n",
+                "mean µs/op",
+                "95% CI",
+                "level",
+            ],
+            4,
+            &rows,
+        ));
+        let rows: Vec<Vec<String>> = r
+            .intervals
+            .iter()
+            .map(|iv| {
+                vec![
+                    format!(
+                        "{}..{}",
+                        links.html(&r.grid_commit(iv.lo), &iv.lo_short),
+                        links.html(&r.grid_commit(iv.hi), &iv.hi_short)
+                    ),
+                    (iv.hi - iv.lo).to_string(),
+                    esc(&pct(iv.fitted_ratio)),
+                    esc(&iv.outcome),
+                ]
+            })
+            .collect();
+        tables.push_str("<p>Grid intervals:</p>\n");
+        tables.push_str(&html::table(
+            &["interval", "commits", "fitted", "outcome"],
+            1,
+            &rows,
+        ));
+        tables.push_str(&format!(
+            "<p>{}.</p>\n<p>{}.</p>\n",
+            esc(&r.cost()),
+            esc(&r.error_control())
+        ));
+        let plots = html::figure(
+            &r.profile_svg()?,
+            &format!(
+                "scan of {} at {} thread(s) over {}: µs/op (95% interval) of every grid point (dark) and every commit a search tested (coloured by its verdict in its interval); blue bands are the fitted levels, dashed red lines the confirmed change points, shaded stretches were not tested.",
+                r.tool, r.threads, r.range
+            ),
+        );
+        Ok(Section {
+            heading,
+            summary,
+            tables,
+            plots,
+            reproduce: html::command(&r.reproduce),
+        })
+    }
+}
+
+impl ScanReport {
+    /// The full id of the grid commit at a range position (for links).
+    fn grid_commit(&self, index: usize) -> String {
+        self.grid
+            .iter()
+            .find(|g| g.index == index)
+            .map(|g| g.info.commit.clone())
+            .unwrap_or_default()
     }
 }
