@@ -536,33 +536,84 @@ fn install_from_build_tree(src: &Path, build: &Path, install_dir: &Path) -> Resu
     };
 
     // The shared library version, "3" of libcrypto.so.3, "1.1" of
-    // libcrypto.so.1.1: it names the engines directory.
+    // libcrypto.so.1.1: it names the engines directory. A build tree that an
+    // incremental build moved from another release still holds that release's
+    // files (libcrypto.so.1.1 beside libcrypto.so.3, 1.1.1's generated
+    // opensslconf.h): only what this tree's Makefile names is taken.
     let mut so_version = None;
-    let mut shlibs = 0;
-    for e in sorted_entries(build)? {
-        let name = e
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        if name.starts_with("libcrypto.so") || name.starts_with("libssl.so") {
-            copy(&e, &lib)?;
-            shlibs += 1;
-            if let Some(v) = name.strip_prefix("libcrypto.so.") {
-                so_version = Some(v.to_string());
+    let named_shlibs = makefile_words(&makefile, "SHLIBS").filter(|w| !w.is_empty());
+    let shlib_files: Vec<PathBuf> = match &named_shlibs {
+        Some(names) => {
+            let mut v = Vec::new();
+            for n in names {
+                let full = build.join(n);
+                if !full.is_file() {
+                    bail!("the Makefile's SHLIBS names {n}, which the build did not make");
+                }
+                v.push(full);
+                // The link the kernels are compiled against (-lcrypto).
+                if let Some(at) = n.find(".so") {
+                    let simple = build.join(&n[..at + 3]);
+                    if simple != build.join(n) && fs::symlink_metadata(&simple).is_ok() {
+                        v.push(simple);
+                    }
+                }
+            }
+            v
+        }
+        None => sorted_entries(build)?
+            .into_iter()
+            .filter(|e| {
+                let name = e.file_name().unwrap_or_default().to_string_lossy();
+                name.starts_with("libcrypto.so") || name.starts_with("libssl.so")
+            })
+            .collect(),
+    };
+    if shlib_files.is_empty() {
+        bail!("no libcrypto.so* or libssl.so* in {}", build.display());
+    }
+    for e in &shlib_files {
+        copy(e, &lib)?;
+        let name = e.file_name().unwrap_or_default().to_string_lossy();
+        if let Some(v) = name.strip_prefix("libcrypto.so.") {
+            so_version = Some(v.to_string());
+        }
+    }
+    for simple in ["libcrypto.so", "libssl.so"] {
+        if fs::symlink_metadata(lib.join(simple)).is_err() {
+            if let Some(full) = shlib_files
+                .iter()
+                .filter_map(|p| p.file_name())
+                .find(|n| n.to_string_lossy().starts_with(&format!("{simple}.")))
+            {
+                std::os::unix::fs::symlink(full, lib.join(simple))
+                    .with_context(|| format!("linking {}", lib.join(simple).display()))?;
             }
         }
     }
-    if shlibs == 0 {
-        bail!("no libcrypto.so* or libssl.so* in {}", build.display());
+    // Generated headers: those the Makefile generates (GENERATED_MANDATORY,
+    // GENERATED), when it names them.
+    let mut generated: BTreeSet<String> = BTreeSet::new();
+    for var in ["GENERATED_MANDATORY", "GENERATED"] {
+        generated.extend(makefile_words(&makefile, var).unwrap_or_default());
     }
-    for dir in [src.join("include/openssl"), build.join("include/openssl")] {
+    for (dir, from_build) in [
+        (src.join("include/openssl"), false),
+        (build.join("include/openssl"), true),
+    ] {
         if !dir.is_dir() {
             continue;
         }
         let to = install_dir.join("include/openssl");
         for e in sorted_entries(&dir)? {
             if e.extension().is_some_and(|x| x == "h") {
+                let name = e.file_name().unwrap_or_default().to_string_lossy();
+                if from_build
+                    && !generated.is_empty()
+                    && !generated.contains(&format!("include/openssl/{name}"))
+                {
+                    continue;
+                }
                 let target = to.join(e.file_name().unwrap_or_default());
                 if target.exists() {
                     fs::remove_file(&target)
@@ -1106,6 +1157,49 @@ mod tests {
         // A self-reference ends instead of recursing forever.
         let m = "A=a$(A)\n";
         assert!(makefile_words(m, "A").unwrap()[0].starts_with("aaaa"));
+    }
+
+    #[test]
+    fn build_tree_install_takes_only_what_the_makefile_names() {
+        // A 3.0 tree that an incremental build moved from 1.1.1w: that release's library and
+        // generated opensslconf.h are still in the build directory.
+        let d = tempfile::tempdir().unwrap();
+        let (src, build, prefix) = (d.path().join("src"), d.path().join("b"), d.path().join("p"));
+        fs::create_dir_all(src.join("include/openssl")).unwrap();
+        fs::create_dir_all(build.join("include/openssl")).unwrap();
+        fs::write(src.join("include/openssl/opensslconf.h"), "/* 3.0 source */\n").unwrap();
+        fs::write(build.join("include/openssl/opensslconf.h"), "/* stale 1.1.1 */\n").unwrap();
+        fs::write(build.join("include/openssl/opensslv.h"), "/* generated */\n").unwrap();
+        for f in ["libcrypto.so.3", "libssl.so.3", "libcrypto.so.1.1", "libssl.so.1.1"] {
+            fs::write(build.join(f), f).unwrap();
+        }
+        std::os::unix::fs::symlink("libcrypto.so.3", build.join("libcrypto.so")).unwrap();
+        fs::write(
+            build.join("Makefile"),
+            "SHLIB_VERSION_NUMBER=3\nSHLIBS=libcrypto.so.$(SHLIB_VERSION_NUMBER) libssl.so.3\n\
+             GENERATED_MANDATORY=include/openssl/opensslv.h \\\n include/crypto/bn_conf.h\n",
+        )
+        .unwrap();
+        install_from_build_tree(&src, &build, &prefix).unwrap();
+        let mut libs: Vec<String> = fs::read_dir(prefix.join("lib"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        libs.sort();
+        assert_eq!(
+            libs,
+            ["libcrypto.so", "libcrypto.so.3", "libssl.so", "libssl.so.3"]
+        );
+        assert_eq!(
+            fs::read_link(prefix.join("lib/libssl.so")).unwrap(),
+            Path::new("libssl.so.3")
+        );
+        assert_eq!(
+            fs::read_to_string(prefix.join("include/openssl/opensslconf.h")).unwrap(),
+            "/* 3.0 source */\n"
+        );
+        assert!(prefix.join("include/openssl/opensslv.h").is_file());
     }
 
     #[test]
