@@ -1167,10 +1167,27 @@ mod tests {
         let (src, build, prefix) = (d.path().join("src"), d.path().join("b"), d.path().join("p"));
         fs::create_dir_all(src.join("include/openssl")).unwrap();
         fs::create_dir_all(build.join("include/openssl")).unwrap();
-        fs::write(src.join("include/openssl/opensslconf.h"), "/* 3.0 source */\n").unwrap();
-        fs::write(build.join("include/openssl/opensslconf.h"), "/* stale 1.1.1 */\n").unwrap();
-        fs::write(build.join("include/openssl/opensslv.h"), "/* generated */\n").unwrap();
-        for f in ["libcrypto.so.3", "libssl.so.3", "libcrypto.so.1.1", "libssl.so.1.1"] {
+        fs::write(
+            src.join("include/openssl/opensslconf.h"),
+            "/* 3.0 source */\n",
+        )
+        .unwrap();
+        fs::write(
+            build.join("include/openssl/opensslconf.h"),
+            "/* stale 1.1.1 */\n",
+        )
+        .unwrap();
+        fs::write(
+            build.join("include/openssl/opensslv.h"),
+            "/* generated */\n",
+        )
+        .unwrap();
+        for f in [
+            "libcrypto.so.3",
+            "libssl.so.3",
+            "libcrypto.so.1.1",
+            "libssl.so.1.1",
+        ] {
             fs::write(build.join(f), f).unwrap();
         }
         std::os::unix::fs::symlink("libcrypto.so.3", build.join("libcrypto.so")).unwrap();
