@@ -290,7 +290,9 @@ fn verify_and_compare_give_verdicts() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["verdict"], "slower", "{v}");
     assert_eq!(v["a_commit"], tag_id("openssl-1.1.1w"));
-    assert!(v["ratio_ci"][0].as_f64().unwrap() > 1.5, "{v}");
+    // 3 samples a side while other tests build OpenSSL beside it: the 23x slowdown's interval
+    // reached down to 1.45x once in CI, so only "excludes no change" is asserted.
+    assert!(v["ratio_ci"][0].as_f64().unwrap() > 1.0, "{v}");
     for k in ["p_welch", "p_mwu", "a_mean_us", "b_mean_us", "a_n", "b_n"] {
         assert!(v[k].is_number(), "{k} missing: {v}");
     }
