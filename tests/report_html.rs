@@ -125,7 +125,7 @@ fn bad_inputs_exit_2_with_one_line() {
     let o = report_html(d.path(), &[text], &out, &[]);
     assert_usage_error(
         &o,
-        "is not a perfbisect bisect, compare/verify, matrix or gate result",
+        "is not a perfbisect bisect, scan, compare/verify, matrix or gate result",
     );
 
     // A real JSON result, but of `run`: not one a report page shows.
