@@ -180,7 +180,7 @@ fn scan_finds_a_slowdown_and_its_undo_synthetic_repo() {
     let o = run(
         &cache,
         &args("bisect", &repo, &range),
-        &["--scan", "--format", "html"],
+        &["--scan", "--format", "jsonl"],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
