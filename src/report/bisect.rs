@@ -1143,15 +1143,12 @@ impl BisectReport {
 
     /// `bisect --plot DIR`: DIR/profile-TOOL-tN.svg.
     pub fn write_plot(&self, dir: &Path) -> Result<PathBuf> {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| anyhow::anyhow!("cannot create plot directory {}: {e}", dir.display()))?;
-        let path = dir.join(format!(
-            "profile-{}-t{}.svg",
-            plot::file_stem(&self.tool),
-            self.threads
-        ));
-        std::fs::write(&path, self.profile_svg()?)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-        Ok(path)
+        plot::write_svg(
+            dir,
+            "profile",
+            &self.tool,
+            self.threads,
+            &self.profile_svg()?,
+        )
     }
 }

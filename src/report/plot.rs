@@ -5,6 +5,7 @@
 use anyhow::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor;
+use std::path::{Path, PathBuf};
 
 pub struct Series {
     pub label: String,
@@ -667,4 +668,15 @@ pub fn profile_svg(p: &Profile) -> Result<String> {
         root.present().map_err(e)?;
     }
     Ok(svg)
+}
+
+/// Writes `svg` to DIR/KIND-TOOL-tN.svg (DIR created if missing) and returns the path: the one
+/// naming and writing of every `--plot` picture of a search.
+pub fn write_svg(dir: &Path, kind: &str, tool: &str, threads: usize, svg: &str) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow::anyhow!("cannot create plot directory {}: {e}", dir.display()))?;
+    let path = dir.join(format!("{kind}-{}-t{threads}.svg", file_stem(tool)));
+    std::fs::write(&path, svg)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
 }
