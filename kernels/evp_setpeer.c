@@ -3,18 +3,24 @@
 // @arg key=ec256 choices=dh,ec256,ec521,x25519 dh: ffdhe2048; ec256/ec521: NIST P-256/P-521; x25519
 // @min_version 1.1.1
 /*
- * Two key pairs of the chosen type are generated in pb_setup and shared
- * read-only by all threads. Each thread makes one derivation context on our
- * key and runs EVP_PKEY_derive_init once (untimed); one operation is one
- * EVP_PKEY_derive_set_peer, which on 3.x validates the peer key — what this
- * kernel is about (seed 002), and exactly what perftools' evp_setpeer times.
+ * Two private keys of the chosen type (ours, then the peer) are read from the
+ * fixture setpeer-KEY.pem in pb_setup and shared read-only by all threads. Each
+ * thread makes one derivation context on our key and runs EVP_PKEY_derive_init
+ * once (untimed); one operation is one EVP_PKEY_derive_set_peer, which on 3.x
+ * validates the peer key — what this kernel is about (seed 002), and exactly
+ * what perftools' evp_setpeer times.
+ *
+ * The keys are decoded from PEM, as perftools does, and not generated: a keygen
+ * fetches RAND's algorithms, and on 3.x every name a process has fetched makes
+ * the namemap walk inside each set_peer longer (x25519 on 3.2.1: 9,096
+ * instructions per operation after a keygen, 7,537 after a PEM decode,
+ * perftools 7,528; docs/parity.md).
  */
 #include "perfbisect.h"
 
+#include <openssl/bio.h>
 #include <openssl/evp.h>
-#include <openssl/dh.h>
-#include <openssl/ec.h>
-#include <openssl/objects.h>
+#include <openssl/pem.h>
 
 typedef struct {
     const char *name;
@@ -22,34 +28,26 @@ typedef struct {
     EVP_PKEY *peer;
 } sp_global;
 
-static EVP_PKEY *genkey(const char *kind)
+/* Reads both keys of setpeer-KIND.pem into g. */
+static int read_keys(const pb_env *env, sp_global *g, char *err, size_t errlen)
 {
-    EVP_PKEY_CTX *ctx = NULL;
-    EVP_PKEY *pkey = NULL;
+    char name[64];
+    unsigned char *pem = NULL;
+    size_t len = 0;
 
-    if (strcmp(kind, "dh") == 0) {
-        ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_DH, NULL);
-        if (ctx == NULL || EVP_PKEY_keygen_init(ctx) <= 0
-            || EVP_PKEY_CTX_set_dh_nid(ctx, NID_ffdhe2048) <= 0)
-            goto end;
-    } else if (strcmp(kind, "ec256") == 0 || strcmp(kind, "ec521") == 0) {
-        int nid = kind[2] == '2' ? NID_X9_62_prime256v1 : NID_secp521r1;
-        ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_EC, NULL);
-        if (ctx == NULL || EVP_PKEY_keygen_init(ctx) <= 0
-            || EVP_PKEY_CTX_set_ec_paramgen_curve_nid(ctx, nid) <= 0)
-            goto end;
-    } else if (strcmp(kind, "x25519") == 0) {
-        ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_X25519, NULL);
-        if (ctx == NULL || EVP_PKEY_keygen_init(ctx) <= 0)
-            goto end;
-    } else {
-        goto end;
+    snprintf(name, sizeof(name), "setpeer-%s.pem", g->name);
+    if (pb_read_fixture(env, name, &pem, &len, err, errlen) != PB_OK)
+        return PB_ERROR;
+    BIO *bio = BIO_new_mem_buf(pem, (int)len);
+    if (bio != NULL) {
+        g->ours = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+        g->peer = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
     }
-    if (EVP_PKEY_keygen(ctx, &pkey) <= 0)
-        pkey = NULL;
-end:
-    EVP_PKEY_CTX_free(ctx);
-    return pkey;
+    BIO_free(bio);
+    free(pem);
+    if (g->ours == NULL || g->peer == NULL)
+        return pb_fail(err, errlen, "reading two %s keys from fixture %s failed", g->name, name);
+    return PB_OK;
 }
 
 /* One operation; returns NULL on success or the name of the failed step. */
@@ -74,10 +72,8 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
     if (g == NULL)
         return pb_fail(err, errlen, "out of memory");
     g->name = key;
-    g->ours = genkey(key);
-    g->peer = g->ours != NULL ? genkey(key) : NULL;
-    if (g->peer == NULL)
-        return pb_fail(err, errlen, "generating %s keys failed (unknown key type?)", key);
+    if (read_keys(env, g, err, errlen) != PB_OK)
+        return PB_ERROR;
     const char *step = set_peer_once(g);
     if (step != NULL)
         return pb_fail(err, errlen, "%s (%s) failed in setup", step, key);
