@@ -47,6 +47,64 @@ fn parity_interleaves_perftools_runs_with_kernel_samples() {
 }
 
 #[test]
+fn parity_counts_instructions_on_both_sides() {
+    let d = tempfile::tempdir().unwrap();
+    let o = perfbisect(d.path())
+        .args(["parity", "--perftools"])
+        .arg(fake_perftools())
+        .args([
+            "--tool",
+            "newrawkey",
+            "--metric",
+            "instructions",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "parity failed: {}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["metric"], "instructions");
+    // Instruction counts need no more than two rounds, and one thread.
+    assert_eq!(v["rounds"], 2);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["threads"], 1);
+    let values = |k: &str| -> Vec<f64> {
+        rows[0][k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    // The stand-in's thread_run makes 2,000,000 calls of a few instructions each: counted
+    // under callgrind and divided by the calls its figure implies.
+    let pt = values("perftools_us");
+    assert_eq!(pt.len(), 2);
+    assert!(pt.iter().all(|x| (2.0..100.0).contains(x)), "{pt:?}");
+    assert!((pt[0] / pt[1] - 1.0).abs() < 0.01, "{pt:?}");
+    // The real kernel: an X25519 import is thousands of instructions.
+    let pb = values("perfbisect_us");
+    assert_eq!(pb.len(), 2);
+    assert!(pb.iter().all(|x| *x > 1000.0), "{pb:?}");
+    let o = perfbisect(d.path())
+        .args(["parity", "--perftools"])
+        .arg(fake_perftools())
+        .args([
+            "--tool",
+            "newrawkey",
+            "--metric",
+            "instructions",
+            "--threads",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, "--threads 1");
+}
+
+#[test]
 fn parity_refuses_what_it_cannot_compare() {
     let d = tempfile::tempdir().unwrap();
     let o = perfbisect(d.path())

@@ -20,12 +20,12 @@ pub struct ParityArgs {
     /// Kernel spec(s) to compare (default: every kernel with a perftools counterpart)
     #[arg(long = "tool", value_name = "SPEC")]
     pub tools: Vec<String>,
-    /// Thread counts, comma-separated
-    #[arg(long, default_value = "1,2", value_delimiter = ',', value_parser = parse_threads)]
+    /// Thread counts, comma-separated [default: 1,2; --metric instructions: 1]
+    #[arg(long, value_delimiter = ',', value_parser = parse_threads)]
     pub threads: Vec<usize>,
-    /// Rounds: in each, every row gets one perftools run and one perfbisect sample, back to back
-    #[arg(long, default_value_t = 6)]
-    pub rounds: usize,
+    /// Rounds: in each, every row gets one perftools run and one perfbisect sample, back to back [default: 6; --metric instructions: 2]
+    #[arg(long)]
+    pub rounds: Option<usize>,
     /// A row is "within" when the means differ by at most this many percent
     #[arg(long, default_value_t = 5.0)]
     pub band: f64,
@@ -40,8 +40,22 @@ pub struct ParityArgs {
 
 /// perfbisect's kernels next to perftools' programs on the same OpenSSL builds, interleaved
 /// round by round, so that a difference between the two is the programs', not the machine's.
-pub fn run(g: &Global, a: ParityArgs) -> Result<ExitCode> {
-    if a.rounds < 2 {
+pub fn run(g: &Global, mut a: ParityArgs) -> Result<ExitCode> {
+    // Counts of instructions barely move from run to run (see metric.rs): two rounds show that
+    // they did not.
+    let metric = a.timing.metric.metric;
+    let rounds = a.rounds.unwrap_or(if metric.is_time() { 6 } else { 2 });
+    if a.threads.is_empty() {
+        a.threads = if metric.is_time() {
+            vec![1, 2]
+        } else {
+            vec![1]
+        };
+    }
+    for &t in &a.threads {
+        metric.check_threads(t)?;
+    }
+    if rounds < 2 {
         bail!("--rounds must be at least 2 (a paired interval needs two rounds)");
     }
     if !(a.band > 0.0 && a.band < 100.0) {
@@ -68,9 +82,6 @@ pub fn run(g: &Global, a: ParityArgs) -> Result<ExitCode> {
     let cache = Cache::open(g.cache.as_deref())?;
     let repo = a.libraries.open_repo()?;
     let libs = a.libraries.libraries(repo.as_ref().map(|(r, _)| r))?;
-    if !a.timing.metric.metric.is_time() {
-        anyhow::bail!("parity compares times with perftools': --metric time only");
-    }
     let mut session = Session::new(&cache, a.timing.timing(), Reuse::Nothing);
     if let Some((repo, recipe)) = &repo {
         session = session.with_repo(repo, a.libraries.build.options(recipe));
@@ -116,15 +127,10 @@ pub fn run(g: &Global, a: ParityArgs) -> Result<ExitCode> {
     }
 
     let mut loads = Vec::new();
-    for round in 0..a.rounds {
+    for round in 0..rounds {
         loads.push(load_average());
         if !g.quiet {
-            eprintln!(
-                "round {}/{} (load {:.2})",
-                round + 1,
-                a.rounds,
-                loads[round]
-            );
+            eprintln!("round {}/{} (load {:.2})", round + 1, rounds, loads[round]);
         }
         for (row, i, b, s) in rows.iter_mut() {
             if row.not_applicable.is_some() {
@@ -135,8 +141,11 @@ pub fn run(g: &Global, a: ParityArgs) -> Result<ExitCode> {
             // Alternate which program goes first, so that a drift within a round is shared.
             for first in [round % 2 == 0, round % 2 != 0] {
                 if first {
-                    row.perftools_us
-                        .push(pt.run(cp, row.threads, prefix, &cache)?);
+                    row.perftools_us.push(if metric.is_time() {
+                        pt.run(cp, row.threads, prefix, &cache)?
+                    } else {
+                        pt.count(cp, row.threads, prefix, &cache)?
+                    });
                 } else {
                     session.ensure(&[(*i, round + 1)])?;
                     match session.values(*i) {
@@ -153,8 +162,9 @@ pub fn run(g: &Global, a: ParityArgs) -> Result<ExitCode> {
     }
     let n = loads.len() as f64;
     let report = ParityReport {
+        metric,
         band: a.band / 100.0,
-        rounds: a.rounds,
+        rounds,
         load: (
             loads.iter().cloned().fold(f64::INFINITY, f64::min),
             loads.iter().sum::<f64>() / n,

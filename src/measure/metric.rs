@@ -126,10 +126,15 @@ pub const VALGRIND_DEBUG_DIR: &str = "/usr/lib/debug";
 
 /// valgrind's callgrind, with collection only inside [`MEASURED_FN`].
 pub fn callgrind_args(out_file: &Path, call_chains: bool) -> Vec<String> {
+    callgrind_args_inside(MEASURED_FN, out_file, call_chains)
+}
+
+/// valgrind's callgrind, with collection only inside `function` (and what it calls).
+pub fn callgrind_args_inside(function: &str, out_file: &Path, call_chains: bool) -> Vec<String> {
     let mut v = vec![
         "--tool=callgrind".into(),
         "--collect-atstart=no".into(),
-        format!("--toggle-collect={MEASURED_FN}"),
+        format!("--toggle-collect={function}"),
         format!("--callgrind-out-file={}", out_file.display()),
         // Dump once at exit, not per thread.
         "--separate-threads=no".into(),

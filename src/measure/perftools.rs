@@ -14,6 +14,7 @@ use std::process::Command;
 use crate::cache::Cache;
 use crate::hashing::{self, Hasher};
 use crate::measure::kernel::ToolSpec;
+use crate::measure::metric;
 use crate::measure::prefix::Prefix;
 
 /// The perftools program that times the same operation as a kernel spec.
@@ -211,7 +212,49 @@ impl Perftools {
         prefix: &Prefix,
         cache: &Cache,
     ) -> Result<f64> {
-        let mut cmd = Command::new(self.bin_dir.join(cp.program));
+        let mut cmd = self.command(None, cp, threads, prefix, cache)?;
+        Ok(self.calls(&mut cmd, cp, threads)?.us_per_call / cp.calls_per_op)
+    }
+
+    /// Run one program once under callgrind and return the instructions per our operation that
+    /// its worker thread executed: perftools' loop with its clock read per call, and the
+    /// thread's own setup (perflib's `thread_run` and everything it calls), over the number of
+    /// calls its terse figure implies.
+    pub fn count(
+        &self,
+        cp: &Counterpart,
+        threads: usize,
+        prefix: &Prefix,
+        cache: &Cache,
+    ) -> Result<f64> {
+        let out = tempfile::Builder::new()
+            .prefix("perftools-callgrind-")
+            .tempfile_in(cache.dir("run")?)?;
+        let wrapper = metric::callgrind_args_inside(PERFTOOLS_THREAD_FN, out.path(), false);
+        let mut cmd = self.command(Some(wrapper), cp, threads, prefix, cache)?;
+        let calls = self.calls(&mut cmd, cp, threads)?;
+        let total = metric::callgrind_total(out.path())?;
+        Ok(total as f64 / (calls.total as f64 / cp.calls_per_op))
+    }
+
+    /// The command of one run: the program, or valgrind with `wrapper`'s arguments before it.
+    fn command(
+        &self,
+        wrapper: Option<Vec<String>>,
+        cp: &Counterpart,
+        threads: usize,
+        prefix: &Prefix,
+        cache: &Cache,
+    ) -> Result<Command> {
+        let program = self.bin_dir.join(cp.program);
+        let mut cmd = match wrapper {
+            Some(args) => {
+                let mut c = Command::new("valgrind");
+                c.args(args).arg(&program);
+                c
+            }
+            None => Command::new(&program),
+        };
         for (k, _) in std::env::vars_os() {
             if let Some(k) = k.to_str() {
                 if k.starts_with("LD_") || k.starts_with("OPENSSL_") || k.starts_with("SSL_CERT") {
@@ -231,6 +274,11 @@ impl Perftools {
             cmd.arg(&self.certs);
         }
         cmd.arg(threads.to_string());
+        Ok(cmd)
+    }
+
+    /// Run `cmd` and read its terse figure.
+    fn calls(&self, cmd: &mut Command, cp: &Counterpart, threads: usize) -> Result<Calls> {
         let line = format!("{cmd:?}");
         let out = cmd
             .output()
@@ -241,7 +289,7 @@ impl Perftools {
             .nth(cp.column)
             .and_then(|w| w.parse().ok());
         match first {
-            Some(us) if out.status.success() && us > 0.0 => Ok(us / cp.calls_per_op),
+            Some(us) if out.status.success() && us > 0.0 => Ok(Calls::from_figure(us, threads)),
             _ => bail!(
                 "perftools' {} gave no number ({}): {} {}\n  command: {line}",
                 cp.program,
@@ -249,6 +297,31 @@ impl Perftools {
                 stdout.trim(),
                 String::from_utf8_lossy(&out.stderr).trim()
             ),
+        }
+    }
+}
+
+/// perflib's thread entry point: every perftools program runs its operation loop in threads
+/// started through it.
+const PERFTOOLS_THREAD_FN: &str = "thread_run";
+
+/// The run window of every perftools program we drive: 5 s compiled in (RUN_TIME), and
+/// pkeyread's `-T 5`.
+const PERFTOOLS_WINDOW_US: f64 = 5e6;
+
+/// What one perftools run reported.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Calls {
+    us_per_call: f64,
+    /// Calls of all threads: perftools prints window × threads / calls.
+    total: u64,
+}
+
+impl Calls {
+    fn from_figure(us_per_call: f64, threads: usize) -> Self {
+        Calls {
+            us_per_call,
+            total: (PERFTOOLS_WINDOW_US * threads as f64 / us_per_call).round() as u64,
         }
     }
 }
@@ -345,6 +418,13 @@ mod tests {
             .parse_specs(&[s.to_string()])
             .unwrap()[0]
             .clone()
+    }
+
+    #[test]
+    fn calls_come_back_from_the_terse_figure() {
+        // evp_setpeer dh under callgrind on 3.2.1: 37 calls in 5 s, printed with 6 decimals.
+        assert_eq!(Calls::from_figure(135135.135135, 1).total, 37);
+        assert_eq!(Calls::from_figure(0.5, 2).total, 20_000_000);
     }
 
     #[test]

@@ -6,12 +6,18 @@ use serde::{Deserialize, Serialize};
 
 use super::export::{formats, Export, Markdown, Text};
 use crate::analysis::stats::{self, RatioCi};
+use crate::measure::metric::Metric;
 use crate::report::{us, Table};
 
 formats!(ParityFormat for ParityReport { Text alias "table", Markdown, Json });
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ParityReport {
+    /// What both sides measured: µs per operation, or instructions per operation (perfbisect:
+    /// its timed loop; perftools: its worker thread, with the thread's setup and a clock read
+    /// per call).
+    #[serde(default)]
+    pub metric: Metric,
     /// A row is "within" when perfbisect's mean is within this fraction of perftools' (0.05).
     pub band: f64,
     pub rounds: usize,
@@ -26,7 +32,8 @@ pub struct ParityRow {
     pub spec: String,
     pub perftools: String,
     pub threads: usize,
-    /// µs per operation, one value per round (same order on both sides).
+    /// Per operation in the report's metric (µs, or instructions), one value per round (same
+    /// order on both sides).
     pub perftools_us: Vec<f64>,
     pub perfbisect_us: Vec<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -73,14 +80,16 @@ impl ParityRow {
 }
 
 fn parity_table(r: &ParityReport) -> Table {
+    let unit = r.metric.unit_ascii();
+    let (pt_head, pb_head) = (format!("perftools {unit}"), format!("perfbisect {unit}"));
     let mut t = Table::new(&[
         "openssl",
         "tool",
         "perftools",
         "threads",
         "n",
-        "perftools us/op",
-        "perfbisect us/op",
+        &pt_head,
+        &pb_head,
         "diff",
         "paired diff [95% CI]",
         "within",
@@ -149,6 +158,12 @@ fn footer(r: &ParityReport) -> String {
             }
         }
     }
+    if !r.metric.is_time() {
+        notes.push_str(
+            "* instructions: perfbisect counts its timed loop; perftools (under callgrind) its \
+             worker thread, which adds the thread's setup and a clock read per call\n",
+        );
+    }
     notes
         + &format!(
         "{yes} of {} rows within ±{:.0}% of perftools; {} rounds, each row's perftools run and \
@@ -203,6 +218,7 @@ mod tests {
     #[test]
     fn text_names_each_row_and_counts_the_matches() {
         let r = ParityReport {
+            metric: Metric::Time,
             band: 0.05,
             rounds: 4,
             load: (0.5, 0.75, 1.0),
