@@ -37,7 +37,7 @@
 
 use crate::analysis::alpha;
 use crate::analysis::bisect::{
-    self, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult, Step,
+    self, pool_key, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult, Step,
 };
 use crate::analysis::segment::{self, Point};
 use crate::analysis::stats;
@@ -231,25 +231,36 @@ struct Sub<'a, 'b> {
     asked: HashMap<usize, usize>,
 }
 
+impl Sub<'_, '_> {
+    /// Global commit `g`'s pool (see bisect::pool_key): earlier phases' first, then this one's.
+    fn pool(&self, g: usize) -> usize {
+        let p = pool_key(self.hide, g, &*self.m);
+        if self.hide.contains_key(&p) {
+            p
+        } else {
+            pool_key(&self.asked, g, &*self.m)
+        }
+    }
+}
+
 impl Measurer for Sub<'_, '_> {
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
-        let global: Vec<(usize, usize)> = wants
-            .iter()
-            .map(|&(c, k)| {
-                let g = self.lo + c;
-                let e = self.asked.entry(g).or_insert(0);
-                *e = (*e).max(k);
-                (g, self.hide.get(&g).copied().unwrap_or(0) + k)
-            })
-            .collect();
+        let mut global = Vec::with_capacity(wants.len());
+        let mut hidden = Vec::with_capacity(wants.len());
+        for &(c, k) in wants {
+            let g = self.lo + c;
+            let p = self.pool(g);
+            let e = self.asked.entry(p).or_insert(0);
+            *e = (*e).max(k);
+            let h = self.hide.get(&p).copied().unwrap_or(0);
+            global.push((g, h + k));
+            hidden.push(h);
+        }
         let r = self.m.ensure(&global)?;
         Ok(r.into_iter()
-            .zip(&global)
-            .map(|(p, &(g, _))| match p {
-                Probe::Samples(v) => {
-                    let h = self.hide.get(&g).copied().unwrap_or(0).min(v.len());
-                    Probe::Samples(v[h..].to_vec())
-                }
+            .zip(hidden)
+            .map(|(p, h)| match p {
+                Probe::Samples(v) => Probe::Samples(v[h.min(v.len())..].to_vec()),
                 s => s,
             })
             .collect())
@@ -452,13 +463,14 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
         m,
         seen: HashMap::new(),
     };
-    // What the grid phase used of each grid point.
-    let mut used: HashMap<usize, usize> = grid
-        .points
-        .iter()
-        .filter(|p| p.skipped.is_none())
-        .map(|p| (p.commit, grid.samples_per_point))
-        .collect();
+    // What the grid phase used of each grid point, per pool: grid points with identical
+    // binaries were measured on one pool of samples (see bisect::pool_key).
+    let mut used: HashMap<usize, usize> = HashMap::new();
+    for p in grid.points.iter().filter(|p| p.skipped.is_none()) {
+        let key = pool_key(&used, p.commit, &t);
+        let e = used.entry(key).or_insert(0);
+        *e = (*e).max(grid.samples_per_point);
+    }
     for p in &grid.points {
         t.seen
             .insert(p.commit, if p.skipped.is_some() { 0 } else { p.n });
@@ -496,7 +508,8 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
         };
         let mut r = bisect::search(iv.hi - iv.lo + 1, &sub_cfg, &mut sub)?;
         for (g, k) in sub.asked {
-            *used.entry(g).or_insert(0) += k;
+            let key = pool_key(&used, g, &t);
+            *used.entry(key).or_insert(0) += k;
         }
         shift(&mut r, iv.lo);
         tests += r.tests;
