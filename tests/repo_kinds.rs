@@ -13,8 +13,9 @@ use std::fs;
 use std::path::Path;
 use std::process::Output;
 
-/// Two commits: the older one has its own ssl.c (compiled by the build) and
-/// its own test data under test/recipes/ (read by no build).
+/// Two commits: the older one has its own ssl.c (compiled by the build), and
+/// its own test data under test/recipes/ and CI workflow under .github/ (read
+/// by no build).
 fn source_repo(dir: &Path) -> Vec<String> {
     let ids = fake_openssl_repo(
         dir,
@@ -24,6 +25,7 @@ fn source_repo(dir: &Path) -> Vec<String> {
                 &[
                     ("ssl.c", "int fake_ssl_one;\n"),
                     ("test/recipes/90-test_data/x.txt", "old test data\n"),
+                    (".github/workflows/ci.yml", "on: push\n"),
                 ],
             ),
             (
@@ -138,6 +140,7 @@ fn partial_clones_fetch_what_builds_read_and_leave_out_test_data() {
         assert_built(&o);
         let meta = meta_of(&cache, &ids[0]);
         assert_eq!(meta["ok"], true, "{meta}");
+        // (.github/ is unchanged since v0, so the clone's checkout fetched its blob.)
         assert_eq!(
             meta["left_out"],
             serde_json::json!(["test/recipes/90-test_data/x.txt"]),
@@ -226,11 +229,15 @@ fn missing_blobs_are_left_out_when_unread_and_named_when_needed() {
         oid
     };
     remove(&format!("{}:test/recipes/90-test_data/x.txt", ids[0]));
+    remove(&format!("{}:.github/workflows/ci.yml", ids[0]));
     let cache = d.path().join("cache");
     assert_built(&build(&cache, &repo, &ids[0]));
     assert_eq!(
         meta_of(&cache, &ids[0])["left_out"],
-        serde_json::json!(["test/recipes/90-test_data/x.txt"])
+        serde_json::json!([
+            ".github/workflows/ci.yml",
+            "test/recipes/90-test_data/x.txt"
+        ])
     );
 
     let ssl = remove(&format!("{}:ssl.c", ids[0]));
