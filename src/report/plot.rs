@@ -549,6 +549,14 @@ pub fn profile_svg(p: &Profile) -> Result<String> {
                 continue;
             };
             let y = f(q.mean);
+            // Above the point, unless the fitted level there lies above it: a label must not
+            // hide the level it belongs to (the newest level of a 2,000-commit scan was).
+            let level_above = p
+                .levels
+                .iter()
+                .find(|l| (l.first..=l.last).contains(&x))
+                .is_some_and(|l| l.value.is_finite() && f(l.value) > y);
+            let dy = if level_above { 12 } else { -25 };
             let style = ("sans-serif", 13)
                 .into_font()
                 .color(&BLACK)
@@ -564,8 +572,8 @@ pub fn profile_svg(p: &Profile) -> Result<String> {
                 .draw_series(std::iter::once(
                     EmptyElement::at((x as f64, y))
                         + Circle::new((0, 0), 8, BLACK.stroke_width(1))
-                        + label_background(label, right, -25)
-                        + Text::new(label.clone(), (if right { -5 } else { 5 }, -25), style),
+                        + label_background(label, right, dy)
+                        + Text::new(label.clone(), (if right { -5 } else { 5 }, dy), style),
                 ))
                 .map_err(e)?;
         }
