@@ -81,6 +81,8 @@ pub fn counterpart(spec: &ToolSpec) -> Option<Counterpart> {
             ..plain("writeread")
         },
         "providerdoall" => plain("providerdoall"),
+        // perftools fetches from its own OSSL_LIB_CTX; from NULL each fetch costs about 100
+        // instructions more (docs/parity.md).
         "evp_fetch" if arg("alg") == "default" || arg("alg").is_empty() => {
             let alg = match arg("type") {
                 "MD" => "SHA2-256",
@@ -91,7 +93,13 @@ pub fn counterpart(spec: &ToolSpec) -> Option<Counterpart> {
                 "KEYEXCH" => "DH",
                 _ => "RSA",
             };
-            with("evp_fetch", &["-f", &format!("{}:{alg}", arg("type"))])
+            Counterpart {
+                differs: (arg("libctx") != "own").then_some(
+                    "perftools fetches from its own library context (libctx=own does too), \
+                     this spec from the default one",
+                ),
+                ..with("evp_fetch", &["-f", &format!("{}:{alg}", arg("type"))])
+            }
         }
         // Readers only: perftools' default split at 1 thread (no writer), and the number its
         // readers report.
@@ -127,9 +135,14 @@ pub fn default_specs() -> Vec<String> {
         v.push(format!("evp_setpeer:key={key}"));
     }
     v.extend(
-        ["handshake", "writeread", "providerdoall", "evp_fetch"]
-            .iter()
-            .map(|s| s.to_string()),
+        [
+            "handshake",
+            "writeread",
+            "providerdoall",
+            "evp_fetch:libctx=own",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
     );
     v
 }
@@ -440,6 +453,12 @@ mod tests {
         assert_eq!(c.options, ["-k", "rsa", "-f", "der", "-T", "5"]);
         let c = counterpart(&spec("evp_fetch:type=CIPHER")).unwrap();
         assert_eq!(c.options, ["-f", "CIPHER:AES-128-CBC"]);
+        assert!(
+            c.differs.is_some(),
+            "the default library context is not perftools'"
+        );
+        let c = counterpart(&spec("evp_fetch:type=CIPHER,libctx=own")).unwrap();
+        assert_eq!((c.options.len(), c.differs), (2, None));
         assert!(counterpart(&spec("handshake")).unwrap().certs);
         assert_eq!(
             counterpart(&spec("rwlocks:writers=0"))
