@@ -681,9 +681,11 @@ impl Measurer for Session<'_> {
     }
 
     fn identical(&self, a: usize, b: usize) -> bool {
+        // Asked for every claimed commit at each step of a search (see bisect::pool_key): no
+        // copies of the hash maps.
         let binaries = |i: usize| {
             self.target(self.subjects[i].0.lib)
-                .and_then(|t| t.binaries.clone())
+                .and_then(|t| t.binaries.as_ref())
         };
         matches!((binaries(a), binaries(b)), (Some(x), Some(y)) if x == y)
     }
