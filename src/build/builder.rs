@@ -40,7 +40,9 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use crate::build::compiler;
+use crate::build::makefile::Makefile;
 use crate::build::recipe::ResolvedRecipe;
+use crate::build::restat;
 
 /// Environment variables removed before running config and make: those
 /// OpenSSL's Configure/config read (they would override the recipe and the
@@ -195,6 +197,9 @@ pub struct BuildReport {
     pub ccache: Option<CcacheStats>,
     /// Whether configure ran (always, for a clean build).
     pub configured: bool,
+    /// Objects a configure-again build kept (see restat); `None` when it did not configure
+    /// again.
+    pub kept: Option<usize>,
 }
 
 /// Builds `req.src` into `req.install_dir`. See the module documentation.
@@ -322,6 +327,12 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
             Ok(t.elapsed().as_secs_f64())
         };
 
+    // A configure-again build keeps what configure did not change (see restat): what the
+    // build directory held before, to compare with.
+    let snapshot = match req.start {
+        Start::Incremental { .. } if configure => restat::Snapshot::take(&build_dir)?,
+        _ => None,
+    };
     let configure_secs = if configure {
         fs::remove_file(&configured_file).ok();
         let secs = step("configure", true, &config, &args)?;
@@ -366,17 +377,48 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
             req.log_path.display()
         );
     }
-    let makefile_text = fs::read_to_string(&makefile).unwrap_or_default();
-    let (make_targets, from_tree) = expand_shared_libs(make_targets, &targets, &makefile_text);
+    let parsed = Makefile::parse(&fs::read_to_string(&makefile).unwrap_or_default());
+    let (make_targets, from_tree) = expand_shared_libs(make_targets, &targets, &parsed);
     // One make invocation per target: OpenSSL's top-level targets
     // (build_libs, build_modules, …) each run `$(MAKE) depend && $(MAKE)
     // _target`, so two of them in one parallel make would compile the same
     // objects at the same time and clobber each other's files.
     let mut make_secs = 0.0;
+    let mut kept = None;
+    if let Some(snap) = &snapshot {
+        let new = Makefile::parse(&fs::read_to_string(&makefile).unwrap_or_default());
+        let removed = restat::remove_changed(&build_dir, snap, &new)?;
+        let mut generate = restat::generated_sources(snap, &new);
+        if targets.contains("build_generated") {
+            generate.insert(0, "build_generated".to_string());
+        }
+        if !generate.is_empty() {
+            let mut args = vec![format!("-j{jobs}")];
+            args.extend(generate);
+            make_secs += step("make", true, Path::new("make"), &args)?;
+        }
+        let k = restat::keep_unchanged(&build_dir, snap, &new)?;
+        // `log` is the steps' while they run; appending through another handle keeps the order.
+        let mut note = OpenOptions::new()
+            .append(true)
+            .open(req.log_path)
+            .with_context(|| format!("opening build log {}", req.log_path.display()))?;
+        let _ = writeln!(
+            note,
+            "### perfbisect: kept {} object(s) and {} other target(s) whose rule and inputs configure did not change; {} object(s) to compile; {} target(s) removed because their rule changed",
+            k.objects, k.others, k.objects_to_build, removed
+        );
+        kept = Some(k.objects);
+    }
     for (i, t) in make_targets.iter().enumerate() {
         let mut args = vec![format!("-j{jobs}")];
         args.extend(t.split_whitespace().map(String::from));
-        make_secs += step("make", i == 0, Path::new("make"), &args)?;
+        make_secs += step(
+            "make",
+            i == 0 && snapshot.is_none(),
+            Path::new("make"),
+            &args,
+        )?;
     }
 
     let t = Instant::now();
@@ -476,6 +518,7 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         install_fallback,
         ccache,
         configured: configure,
+        kept,
     })
 }
 
@@ -510,7 +553,7 @@ fn move_installed(destdir: &Path, install_dir: &Path) -> Result<()> {
 /// tree over them), provider modules and engines. Returns the files, for
 /// the log.
 fn install_from_build_tree(src: &Path, build: &Path, install_dir: &Path) -> Result<Vec<String>> {
-    let makefile = fs::read_to_string(build.join("Makefile")).unwrap_or_default();
+    let makefile = Makefile::parse(&fs::read_to_string(build.join("Makefile")).unwrap_or_default());
     let lib = install_dir.join("lib");
     fs::create_dir_all(&lib).with_context(|| format!("creating {}", lib.display()))?;
     let mut copied = Vec::new();
@@ -541,7 +584,7 @@ fn install_from_build_tree(src: &Path, build: &Path, install_dir: &Path) -> Resu
     // files (libcrypto.so.1.1 beside libcrypto.so.3, 1.1.1's generated
     // opensslconf.h): only what this tree's Makefile names is taken.
     let mut so_version = None;
-    let named_shlibs = makefile_words(&makefile, "SHLIBS").filter(|w| !w.is_empty());
+    let named_shlibs = makefile.words("SHLIBS").filter(|w| !w.is_empty());
     let shlib_files: Vec<PathBuf> = match &named_shlibs {
         Some(names) => {
             let mut v = Vec::new();
@@ -595,7 +638,7 @@ fn install_from_build_tree(src: &Path, build: &Path, install_dir: &Path) -> Resu
     // GENERATED), when it names them.
     let mut generated: BTreeSet<String> = BTreeSet::new();
     for var in ["GENERATED_MANDATORY", "GENERATED"] {
-        generated.extend(makefile_words(&makefile, var).unwrap_or_default());
+        generated.extend(makefile.words(var).unwrap_or_default());
     }
     for (dir, from_build) in [
         (src.join("include/openssl"), false),
@@ -627,7 +670,7 @@ fn install_from_build_tree(src: &Path, build: &Path, install_dir: &Path) -> Resu
     // install_engines install (no test engines such as dasync); trees whose
     // Makefile lacks them get every .so of providers/ (but the FIPS module,
     // which only install_fips installs) and engines/.
-    let modules = makefile_words(&makefile, "INSTALL_MODULES").unwrap_or_else(|| {
+    let modules = makefile.words("INSTALL_MODULES").unwrap_or_else(|| {
         so_files(&build.join("providers"))
             .into_iter()
             .filter(|p| p != "providers/fips.so")
@@ -644,11 +687,13 @@ fn install_from_build_tree(src: &Path, build: &Path, install_dir: &Path) -> Resu
             missing.push(m);
         }
     }
-    let engines = makefile_words(&makefile, "INSTALL_ENGINES")
-        .or_else(|| makefile_words(&makefile, "ENGINES"))
+    let engines = makefile
+        .words("INSTALL_ENGINES")
+        .or_else(|| makefile.words("ENGINES"))
         .unwrap_or_else(|| so_files(&build.join("engines")));
     if !engines.is_empty() {
-        let dir = makefile_words(&makefile, "ENGINESDIR")
+        let dir = makefile
+            .words("ENGINESDIR")
             .and_then(|w| {
                 w.first()
                     .and_then(|d| d.rsplit('/').next().map(String::from))
@@ -697,71 +742,6 @@ fn so_files(dir: &Path) -> Vec<String> {
         .filter(|p| p.extension().is_some_and(|x| x == "so"))
         .filter_map(|p| Some(format!("{base}/{}", p.file_name()?.to_string_lossy())))
         .collect()
-}
-
-/// The words of a `NAME=…` line of a generated Makefile (with its `\\` continuation lines,
-/// which OpenSSL 3's long lists use), quotes removed, `$(VAR)` references expanded from the
-/// Makefile's own assignments: 1.1.1 writes `SHLIBS=libcrypto$(SHLIB_EXT) …`, and make does
-/// not expand targets given on its command line.
-fn makefile_words(makefile: &str, name: &str) -> Option<Vec<String>> {
-    let value = expand_make_vars(&makefile_value(makefile, name)?, makefile, 0);
-    Some(
-        value
-            .split_whitespace()
-            .map(|w| w.trim_matches('"').to_string())
-            .filter(|w| !w.is_empty())
-            .collect(),
-    )
-}
-
-/// The raw value of the first `NAME=` line, continuation lines joined.
-fn makefile_value(makefile: &str, name: &str) -> Option<String> {
-    let prefix = format!("{name}=");
-    let mut lines = makefile.lines().skip_while(|l| !l.starts_with(&prefix));
-    let mut value = lines.next()?[prefix.len()..].to_string();
-    while let Some(cont) = value.strip_suffix('\\') {
-        value = format!("{cont} {}", lines.next().unwrap_or_default());
-    }
-    Some(value)
-}
-
-/// `$(VAR)` and `${VAR}` replaced by their values (recursively, as make's `=` variables
-/// are); an unknown variable is empty, as in make. `$$` stays a literal `$`.
-fn expand_make_vars(value: &str, makefile: &str, depth: usize) -> String {
-    const MAX_DEPTH: usize = 16;
-    let mut out = String::with_capacity(value.len());
-    let mut rest = value;
-    while let Some(i) = rest.find('$') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        let close = match after.chars().next() {
-            Some('(') => ')',
-            Some('{') => '}',
-            Some('$') => {
-                out.push('$');
-                rest = &after[1..];
-                continue;
-            }
-            _ => {
-                out.push('$');
-                rest = after;
-                continue;
-            }
-        };
-        let Some(end) = after.find(close) else {
-            out.push_str(&rest[i..]);
-            return out;
-        };
-        let var = &after[1..end];
-        if depth < MAX_DEPTH {
-            if let Some(v) = makefile_value(makefile, var) {
-                out.push_str(&expand_make_vars(&v, makefile, depth + 1));
-            }
-        }
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    out
 }
 
 fn absolute(p: &Path) -> Result<PathBuf> {
@@ -1015,12 +995,12 @@ pub const SHARED_LIBS: &str = "shared_libs";
 fn expand_shared_libs(
     targets: Vec<String>,
     known: &BTreeSet<String>,
-    makefile: &str,
+    makefile: &Makefile,
 ) -> (Vec<String>, bool) {
     if !targets.iter().any(|t| t == SHARED_LIBS) {
         return (targets, false);
     }
-    let shlibs = makefile_words(makefile, "SHLIBS").filter(|w| !w.is_empty());
+    let shlibs = makefile.words("SHLIBS").filter(|w| !w.is_empty());
     let mut out = Vec::new();
     for t in targets {
         if t != SHARED_LIBS {
@@ -1146,20 +1126,6 @@ mod tests {
     use crate::build::recipe;
 
     #[test]
-    fn makefile_words_expand_the_makefiles_variables() {
-        // 1.1.1w's generated Makefile, abridged.
-        let m = "SHLIB_VERSION_NUMBER=1.1\nSHLIB_EXT=.so.$(SHLIB_VERSION_NUMBER)\n\
-                 SHLIBS=libcrypto$(SHLIB_EXT) libssl${SHLIB_EXT} \\\n  x$(NOPE)y $$z\n";
-        assert_eq!(
-            makefile_words(m, "SHLIBS").unwrap(),
-            ["libcrypto.so.1.1", "libssl.so.1.1", "xy", "$z"]
-        );
-        // A self-reference ends instead of recursing forever.
-        let m = "A=a$(A)\n";
-        assert!(makefile_words(m, "A").unwrap()[0].starts_with("aaaa"));
-    }
-
-    #[test]
     fn build_tree_install_takes_only_what_the_makefile_names() {
         // A 3.0 tree that an incremental build moved from 1.1.1w: that release's library and
         // generated opensslconf.h are still in the build directory.
@@ -1225,7 +1191,9 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let makefile = "LIBS=libcrypto.a libssl.a\nSHLIBS=libcrypto.so.3 \\\n       libssl.so.3\n";
+        let makefile = &Makefile::parse(
+            "LIBS=libcrypto.a libssl.a\nSHLIBS=libcrypto.so.3 \\\n       libssl.so.3\n",
+        );
         let (t, from_tree) = expand_shared_libs(
             vec![SHARED_LIBS.into(), "build_modules".into()],
             &known,
@@ -1242,7 +1210,11 @@ mod tests {
             ]
         );
         // A Makefile without SHLIBS (pre-1.1.0 trees): the libraries the usual way.
-        let (t, from_tree) = expand_shared_libs(vec![SHARED_LIBS.into()], &known, "LIBS=x\n");
+        let (t, from_tree) = expand_shared_libs(
+            vec![SHARED_LIBS.into()],
+            &known,
+            &Makefile::parse("LIBS=x\n"),
+        );
         assert!(!from_tree);
         assert_eq!(t, ["build_libs"]);
         // Recipes that do not ask for it are left alone.

@@ -69,6 +69,10 @@ pub struct Incremental {
     pub removed: usize,
     /// Whether configure ran again (its inputs changed).
     pub configured: bool,
+    /// When it did: the objects whose compile command and inputs it did not change, kept
+    /// instead of compiled again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<usize>,
 }
 
 impl BuildMeta {
@@ -275,6 +279,7 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
                 written: export.written.len(),
                 removed: export.removed.len(),
                 configured: plan.reconfigure.is_some(),
+                kept: None,
             };
             (
                 export,
@@ -412,6 +417,7 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
             // changed (ccache installed since the last build).
             meta.incremental = incremental.map(|i| Incremental {
                 configured: report.configured,
+                kept: report.kept,
                 ..i
             });
             meta.install_fallback = report.install_fallback.clone();

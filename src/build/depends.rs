@@ -11,8 +11,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
-/// The line OpenSSL's Makefile templates put above the dependency lines.
-const MARKER: &str = "# DO NOT DELETE THIS LINE";
+use crate::build::makefile::DEPEND_MARKER as MARKER;
 
 /// What [`forget_removed`] changed.
 #[derive(Debug, Default, PartialEq, Eq)]

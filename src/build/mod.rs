@@ -6,6 +6,8 @@ pub mod builder;
 pub mod builds;
 pub mod compiler;
 mod depends;
+pub mod makefile;
 pub mod recipe;
 pub mod repo;
+mod restat;
 pub mod version;
