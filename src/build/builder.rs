@@ -324,7 +324,10 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
                 cmd.env(k, v);
             }
             run_step(phase, announce, &mut cmd, &mut log, req.log_path, on_event)?;
-            Ok(t.elapsed().as_secs_f64())
+            let secs = t.elapsed().as_secs_f64();
+            // Where a build's time goes, step by step (the summary line adds them per phase).
+            let _ = writeln!(log, "### perfbisect: {phase} step took {secs:.1}s");
+            Ok(secs)
         };
 
     // A configure-again build keeps what configure did not change (see restat): what the
