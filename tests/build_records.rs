@@ -178,6 +178,71 @@ fn mtime(p: &Path) -> std::time::SystemTime {
     fs::symlink_metadata(p).unwrap().modified().unwrap()
 }
 
+/// A work tree going back to configure inputs it was configured with before (a bisect's tree
+/// passing a build.info change and back) reuses configure's output instead of running it: the
+/// fake config is not run, the log says so, and the build is byte-identical to a clean one.
+#[test]
+fn configure_output_is_reused_for_inputs_configured_before() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    let template = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-openssl/Makefile.in"),
+    )
+    .unwrap();
+    let changed = template.clone() + "# changed\n";
+    let ids = fake_openssl_repo(
+        &repo,
+        &[
+            ("base", &[("fake_cost.h", "#define FAKE_COST 100\n")]),
+            ("makefile", &[("Makefile.in", &changed)]),
+            (
+                "back, and a cost",
+                &[
+                    ("Makefile.in", &template),
+                    ("fake_cost.h", "#define FAKE_COST 300\n"),
+                ],
+            ),
+        ],
+    );
+    let cache = d.path().join("cache");
+    let log_of = |id: &str| fs::read_to_string(entry_of(&cache, id).join("build.log")).unwrap();
+    let builds = ["--work-trees", "1"];
+    for id in &ids {
+        assert_built(&build(&cache, &repo, &[builds[0], builds[1], id]));
+    }
+    let log = log_of(&ids[1]);
+    assert!(
+        log.contains("configuring again: Makefile.in changed"),
+        "{log}"
+    );
+    assert!(log.contains("fake-config-arg"), "configure ran: {log}");
+    let log = log_of(&ids[2]);
+    assert!(
+        log.contains("configuring again: Makefile.in changed"),
+        "{log}"
+    );
+    assert!(
+        log.contains("configure not run: this tree was configured with the same inputs before"),
+        "{log}"
+    );
+    assert!(!log.contains("fake-config-arg"), "configure ran: {log}");
+    let m = meta(&entry_of(&cache, &ids[2]));
+    assert_eq!(m["incremental"]["configured"], true, "{m}");
+    let reused = m["binaries"].clone();
+    assert_built(&build(
+        &cache,
+        &repo,
+        &["--rebuild", "--clean-build", &ids[2]],
+    ));
+    let clean = meta(&entry_of(&cache, &ids[2]));
+    assert!(clean.get("incremental").is_none(), "{clean}");
+    assert!(
+        log_of(&ids[2]).contains("fake-config-arg"),
+        "a clean build configures"
+    );
+    assert_eq!(reused, clean["binaries"]);
+}
+
 /// Item 1 of issue 12 on the fake OpenSSL: the tree of the last build is
 /// moved to the next commit (only differing files rewritten), configure runs
 /// only when its inputs changed, a removed header is forgotten, and what cannot

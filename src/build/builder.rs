@@ -40,6 +40,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use crate::build::compiler;
+use crate::build::configured;
 use crate::build::makefile::Makefile;
 use crate::build::recipe::ResolvedRecipe;
 use crate::build::restat;
@@ -146,6 +147,9 @@ pub struct BuildRequest<'a> {
     /// compiler calls only: perfbisect's own environment is never changed.
     pub ccache_remote: Option<&'a str>,
     pub start: Start,
+    /// Where configure's output is kept by its inputs (see configured), for an incremental
+    /// build to reuse; `None`: configure always runs.
+    pub configure_store: Option<&'a Path>,
 }
 
 /// What the build directory holds when a build starts.
@@ -338,7 +342,42 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
     };
     let configure_secs = if configure {
         fs::remove_file(&configured_file).ok();
-        let secs = step("configure", true, &config, &args)?;
+        let key = match req.configure_store {
+            Some(_) => Some(configured::key(
+                &src,
+                &build_dir,
+                &configured_with,
+                &req.recipe.fingerprint,
+            )?),
+            None => None,
+        };
+        let reused = match (req.start, req.configure_store, &key) {
+            (Start::Incremental { .. }, Some(store), Some(key)) => {
+                configured::restore(store, key, &build_dir)?.map(|files| (store, files))
+            }
+            _ => None,
+        };
+        let secs = match reused {
+            Some((store, files)) => {
+                append_to_log(
+                    req.log_path,
+                    &format!(
+                        "### perfbisect: configure not run: this tree was configured with the same inputs before; its output reused from {}: {}",
+                        store.display(),
+                        files.join(", ")
+                    ),
+                )?;
+                0.0
+            }
+            None => {
+                let before = configured::before(&build_dir)?;
+                let secs = step("configure", true, &config, &args)?;
+                if let (Some(store), Some(key)) = (req.configure_store, &key) {
+                    configured::save(store, key, &build_dir, &before)?;
+                }
+                secs
+            }
+        };
         fs::write(&configured_file, &configured_with)
             .with_context(|| format!("writing {}", configured_file.display()))?;
         secs
@@ -401,16 +440,13 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
             make_secs += step("make", true, Path::new("make"), &args)?;
         }
         let k = restat::keep_unchanged(&build_dir, snap, &new)?;
-        // `log` is the steps' while they run; appending through another handle keeps the order.
-        let mut note = OpenOptions::new()
-            .append(true)
-            .open(req.log_path)
-            .with_context(|| format!("opening build log {}", req.log_path.display()))?;
-        let _ = writeln!(
-            note,
-            "### perfbisect: kept {} object(s) and {} other target(s) whose rule and inputs configure did not change; {} object(s) to compile; {} target(s) removed because their rule changed",
-            k.objects, k.others, k.objects_to_build, removed
-        );
+        append_to_log(
+            req.log_path,
+            &format!(
+                "### perfbisect: kept {} object(s) and {} other target(s) whose rule and inputs configure did not change; {} object(s) to compile; {} target(s) removed because their rule changed",
+                k.objects, k.others, k.objects_to_build, removed
+            ),
+        )?;
         kept = Some(k.objects);
     }
     for (i, t) in make_targets.iter().enumerate() {
@@ -970,6 +1006,16 @@ fn run_step(
     Ok(())
 }
 
+/// One line appended to the build log while the steps hold it (`log` is theirs while they run;
+/// O_APPEND keeps the order).
+fn append_to_log(log_path: &Path, line: &str) -> Result<()> {
+    OpenOptions::new()
+        .append(true)
+        .open(log_path)
+        .and_then(|mut f| writeln!(f, "{line}"))
+        .with_context(|| format!("writing the build log {}", log_path.display()))
+}
+
 /// The last `n` lines of a file, indented, for error messages.
 fn tail(path: &Path, n: usize) -> String {
     let text = match fs::read(path) {
@@ -1363,6 +1409,7 @@ mod tests {
             ccache: false,
             ccache_remote: None,
             start: Start::Clean,
+            configure_store: None,
         };
         let mut events = Vec::new();
         let e = build(&req, &mut |ev| events.push(ev))
@@ -1408,6 +1455,7 @@ mod tests {
             ccache: false,
             ccache_remote: None,
             start: Start::Clean,
+            configure_store: None,
         };
         let e = build(&req, &mut |_| {}).unwrap_err().to_string();
         assert!(e.contains("is not empty"), "{e}");
@@ -1456,6 +1504,7 @@ mod tests {
             ccache,
             ccache_remote: None,
             start: Start::Clean,
+            configure_store: None,
         };
         let mut lines = 0usize;
         let report = build(&req, &mut |ev| match ev {

@@ -12,6 +12,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::build::builder::{self, BuildEvent, BuildRequest, Start};
 use crate::build::compiler;
+use crate::build::configured;
 use crate::build::depends;
 use crate::build::recipe::Recipe;
 use crate::build::repo::{self, CommitInfo, Repo};
@@ -316,6 +317,7 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         fs::write(&log, &notes).with_context(|| format!("cannot write {}", log.display()))?;
     }
     let staged_prefix = staging.path().join("prefix");
+    let configure_store = work.join("configured");
     let mut phase = "";
     let mut on_event = |ev: BuildEvent| match ev {
         BuildEvent::Phase(p) => {
@@ -337,6 +339,7 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         ccache: true,
         ccache_remote: o.ccache_remote.as_deref(),
         start,
+        configure_store: Some(&configure_store),
     };
     let mut result = builder::build(&request(start), &mut on_event);
     // An incremental build that fails may fail for its own reasons (a stale
@@ -589,7 +592,7 @@ struct Plan {
 fn incremental_plan(export: &repo::Export) -> Plan {
     let changed = || export.written.iter().chain(&export.removed);
     Plan {
-        reconfigure: changed().find(|p| configure_input(p)).cloned(),
+        reconfigure: changed().find(|p| configured::configure_input(p)).cloned(),
         // The translators (x86_64-xlate.pl …) are not named as a dependency
         // of every assembler file they generate.
         regenerate_asm: changed()
@@ -614,27 +617,6 @@ fn remove_generated_asm(dir: &Path) -> Result<usize> {
         }
     }
     Ok(n)
-}
-
-/// Files whose change can change what configure writes: the top-level
-/// files configure reads (Configure, config, VERSION.dat, configdata.pm.in,
-/// build.info; Makefile.in of trees older than 1.1.0 and of the test fake;
-/// not CHANGES.md or NEWS.md, which many commits touch), every build.info, the platform configurations, the Perl configure runs
-/// (util/perl/, external/perl/, util/dofile.pl which turns the templates
-/// into the Makefile), and the header 1.1.1's Configure reads its version
-/// from. Wide where in doubt: configuring again costs a rebuild that ccache
-/// mostly serves, a stale Makefile costs a wrong build. Not util/*.num and
-/// the other util/ scripts: make's own rules depend on those.
-fn configure_input(path: &str) -> bool {
-    matches!(
-        path,
-        "Configure" | "config" | "VERSION.dat" | "configdata.pm.in" | "build.info" | "Makefile.in"
-    ) || path.ends_with("/build.info")
-        || path.starts_with("Configurations/")
-        || path.starts_with("util/perl/")
-        || path.starts_with("external/perl/")
-        || path == "util/dofile.pl"
-        || path == "include/openssl/opensslv.h"
 }
 
 /// A published entry, checked: meta.json parses and, for a successful build,
@@ -861,8 +843,6 @@ mod tests {
                 "{input}"
             );
         }
-        assert!(!configure_input("util/libcrypto.num"));
-        assert!(!configure_input("apps/openssl.c"));
         assert_eq!(
             incremental_plan(&export(&["crypto/perlasm/x86_64-xlate.pl"], &[])),
             Plan {

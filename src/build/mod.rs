@@ -5,6 +5,7 @@
 pub mod builder;
 pub mod builds;
 pub mod compiler;
+mod configured;
 mod depends;
 pub mod makefile;
 pub mod recipe;

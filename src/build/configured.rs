@@ -1,0 +1,283 @@
+//! configure's output, kept per work tree by the content of configure's inputs. OpenSSL 3's
+//! configure takes about 10 s on 2 cores (Perl reading every build.info), and a bisect's work
+//! tree often goes back to inputs it has configured before: past a build.info change and back
+//! again. Then configure would write the same files (configdata.pm, Makefile.in, Makefile: its
+//! output depends only on its inputs, its arguments and the tree's paths), so they are copied
+//! from the last time instead.
+//!
+//! The inputs are the files [`configure_input`] names, the same rule that decides whether an
+//! incremental build configures again at all: a cache keyed by them is exactly as safe as not
+//! configuring again when they did not change. The key also holds configure's arguments
+//! (compiler command included), the recipe's fingerprint and the tree's absolute paths. What
+//! configure wrote is found by comparing the build directory before and after it ran, so no
+//! list of its outputs per OpenSSL version is needed. A clean build stores its configure output
+//! but never reuses one (`--clean-build` runs everything).
+
+use anyhow::{Context, Result};
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::hashing::Hasher;
+
+/// Entries kept per work tree (a few MB each for OpenSSL 3): the states a bisect's tree
+/// alternates between.
+const KEEP: usize = 6;
+
+/// Files whose change can change what configure writes: the top-level
+/// files configure reads (Configure, config, VERSION.dat, configdata.pm.in,
+/// build.info; Makefile.in of trees older than 1.1.0 and of the test fake;
+/// not CHANGES.md or NEWS.md, which many commits touch), every build.info, the platform configurations, the Perl configure runs
+/// (util/perl/, external/perl/, util/dofile.pl which turns the templates
+/// into the Makefile), and the header 1.1.1's Configure reads its version
+/// from. Wide where in doubt: configuring again costs a rebuild that ccache
+/// mostly serves, a stale Makefile costs a wrong build. Not util/*.num and
+/// the other util/ scripts: make's own rules depend on those.
+pub fn configure_input(path: &str) -> bool {
+    matches!(
+        path,
+        "Configure" | "config" | "VERSION.dat" | "configdata.pm.in" | "build.info" | "Makefile.in"
+    ) || path.ends_with("/build.info")
+        || path.starts_with("Configurations/")
+        || path.starts_with("util/perl/")
+        || path.starts_with("external/perl/")
+        || path == "util/dofile.pl"
+        || path == "include/openssl/opensslv.h"
+}
+
+/// The key of a configure run: its inputs' content in `src`, and everything else it depends on.
+pub fn key(src: &Path, build_dir: &Path, args: &str, fingerprint: &str) -> Result<String> {
+    let mut inputs = Vec::new();
+    walk(src, src, &mut |rel, p| {
+        if configure_input(rel) {
+            inputs.push((rel.to_string(), p.to_path_buf()));
+        }
+    })?;
+    inputs.sort();
+    let mut h = Hasher::new();
+    h.field(&src.display().to_string())
+        .field(&build_dir.display().to_string())
+        .field(args)
+        .field(fingerprint);
+    for (rel, p) in &inputs {
+        let bytes = fs::read(p).with_context(|| format!("reading {}", p.display()))?;
+        h.field(rel).bytes(&bytes);
+    }
+    Ok(h.finish())
+}
+
+fn walk(root: &Path, dir: &Path, f: &mut dyn FnMut(&str, &Path)) -> Result<()> {
+    for e in fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let e = e.with_context(|| format!("reading {}", dir.display()))?;
+        let p = e.path();
+        let t = e.file_type()?;
+        if t.is_dir() {
+            walk(root, &p, f)?;
+        } else if let Some(rel) = p.strip_prefix(root).ok().and_then(|r| r.to_str()) {
+            f(rel, &p);
+        }
+    }
+    Ok(())
+}
+
+/// The files of a build directory with their mtimes and sizes, to find what configure wrote.
+pub struct Before(HashMap<PathBuf, (SystemTime, u64)>);
+
+pub fn before(build_dir: &Path) -> Result<Before> {
+    let mut m = HashMap::new();
+    walk(build_dir, build_dir, &mut |_, p| {
+        if let Ok(md) = fs::symlink_metadata(p) {
+            if let Ok(t) = md.modified() {
+                m.insert(p.to_path_buf(), (t, md.len()));
+            }
+        }
+    })?;
+    Ok(Before(m))
+}
+
+/// Stores what configure wrote into `build_dir` since `before` under `key` in `store`
+/// (`store/KEY/`, files in the order configure wrote them), and keeps the newest [`KEEP`].
+pub fn save(store: &Path, key: &str, build_dir: &Path, before: &Before) -> Result<usize> {
+    let mut written: Vec<(SystemTime, String)> = Vec::new();
+    walk(build_dir, build_dir, &mut |rel, p| {
+        let Ok(md) = fs::symlink_metadata(p) else {
+            return;
+        };
+        let Ok(t) = md.modified() else { return };
+        if md.is_file() && before.0.get(p) != Some(&(t, md.len())) {
+            written.push((t, rel.to_string()));
+        }
+    })?;
+    written.sort();
+    fs::create_dir_all(store).with_context(|| format!("creating {}", store.display()))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempdir_in(store)
+        .with_context(|| format!("creating a directory in {}", store.display()))?;
+    let mut order = String::new();
+    for (i, (_, rel)) in written.iter().enumerate() {
+        let to = tmp.path().join(i.to_string());
+        fs::copy(build_dir.join(rel), &to)
+            .with_context(|| format!("copying {rel} into {}", store.display()))?;
+        order.push_str(rel);
+        order.push('\n');
+    }
+    fs::write(tmp.path().join("files"), order)
+        .with_context(|| format!("writing into {}", store.display()))?;
+    let entry = store.join(key);
+    if entry.exists() {
+        fs::remove_dir_all(&entry).with_context(|| format!("removing {}", entry.display()))?;
+    }
+    fs::rename(tmp.keep(), &entry).with_context(|| format!("creating {}", entry.display()))?;
+    prune(store)?;
+    Ok(written.len())
+}
+
+/// Writes the files stored under `key` into `build_dir`, in the order configure wrote them (the
+/// Makefile must not be older than configdata.pm); `None` when there are none.
+pub fn restore(store: &Path, key: &str, build_dir: &Path) -> Result<Option<Vec<String>>> {
+    let entry = store.join(key);
+    let Ok(order) = fs::read_to_string(entry.join("files")) else {
+        return Ok(None);
+    };
+    let files: Vec<String> = order.lines().map(String::from).collect();
+    for (i, rel) in files.iter().enumerate() {
+        let to = build_dir.join(rel);
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+        }
+        // A new file, not a rewrite through a link or of a file make holds open.
+        let _ = fs::remove_file(&to);
+        fs::copy(entry.join(i.to_string()), &to)
+            .with_context(|| format!("restoring {rel} from {}", entry.display()))?;
+    }
+    // The entry was used now: pruning keeps it longest.
+    let _ = fs::File::options()
+        .write(true)
+        .open(entry.join("files"))
+        .and_then(|f| f.set_modified(SystemTime::now()));
+    Ok(Some(files))
+}
+
+fn prune(store: &Path) -> Result<()> {
+    let mut entries: Vec<(SystemTime, PathBuf)> = Vec::new();
+    for e in fs::read_dir(store).with_context(|| format!("reading {}", store.display()))? {
+        let p = e?.path();
+        if p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        {
+            continue;
+        }
+        let t = fs::metadata(p.join("files"))
+            .and_then(|m| m.modified())
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        entries.push((t, p));
+    }
+    entries.sort();
+    let excess = entries.len().saturating_sub(KEEP);
+    for (_, p) in entries.into_iter().take(excess) {
+        fs::remove_dir_all(&p).with_context(|| format!("removing {}", p.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configure_inputs() {
+        for p in [
+            "Configure",
+            "crypto/md5/build.info",
+            "Configurations/10-main.conf",
+            "util/perl/OpenSSL/stackhash.pm",
+        ] {
+            assert!(configure_input(p), "{p}");
+        }
+        assert!(!configure_input("util/libcrypto.num"));
+        assert!(!configure_input("apps/openssl.c"));
+        assert!(!configure_input("CHANGES.md"));
+    }
+
+    #[test]
+    fn what_configure_wrote_is_restored_in_order() {
+        let d = tempfile::tempdir().unwrap();
+        let (src, build, store) = (
+            d.path().join("src"),
+            d.path().join("build"),
+            d.path().join("store"),
+        );
+        fs::create_dir_all(src.join("crypto")).unwrap();
+        fs::create_dir_all(&build).unwrap();
+        fs::write(src.join("crypto/build.info"), "SOURCE[x]=a.c\n").unwrap();
+        fs::write(src.join("crypto/a.c"), "int a;\n").unwrap();
+        fs::write(build.join("old.o"), "object").unwrap();
+        let k = key(&src, &build, "shared", "fp").unwrap();
+        // Not a configure input: same key.
+        fs::write(src.join("crypto/a.c"), "int b;\n").unwrap();
+        assert_eq!(key(&src, &build, "shared", "fp").unwrap(), k);
+        assert_ne!(key(&src, &build, "no-shared", "fp").unwrap(), k);
+        fs::write(src.join("crypto/build.info"), "SOURCE[x]=b.c\n").unwrap();
+        let k2 = key(&src, &build, "shared", "fp").unwrap();
+        assert_ne!(k2, k);
+
+        let b = before(&build).unwrap();
+        fs::write(build.join("configdata.pm"), "data").unwrap();
+        let t0 = fs::metadata(build.join("configdata.pm"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        fs::File::options()
+            .write(true)
+            .open(build.join("configdata.pm"))
+            .unwrap()
+            .set_modified(t0 - std::time::Duration::from_secs(5))
+            .unwrap();
+        fs::write(build.join("Makefile"), "all:\n").unwrap();
+        assert_eq!(save(&store, &k2, &build, &b).unwrap(), 2);
+        fs::remove_file(build.join("Makefile")).unwrap();
+        fs::write(build.join("configdata.pm"), "other").unwrap();
+
+        assert_eq!(restore(&store, &k, &build).unwrap(), None);
+        let files = restore(&store, &k2, &build).unwrap().unwrap();
+        assert_eq!(files, ["configdata.pm", "Makefile"]);
+        assert_eq!(
+            fs::read_to_string(build.join("configdata.pm")).unwrap(),
+            "data"
+        );
+        assert_eq!(
+            fs::read_to_string(build.join("Makefile")).unwrap(),
+            "all:\n"
+        );
+        let m = |n: &str| fs::metadata(build.join(n)).unwrap().modified().unwrap();
+        assert!(m("Makefile") >= m("configdata.pm"));
+        assert_eq!(fs::read_to_string(build.join("old.o")).unwrap(), "object");
+    }
+
+    #[test]
+    fn only_the_newest_entries_are_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let (build, store) = (d.path().join("build"), d.path().join("store"));
+        fs::create_dir_all(&build).unwrap();
+        for i in 0..KEEP + 2 {
+            let b = before(&build).unwrap();
+            fs::write(build.join("Makefile"), format!("{i}")).unwrap();
+            save(&store, &format!("k{i}"), &build, &b).unwrap();
+            let f = store.join(format!("k{i}/files"));
+            fs::File::options()
+                .write(true)
+                .open(&f)
+                .unwrap()
+                .set_modified(
+                    SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1000 + i as u64),
+                )
+                .unwrap();
+        }
+        prune(&store).unwrap();
+        assert!(!store.join("k0").exists() && !store.join("k1").exists());
+        assert!(store.join(format!("k{}", KEEP + 1)).exists());
+        assert_eq!(fs::read_dir(&store).unwrap().count(), KEEP);
+    }
+}
