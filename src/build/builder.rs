@@ -1063,7 +1063,11 @@ fn expand_shared_libs(
                         out.push(pre.to_string());
                     }
                 }
-                out.push(libs.join(" "));
+                // One make per library, in the Makefile's order: 1.1.1's rule for a shared
+                // library names two targets (`libcrypto.so libcrypto.so.1.1: …`), so a parallel
+                // make asked for libcrypto.so.1.1 and, through libssl, for libcrypto.so runs
+                // the link twice at once ("ln: failed to create symbolic link … File exists").
+                out.extend(libs.iter().cloned());
             }
             None => out.push("build_libs".to_string()),
         }
@@ -1254,7 +1258,8 @@ mod tests {
             [
                 "build_generated",
                 "depend",
-                "libcrypto.so.3 libssl.so.3",
+                "libcrypto.so.3",
+                "libssl.so.3",
                 "build_modules"
             ]
         );
