@@ -105,7 +105,10 @@ pub fn save(store: &Path, key: &str, build_dir: &Path, before: &Before) -> Resul
             return;
         };
         let Ok(t) = md.modified() else { return };
-        if md.is_file() && before.0.get(p) != Some(&(t, md.len())) {
+        // perfbisect's own files (the ccache log of configure's compiler checks) are not
+        // configure's output.
+        let ours = rel.starts_with(".perfbisect-");
+        if md.is_file() && !ours && before.0.get(p) != Some(&(t, md.len())) {
             written.push((t, rel.to_string()));
         }
     })?;
@@ -134,22 +137,40 @@ pub fn save(store: &Path, key: &str, build_dir: &Path, before: &Before) -> Resul
     Ok(written.len())
 }
 
+/// What configure writes every time it runs (the rest it writes only when their content changes).
+const ALWAYS_WRITTEN: &[&str] = &["configdata.pm", "Makefile"];
+
 /// Writes the files stored under `key` into `build_dir`, in the order configure wrote them (the
-/// Makefile must not be older than configdata.pm); `None` when there are none.
+/// Makefile must not be older than configdata.pm), and returns those written; `None` when
+/// nothing is stored under `key`.
 pub fn restore(store: &Path, key: &str, build_dir: &Path) -> Result<Option<Vec<String>>> {
     let entry = store.join(key);
     let Ok(order) = fs::read_to_string(entry.join("files")) else {
         return Ok(None);
     };
     let files: Vec<String> = order.lines().map(String::from).collect();
+    let mut restored = Vec::new();
     for (i, rel) in files.iter().enumerate() {
         let to = build_dir.join(rel);
+        let from = entry.join(i.to_string());
+        // configure rewrites configdata.pm and the Makefile every time, but a header such as
+        // 3.x's include/openssl/configuration.h only when its content changes: make compares
+        // its mtime with the objects' as a source's, so an unchanged one keeps its mtime here
+        // too.
+        if !ALWAYS_WRITTEN.contains(&rel.as_str())
+            && fs::read(&to)
+                .ok()
+                .is_some_and(|old| fs::read(&from).ok() == Some(old))
+        {
+            continue;
+        }
+        restored.push(rel.clone());
         if let Some(parent) = to.parent() {
             fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
         }
         // A new file, not a rewrite through a link or of a file make holds open.
         let _ = fs::remove_file(&to);
-        fs::copy(entry.join(i.to_string()), &to)
+        fs::copy(&from, &to)
             .with_context(|| format!("restoring {rel} from {}", entry.display()))?;
     }
     // The entry was used now: pruning keeps it longest.
@@ -157,7 +178,7 @@ pub fn restore(store: &Path, key: &str, build_dir: &Path) -> Result<Option<Vec<S
         .write(true)
         .open(entry.join("files"))
         .and_then(|f| f.set_modified(SystemTime::now()));
-    Ok(Some(files))
+    Ok(Some(restored))
 }
 
 fn prune(store: &Path) -> Result<()> {
@@ -236,13 +257,34 @@ mod tests {
             .set_modified(t0 - std::time::Duration::from_secs(5))
             .unwrap();
         fs::write(build.join("Makefile"), "all:\n").unwrap();
-        assert_eq!(save(&store, &k2, &build, &b).unwrap(), 2);
+        fs::write(build.join("conf.h"), "#define X 1\n").unwrap();
+        fs::write(build.join(".perfbisect-ccache-stats.log"), "x").unwrap();
+        assert_eq!(save(&store, &k2, &build, &b).unwrap(), 3);
+        let conf_time = fs::metadata(build.join("conf.h"))
+            .unwrap()
+            .modified()
+            .unwrap();
         fs::remove_file(build.join("Makefile")).unwrap();
         fs::write(build.join("configdata.pm"), "other").unwrap();
 
         assert_eq!(restore(&store, &k, &build).unwrap(), None);
         let files = restore(&store, &k2, &build).unwrap().unwrap();
+        // conf.h is as configure would write it: left alone, with its mtime.
         assert_eq!(files, ["configdata.pm", "Makefile"]);
+        assert_eq!(
+            fs::metadata(build.join("conf.h"))
+                .unwrap()
+                .modified()
+                .unwrap(),
+            conf_time
+        );
+        fs::write(build.join("conf.h"), "#define X 2\n").unwrap();
+        let files = restore(&store, &k2, &build).unwrap().unwrap();
+        assert!(files.contains(&"conf.h".to_string()), "{files:?}");
+        assert_eq!(
+            fs::read_to_string(build.join("conf.h")).unwrap(),
+            "#define X 1\n"
+        );
         assert_eq!(
             fs::read_to_string(build.join("configdata.pm")).unwrap(),
             "data"
