@@ -421,16 +421,12 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
     }
     let parsed = Makefile::parse(&fs::read_to_string(&makefile).unwrap_or_default());
     let (make_targets, from_tree) = expand_shared_libs(make_targets, &targets, &parsed);
-    // One make invocation per target: OpenSSL's top-level targets
-    // (build_libs, build_modules, …) each run `$(MAKE) depend && $(MAKE)
-    // _target`, so two of them in one parallel make would compile the same
-    // objects at the same time and clobber each other's files.
     let mut make_secs = 0.0;
     let mut kept = None;
     if let Some(snap) = &snapshot {
-        let new = Makefile::parse(&fs::read_to_string(&makefile).unwrap_or_default());
-        let removed = restat::remove_changed(&build_dir, snap, &new)?;
-        let mut generate = restat::generated_sources(snap, &new);
+        let new = &parsed;
+        let removed = restat::remove_changed(&build_dir, snap, new)?;
+        let mut generate = restat::generated_sources(snap, new);
         if targets.contains("build_generated") {
             generate.insert(0, "build_generated".to_string());
         }
@@ -439,7 +435,7 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
             args.extend(generate);
             make_secs += step("make", true, Path::new("make"), &args)?;
         }
-        let k = restat::keep_unchanged(&build_dir, snap, &new)?;
+        let k = restat::keep_unchanged(&build_dir, snap, new)?;
         append_to_log(
             req.log_path,
             &format!(
@@ -449,6 +445,10 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         )?;
         kept = Some(k.objects);
     }
+    // One make invocation per target: OpenSSL's top-level targets
+    // (build_libs, build_modules, …) each run `$(MAKE) depend && $(MAKE)
+    // _target`, so two of them in one parallel make would compile the same
+    // objects at the same time and clobber each other's files.
     for (i, t) in make_targets.iter().enumerate() {
         let mut args = vec![format!("-j{jobs}")];
         args.extend(t.split_whitespace().map(String::from));
