@@ -445,10 +445,11 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         )?;
         kept = Some(k.objects);
     }
-    // One make invocation per target: OpenSSL's top-level targets
+    // One make invocation per step: OpenSSL's top-level targets
     // (build_libs, build_modules, …) each run `$(MAKE) depend && $(MAKE)
     // _target`, so two of them in one parallel make would compile the same
-    // objects at the same time and clobber each other's files.
+    // objects at the same time and clobber each other's files. A step that
+    // names several files (3.x libraries and modules) names plain targets.
     for (i, t) in make_targets.iter().enumerate() {
         let mut args = vec![format!("-j{jobs}")];
         args.extend(t.split_whitespace().map(String::from));
@@ -1050,8 +1051,17 @@ fn expand_shared_libs(
         return (targets, false);
     }
     let shlibs = makefile.words("SHLIBS").filter(|w| !w.is_empty());
+    // OpenSSL 3's build_modules is `$(MAKE) depend && $(MAKE) _build_modules`: two more reads of
+    // a 4 MB Makefile and a merge of every .d file, about a second per build. Its
+    // build_modules_nodep names the same modules, and make orders them after libcrypto.so (they
+    // link it), so one make builds the libraries and the modules. The next build's own `depend`
+    // merges the .d files this build wrote.
+    let modules_with_libs = shlibs.is_some() && known.contains("build_modules_nodep");
     let mut out = Vec::new();
     for t in targets {
+        if modules_with_libs && t == "build_modules" {
+            continue;
+        }
         if t != SHARED_LIBS {
             out.push(t);
             continue;
@@ -1063,11 +1073,19 @@ fn expand_shared_libs(
                         out.push(pre.to_string());
                     }
                 }
-                // One make per library, in the Makefile's order: 1.1.1's rule for a shared
-                // library names two targets (`libcrypto.so libcrypto.so.1.1: …`), so a parallel
-                // make asked for libcrypto.so.1.1 and, through libssl, for libcrypto.so runs
-                // the link twice at once ("ln: failed to create symbolic link … File exists").
-                out.extend(libs.iter().cloned());
+                if modules_with_libs {
+                    // 3.x: one single-target rule per library, so one parallel make is safe.
+                    let mut step = libs.clone();
+                    step.push("build_modules_nodep".to_string());
+                    out.push(step.join(" "));
+                } else {
+                    // One make per library, in the Makefile's order: 1.1.1's rule for a shared
+                    // library names two targets (`libcrypto.so libcrypto.so.1.1: …`), so a
+                    // parallel make asked for libcrypto.so.1.1 and, through libssl, for
+                    // libcrypto.so runs the link twice at once ("ln: failed to create symbolic
+                    // link … File exists").
+                    out.extend(libs.iter().cloned());
+                }
             }
             None => out.push("build_libs".to_string()),
         }
@@ -1263,6 +1281,23 @@ mod tests {
                 "build_modules"
             ]
         );
+        // OpenSSL 3 (build_modules_nodep): the libraries and the modules in one make, without
+        // build_modules' own depend and second make.
+        let mut known3 = known.clone();
+        known3.insert("build_modules_nodep".to_string());
+        let (t, _) = expand_shared_libs(
+            vec![SHARED_LIBS.into(), "build_modules".into()],
+            &known3,
+            makefile,
+        );
+        assert_eq!(
+            t,
+            [
+                "build_generated",
+                "depend",
+                "libcrypto.so.3 libssl.so.3 build_modules_nodep"
+            ]
+        );
         // A Makefile without SHLIBS (pre-1.1.0 trees): the libraries the usual way.
         let (t, from_tree) = expand_shared_libs(
             vec![SHARED_LIBS.into()],
@@ -1272,9 +1307,13 @@ mod tests {
         assert!(!from_tree);
         assert_eq!(t, ["build_libs"]);
         // Recipes that do not ask for it are left alone.
-        let (t, from_tree) = expand_shared_libs(vec!["build_libs".into()], &known, makefile);
+        let (t, from_tree) = expand_shared_libs(
+            vec!["build_libs".into(), "build_modules".into()],
+            &known3,
+            makefile,
+        );
         assert!(!from_tree);
-        assert_eq!(t, ["build_libs"]);
+        assert_eq!(t, ["build_libs", "build_modules"]);
     }
     use crate::build::version::detect_version;
     use std::collections::BTreeMap;
