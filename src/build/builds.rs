@@ -5,7 +5,7 @@
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -240,8 +240,9 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
                 &prev.commit[..10.min(prev.commit.len())],
                 c.short
             ));
+            let read = configured::build_infos_read(&build_dir, &src);
             let export = repo.export_tree(c, &src, leave_out)?;
-            let plan = incremental_plan(&export);
+            let plan = incremental_plan(&export, read.as_ref());
             notes.push_str(&format!(
                 "### perfbisect: incremental build from {}: {} file(s) rewritten, {} removed, {} unchanged\n",
                 prev.commit,
@@ -252,6 +253,11 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
             if let Some(why) = &plan.reconfigure {
                 notes.push_str(&format!(
                     "### perfbisect: configuring again: {why} changed\n"
+                ));
+            }
+            if let Some(path) = &plan.unread_build_info {
+                notes.push_str(&format!(
+                    "### perfbisect: not configuring again: {path} changed, but the last configure did not read it\n"
                 ));
             }
             if let Some(why) = &plan.regenerate_asm {
@@ -584,15 +590,25 @@ struct Plan {
     /// The first changed perlasm translator: the generated assembler files
     /// are removed so that make generates them again.
     regenerate_asm: Option<String>,
+    /// A changed build.info that would have meant configuring again had the last configure
+    /// read it (see [`configured::changes_configure`]), when nothing else does: for the log.
+    unread_build_info: Option<String>,
 }
 
 /// What make needs besides the moved tree. Files the commit removed are taken out of make's
 /// dependency records ([`depends::forget_removed`]) rather than building clean; an incremental
 /// build that fails all the same is built again from a clean tree.
-fn incremental_plan(export: &repo::Export) -> Plan {
+fn incremental_plan(export: &repo::Export, read: Option<&HashSet<String>>) -> Plan {
     let changed = || export.written.iter().chain(&export.removed);
+    let reconfigure = changed()
+        .find(|p| configured::changes_configure(p, read, export.added.contains(p)))
+        .cloned();
     Plan {
-        reconfigure: changed().find(|p| configured::configure_input(p)).cloned(),
+        unread_build_info: match reconfigure {
+            Some(_) => None,
+            None => changed().find(|p| configured::configure_input(p)).cloned(),
+        },
+        reconfigure,
         // The translators (x86_64-xlate.pl …) are not named as a dependency
         // of every assembler file they generate.
         regenerate_asm: changed()
@@ -820,10 +836,13 @@ mod tests {
     fn what_an_incremental_build_does() {
         // Sources only: make alone.
         assert_eq!(
-            incremental_plan(&export(
-                &["crypto/evp/p_lib.c", "include/crypto/evp.h", "CHANGES.md"],
-                &["crypto/old.c"]
-            )),
+            incremental_plan(
+                &export(
+                    &["crypto/evp/p_lib.c", "include/crypto/evp.h", "CHANGES.md"],
+                    &["crypto/old.c"]
+                ),
+                None
+            ),
             Plan::default()
         );
         for input in [
@@ -835,25 +854,53 @@ mod tests {
             "include/openssl/opensslv.h",
         ] {
             assert_eq!(
-                incremental_plan(&export(&["ssl/s3_lib.c", input], &[])),
+                incremental_plan(&export(&["ssl/s3_lib.c", input], &[]), None),
                 Plan {
                     reconfigure: Some(input.to_string()),
-                    regenerate_asm: None
+                    ..Plan::default()
                 },
                 "{input}"
             );
         }
         assert_eq!(
-            incremental_plan(&export(&["crypto/perlasm/x86_64-xlate.pl"], &[])),
+            incremental_plan(&export(&["crypto/perlasm/x86_64-xlate.pl"], &[]), None),
             Plan {
-                reconfigure: None,
-                regenerate_asm: Some("crypto/perlasm/x86_64-xlate.pl".into())
+                regenerate_asm: Some("crypto/perlasm/x86_64-xlate.pl".into()),
+                ..Plan::default()
             }
         );
         // A removed header is forgotten by make's records, not a reason to build clean.
         assert_eq!(
-            incremental_plan(&export(&[], &["include/internal/x.h"])),
+            incremental_plan(&export(&[], &["include/internal/x.h"]), None),
             Plan::default()
+        );
+        // A build.info the last configure did not read (test/ under no-tests), changed or
+        // removed, is no reason to configure again; a new one, or one it read, is.
+        let read: HashSet<String> = ["build.info", "crypto/build.info"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            incremental_plan(
+                &export(&["test/build.info", "test/a.c"], &["test/old/build.info"]),
+                Some(&read)
+            ),
+            Plan {
+                unread_build_info: Some("test/build.info".into()),
+                ..Plan::default()
+            }
+        );
+        let mut new = export(&["test/quic/build.info"], &[]);
+        new.added = vec!["test/quic/build.info".into()];
+        assert_eq!(
+            incremental_plan(&new, Some(&read)).reconfigure.as_deref(),
+            Some("test/quic/build.info")
+        );
+        assert_eq!(
+            incremental_plan(&export(&["crypto/build.info"], &[]), Some(&read))
+                .reconfigure
+                .as_deref(),
+            Some("crypto/build.info")
         );
     }
 }

@@ -46,10 +46,23 @@ pub struct Export {
     pub materialized: usize,
     /// Files written (new, or different from what the destination held).
     pub written: Vec<String>,
+    /// The files of `written` the destination did not hold at all.
+    pub added: Vec<String>,
     /// Files (and symbolic links) removed because the tree does not have them.
     pub removed: Vec<String>,
     /// Files the destination already held with this content and mode.
     pub unchanged: usize,
+}
+
+impl Export {
+    /// Records `path` as written; called before it is written, while the destination still
+    /// shows whether the file is new.
+    fn note_written(&mut self, dest: &Path, path: &str) {
+        if fs::symlink_metadata(dest.join(path)).is_err() {
+            self.added.push(path.to_string());
+        }
+        self.written.push(path.to_string());
+    }
 }
 
 /// A directory or file of a tree, path relative to its root.
@@ -389,8 +402,8 @@ impl Repo {
                     }
                     match self.repo.find_blob(oid) {
                         Ok(blob) => {
+                            export.note_written(dest, &it.path);
                             write_entry(dest, it, mode, blob.content())?;
-                            export.written.push(it.path.clone());
                         }
                         Err(e) if e.code() == ErrorCode::NotFound => {
                             if leave_out.iter().any(|p| it.path.starts_with(p)) {
@@ -433,8 +446,8 @@ impl Repo {
             }
             for it in missing {
                 if let ItemKind::File { oid, mode } = it.kind {
+                    export.note_written(dest, &it.path);
                     write_entry(dest, it, mode, &got[&oid])?;
-                    export.written.push(it.path.clone());
                 }
             }
             export.materialized = got.len();
