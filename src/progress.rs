@@ -2,7 +2,7 @@
 //! otherwise (logs and CI stay clean), plain lines with -v; a long search's
 //! one status line ([`SearchStatus`]).
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
@@ -45,8 +45,8 @@ pub fn spinner(msg: &str) -> ProgressBar {
     if !draws() || ACTIVE.lock().map(|a| a.is_some()).unwrap_or(false) {
         return ProgressBar::hidden();
     }
-    let pb = ProgressBar::new_spinner();
-    pb.set_draw_target(ProgressDrawTarget::stderr());
+    // One line each: builds made side by side (builds::ensure_all) spin at once.
+    let pb = SPINNERS.add(ProgressBar::new_spinner());
     pb.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {prefix} {wide_msg}")
             .expect("static template"),
@@ -72,6 +72,9 @@ pub fn bar(len: u64, msg: &str) -> ProgressBar {
     pb
 }
 
+/// Spinners, one line each (see [`spinner`]).
+static SPINNERS: std::sync::LazyLock<MultiProgress> = std::sync::LazyLock::new(MultiProgress::new);
+
 /// The status line currently drawn, if any: other output is printed above
 /// it instead of through it.
 static ACTIVE: std::sync::Mutex<Option<ProgressBar>> = std::sync::Mutex::new(None);
@@ -81,7 +84,7 @@ pub fn above_status<F: FnOnce()>(f: F) {
     let active = ACTIVE.lock().ok().and_then(|a| a.clone());
     match active {
         Some(bar) => bar.suspend(f),
-        None => f(),
+        None => SPINNERS.suspend(f),
     }
 }
 

@@ -429,3 +429,66 @@ fn builds_continue_the_nearest_of_two_work_trees() {
     assert_built(&build(&cache, &repo, &[&ids[1]]));
     assert_eq!(from(&ids[1]), ids[0].as_str());
 }
+
+#[test]
+fn far_apart_commits_are_built_side_by_side_and_near_ones_in_turn() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    // Each make sleeps 2 s between configure and install, so two builds made side by side
+    // both configure before either installs; one after the other, they alternate.
+    let mut ids = fake_openssl_repo(
+        &repo,
+        &[(
+            "base",
+            &[("fake-make-sleep", "2\n"), ("fake-label", "old\n")],
+        )],
+    );
+    let names: Vec<String> = (1..=70).map(|i| format!("notes/{i}.txt")).collect();
+    let mut commits: Vec<(&str, Vec<(&str, &str)>)> = names
+        .iter()
+        .map(|n| ("a note", vec![(n.as_str(), "note\n")]))
+        .collect();
+    commits.last_mut().unwrap().1.push(("fake-label", "new\n"));
+    let commits: Vec<(&str, &[(&str, &str)])> =
+        commits.iter().map(|(m, f)| (*m, f.as_slice())).collect();
+    ids.extend(common::synthetic_repo_commits(&repo, &commits));
+    let cache = d.path().join("cache");
+    let log = d.path().join("fake.log");
+    let build_logged = |revs: &[&str]| {
+        fs::write(&log, "").unwrap();
+        let o = perfbisect(&cache)
+            .args(["build", "--jobs", "1", "--repo"])
+            .arg(&repo)
+            .args(revs)
+            .env("PB_FAKE_LOG", &log)
+            .output()
+            .unwrap();
+        assert_built(&o);
+        fs::read_to_string(&log).unwrap()
+    };
+
+    // 70 commits apart: two trees, two clean builds at once.
+    let events = build_logged(&[&ids[0], &ids[70]]);
+    let lines: Vec<&str> = events.lines().collect();
+    assert_eq!(lines.len(), 4, "{events}");
+    assert!(
+        lines[..2].iter().all(|l| l.starts_with("configure "))
+            && lines[2..].iter().all(|l| l.starts_with("installed ")),
+        "not built side by side:\n{events}"
+    );
+    for id in [&ids[0], &ids[70]] {
+        assert!(meta(&entry_of(&cache, id)).get("incremental").is_none());
+    }
+    assert!(cache.join("work/tree.json").is_file() && cache.join("work/1/tree.json").is_file());
+
+    // Neighbours: the second continues the first one's tree, after it.
+    build_logged(&[&ids[1], &ids[2]]);
+    assert_eq!(
+        meta(&entry_of(&cache, &ids[1]))["incremental"]["from"],
+        ids[0].as_str()
+    );
+    assert_eq!(
+        meta(&entry_of(&cache, &ids[2]))["incremental"]["from"],
+        ids[1].as_str()
+    );
+}

@@ -169,6 +169,70 @@ pub fn cached(
     read_entry(&cache.dir("builds")?.join(entry_key(c, &resolved)))
 }
 
+/// [`ensure`] for several commits at once, for callers that need them all before measuring (a
+/// bisect's ends, a matrix's columns): commits not built yet that lie more than [`FAR_COMMITS`]
+/// apart (or in unrelated histories) are built concurrently, up to one per work tree. Each
+/// build is mostly `make -jN`, but its configure and header generation are single-threaded Perl
+/// (about 15 s of an OpenSSL 3 build on 2 cores) that the other build's compiler fills. Commits
+/// near each other are built one after the other, as [`ensure`] would: the second continues the
+/// first one's tree. Results are in the order of `commits`.
+pub fn ensure_all(
+    cache: &Cache,
+    repo: &Repo,
+    commits: &[&CommitInfo],
+    o: &BuildOptions,
+) -> Vec<Result<Built>> {
+    let missing: Vec<usize> = (0..commits.len())
+        .filter(|&i| !matches!(cached(cache, repo, commits[i], o), Ok(Some(_))))
+        .collect();
+    let far_apart = missing.iter().enumerate().all(|(k, &i)| {
+        missing[..k].iter().all(|&j| {
+            repo.distance(&commits[i].id, &commits[j].id)
+                .is_none_or(|d| d > FAR_COMMITS)
+        })
+    });
+    let together = o.work_trees.max(1);
+    if missing.len() < 2 || together < 2 || !far_apart || o.clean_build {
+        return commits.iter().map(|c| ensure(cache, repo, c, o)).collect();
+    }
+    let mut out: Vec<Option<Result<Built>>> = (0..commits.len()).map(|_| None).collect();
+    let path = repo.path.as_path();
+    for group in missing.chunks(together) {
+        let results: Vec<(usize, Result<Built>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = group
+                .iter()
+                .map(|&i| {
+                    let c = commits[i];
+                    // A git2 repository is not shared between threads: each opens its own.
+                    (
+                        i,
+                        s.spawn(move || Repo::open(path).and_then(|r| ensure(cache, &r, c, o))),
+                    )
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|(i, h)| {
+                    let r = h.join().unwrap_or_else(|_| {
+                        Err(anyhow::anyhow!(
+                            "the build of {} panicked",
+                            commits[i].short
+                        ))
+                    });
+                    (i, r)
+                })
+                .collect()
+        });
+        for (i, r) in results {
+            out[i] = Some(r);
+        }
+    }
+    out.into_iter()
+        .zip(commits)
+        .map(|(r, c)| r.unwrap_or_else(|| ensure(cache, repo, c, o)))
+        .collect()
+}
+
 /// The cache entry for this commit and recipe: built now if missing (or
 /// damaged, or with `rebuild`), else taken from the cache, failures included.
 pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> Result<Built> {

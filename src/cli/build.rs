@@ -89,8 +89,10 @@ pub fn run(g: &Global, a: BuildCmd) -> Result<ExitCode> {
     let cache = Cache::open(g.cache.as_deref())?;
     let opts = a.build.options(&recipe);
     let mut failed = Vec::new();
-    for (rev, c) in a.revs.iter().zip(&commits) {
-        let b = builds::ensure(&cache, &repo, c, &opts)?;
+    let refs: Vec<&CommitInfo> = commits.iter().collect();
+    let built = builds::ensure_all(&cache, &repo, &refs, &opts);
+    for ((rev, c), b) in a.revs.iter().zip(&commits).zip(built) {
+        let b = b?;
         println!("{}", describe(rev, c, &b));
         if !b.meta.ok {
             failed.push(rev.clone());

@@ -189,6 +189,8 @@ pub struct Session<'a> {
     pub retried: usize,
     /// Subjects measured as another one with byte-identical binaries (probes saved).
     pub shared: usize,
+    /// Builds made ahead by [`builds::ensure_all`], taken by `prepare_library`.
+    prebuilt: HashMap<String, Result<builds::Built>>,
 }
 
 impl<'a> Session<'a> {
@@ -212,6 +214,7 @@ impl<'a> Session<'a> {
             retries: timing.retries,
             retried: 0,
             shared: 0,
+            prebuilt: HashMap::new(),
         }
     }
 
@@ -293,7 +296,10 @@ impl<'a> Session<'a> {
                         .repo
                         .as_ref()
                         .ok_or_else(|| anyhow::anyhow!("no repository to build {label} from"))?;
-                    let built = builds::ensure(self.cache, repo, commit, opts)?;
+                    let built = match self.prebuilt.remove(&commit.id) {
+                        Some(b) => b?,
+                        None => builds::ensure(self.cache, repo, commit, opts)?,
+                    };
                     self.builds.insert(
                         commit.id.clone(),
                         BuildUse {
@@ -338,6 +344,30 @@ impl<'a> Session<'a> {
             LibState::Unavailable(u) => Err(u.clone()),
             LibState::Unknown => unreachable!("prepared above"),
         })
+    }
+
+    /// The revisions the wanted subjects need and that are not known yet, built together where
+    /// [`builds::ensure_all`] can (a bisect's two ends). Errors are kept for `prepare_library`,
+    /// which reports them as it would its own.
+    fn build_ahead(&mut self, wants: &[(usize, usize)]) {
+        let Some((repo, opts)) = &self.repo else {
+            return;
+        };
+        let mut commits: Vec<&CommitInfo> = Vec::new();
+        for &(i, _) in wants {
+            let lib = &self.libs[self.subjects[i].0.lib];
+            if let (Library::Revision { commit, .. }, LibState::Unknown) = (&lib.0, &lib.1) {
+                if !commits.iter().any(|c| c.id == commit.id) {
+                    commits.push(commit);
+                }
+            }
+        }
+        if commits.len() < 2 {
+            return;
+        }
+        let built = builds::ensure_all(self.cache, repo, &commits, opts);
+        let ids: Vec<String> = commits.iter().map(|c| c.id.clone()).collect();
+        self.prebuilt.extend(ids.into_iter().zip(built));
     }
 
     /// Library, version check, kernel compile and cached samples of subject `i`.
@@ -467,6 +497,7 @@ impl<'a> Session<'a> {
     /// rounds. A subject that cannot be measured stays so; callers read why
     /// from [`Session::samples`].
     pub fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<()> {
+        self.build_ahead(wants);
         for &(i, _) in wants {
             self.prepare(i)?;
         }
