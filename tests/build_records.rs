@@ -492,3 +492,130 @@ fn far_apart_commits_are_built_side_by_side_and_near_ones_in_turn() {
         ids[1].as_str()
     );
 }
+
+fn exports(file: &Path, symbol: &str) -> bool {
+    let bytes = fs::read(file).unwrap();
+    let needle = format!("{symbol}\0");
+    bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// Issue 29: on 2022 master's TLS record-layer series the Makefile lists two libraries
+/// installed as libssl.so.3, the real one and a stub of ssl/record/ with no symbols, and the
+/// stub was published as the build's libssl (called good; every TLS kernel then failed on
+/// "undefined symbol: TLS_server_method"). The top-level one is published now, by either
+/// recipe; a build whose only libssl is a stub fails the load check and is cached as failed;
+/// an entry published before builds were checked is checked when used, and rebuilt if wrong.
+#[test]
+fn a_stub_library_is_never_published_as_libssl() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    let ids = fake_openssl_repo(
+        &repo,
+        &[
+            (
+                "two libraries installed as libssl.so.3",
+                &[(
+                    "fake-shlibs",
+                    "libcrypto.so.3 libssl.so.3 ssl/record/libssl.so.3\n",
+                )],
+            ),
+            (
+                "only a stub libssl",
+                &[
+                    ("fake-shlibs", "libcrypto.so.3 libssl.so.3\n"),
+                    ("fake-ssl-stub", "1\n"),
+                ],
+            ),
+        ],
+    );
+    let cache = d.path().join("cache");
+    assert_built(&build(&cache, &repo, &["--clean-build", &ids[0]]));
+    let entry = entry_of(&cache, &ids[0]);
+    let libssl = entry.join("prefix/lib/libssl.so.3");
+    assert!(
+        exports(&libssl, "TLS_server_method"),
+        "the stub was published"
+    );
+    let log = fs::read_to_string(entry.join("build.log")).unwrap();
+    assert!(
+        log.contains("### perfbisect: 2 libraries are installed as libssl.so.3 (libssl.so.3, ssl/record/libssl.so.3): publishing libssl.so.3, the top-level one"),
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("### perfbisect: from the build tree: lib/libssl.so.3\n")
+            .count(),
+        1,
+        "{log}"
+    );
+    assert_eq!(meta(&entry)["checked"], 1);
+
+    // make install_dev copies both, the stub last: the real one is put back over it.
+    let full = d.path().join("cache-full");
+    let o = perfbisect(&full)
+        .args(["build", "--jobs", "1", "--recipe", "full", "--repo"])
+        .arg(&repo)
+        .arg(&ids[0])
+        .output()
+        .unwrap();
+    assert_built(&o);
+    let entry_full = entry_of(&full, &ids[0]);
+    assert!(exports(
+        &entry_full.join("prefix/lib/libssl.so.3"),
+        "TLS_server_method"
+    ));
+    let log = fs::read_to_string(entry_full.join("build.log")).unwrap();
+    assert!(
+        log.contains("### perfbisect: published lib/libssl.so.3 from libssl.so.3 over what make install left there"),
+        "{log}"
+    );
+
+    // A stub is all there is: a failed build, with the reason, cached as failed.
+    let o = build(&cache, &repo, &["--clean-build", &ids[1]]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let failed = meta(&entry_of(&cache, &ids[1]));
+    assert_eq!(failed["ok"], false, "{failed}");
+    let err = failed["error"].as_str().unwrap();
+    assert!(
+        err.starts_with("the published libraries fail the load check: lib/libssl.so.3 exports no SSL_CTX_new; lib/libssl.so.3 exports no SSL_new;"),
+        "{err}"
+    );
+    assert!(!entry_of(&cache, &ids[1]).join("prefix").exists());
+    assert!(
+        stdout(&o).contains(": FAILED: the published libraries fail the load check: "),
+        "{}",
+        stdout(&o)
+    );
+
+    // An entry published by the old logic (the stub in its prefix, no record of a check):
+    // checked when used, found wrong, and built again.
+    let stub = fs::read(full.join("work/build/ssl/record/libssl.so.3")).unwrap();
+    fs::write(&libssl, &stub).unwrap();
+    let mut old = meta(&entry);
+    old.as_object_mut().unwrap().remove("checked");
+    fs::write(entry.join("meta.json"), old.to_string()).unwrap();
+    let o = build(&cache, &repo, &[&ids[0]]);
+    assert_built(&o);
+    assert!(
+        stderr(&o).contains("was published before builds were checked, and fails the check (lib/libssl.so.3 exports no SSL_CTX_new;"),
+        "{}",
+        stderr(&o)
+    );
+    let entry = entry_of(&cache, &ids[0]);
+    assert!(exports(
+        &entry.join("prefix/lib/libssl.so.3"),
+        "TLS_server_method"
+    ));
+    assert_eq!(meta(&entry)["checked"], 1);
+
+    // A good old entry passes, is recorded as checked, and is not built again.
+    let mut old = meta(&entry);
+    old.as_object_mut().unwrap().remove("checked");
+    fs::write(entry.join("meta.json"), old.to_string()).unwrap();
+    let created = old["created"].clone();
+    let o = build(&cache, &repo, &[&ids[0]]);
+    assert_built(&o);
+    assert!(!stderr(&o).contains("rebuilding"), "{}", stderr(&o));
+    let now = meta(&entry);
+    assert_eq!(now["checked"], 1);
+    assert_eq!(now["created"], created);
+}

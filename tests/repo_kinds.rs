@@ -13,6 +13,16 @@ use std::fs;
 use std::path::Path;
 use std::process::Output;
 
+/// The fake's libssl source with a line of its own: a blob no other commit has, and still
+/// a libssl that passes the load check.
+fn ssl_c(line: &str) -> String {
+    let fake = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-openssl/ssl.c"),
+    )
+    .unwrap();
+    format!("{fake}{line}\n")
+}
+
 /// Two commits: the older one has its own ssl.c (compiled by the build), and
 /// its own test data under test/recipes/ and CI workflow under .github/ (read
 /// by no build).
@@ -23,7 +33,7 @@ fn source_repo(dir: &Path) -> Vec<String> {
             (
                 "one",
                 &[
-                    ("ssl.c", "int fake_ssl_one;\n"),
+                    ("ssl.c", &ssl_c("int fake_ssl_one;")),
                     ("test/recipes/90-test_data/x.txt", "old test data\n"),
                     (".github/workflows/ci.yml", "on: push\n"),
                 ],
@@ -31,7 +41,7 @@ fn source_repo(dir: &Path) -> Vec<String> {
             (
                 "two",
                 &[
-                    ("ssl.c", "int fake_ssl_two;\n"),
+                    ("ssl.c", &ssl_c("int fake_ssl_two;")),
                     ("test/recipes/90-test_data/x.txt", "new test data\n"),
                 ],
             ),
@@ -263,10 +273,10 @@ fn shallow_clone_crossing_its_boundary_says_unshallow() {
     let ids = fake_openssl_repo(
         &src,
         &[
-            ("one", &[("ssl.c", "int a;\n")]),
-            ("two", &[("ssl.c", "int b;\n")]),
-            ("three", &[("ssl.c", "int c;\n")]),
-            ("four", &[("ssl.c", "int d;\n")]),
+            ("one", &[("ssl.c", &ssl_c("int a;"))]),
+            ("two", &[("ssl.c", &ssl_c("int b;"))]),
+            ("three", &[("ssl.c", &ssl_c("int c;"))]),
+            ("four", &[("ssl.c", &ssl_c("int d;"))]),
         ],
     );
     git(&src, &["tag", "v0", &ids[0]]);

@@ -41,6 +41,8 @@ use anyhow::{bail, Context, Result};
 
 use crate::build::compiler;
 use crate::build::configured;
+use crate::build::install::{self, install_from_build_tree, move_installed};
+use crate::build::installed;
 use crate::build::makefile::Makefile;
 use crate::build::recipe::ResolvedRecipe;
 use crate::build::restat;
@@ -421,6 +423,12 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
     }
     let parsed = Makefile::parse(&fs::read_to_string(&makefile).unwrap_or_default());
     let (make_targets, from_tree) = expand_shared_libs(make_targets, &targets, &parsed);
+    let clashes = install::shared_libraries(&parsed)
+        .map(|s| s.clashes)
+        .unwrap_or_default();
+    for c in &clashes {
+        append_to_log(req.log_path, &format!("### perfbisect: {c}"))?;
+    }
     let mut make_secs = 0.0;
     let mut kept = None;
     if let Some(snap) = &snapshot {
@@ -501,7 +509,17 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         let mut args = vec![format!("DESTDIR={}", destdir.display())];
         args.extend(install_targets.iter().cloned());
         let installed = step("install", true, Path::new("make"), &args)
-            .and_then(|_| move_installed(&destdir, &install_dir));
+            .and_then(|_| move_installed(&destdir, &install_dir))
+            .and_then(|_| install::mend_clashes(&build_dir, &install_dir, &clashes))
+            .and_then(|mended| {
+                for m in mended {
+                    append_to_log(
+                        req.log_path,
+                        &format!("### perfbisect: published {m} over what make install left there"),
+                    )?;
+                }
+                Ok(())
+            });
         // OpenSSL's install can fail where its build did not (on 2022 master,
         // install_dev copied a static libssl.a that build_libs never made). What
         // a kernel loads is in the build tree then: publish it from there.
@@ -540,6 +558,17 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         (install_targets, install_fallback)
     };
     let install_secs = t.elapsed().as_secs_f64();
+    let problems = installed::check(&install_dir)?;
+    if !problems.is_empty() {
+        for p in &problems {
+            let _ = writeln!(log, "### perfbisect: load check: {p}");
+        }
+        failed!(
+            "the published libraries fail the load check: {}; log: {}",
+            installed::summary(&problems),
+            req.log_path.display()
+        );
+    }
 
     let ccache = ccache_bin.as_ref().map(|_| read_stats_log(&stats_log));
     let total_secs = started.elapsed().as_secs_f64();
@@ -560,228 +589,6 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         configured: configure,
         kept,
     })
-}
-
-/// Moves what `make install` put under `destdir` into `install_dir` and
-/// checks it. A failure of the tree is a [`BuildFailed`].
-fn move_installed(destdir: &Path, install_dir: &Path) -> Result<()> {
-    let staged = destdir.join(CONFIGURED_PREFIX.trim_start_matches('/'));
-    if !staged.is_dir() {
-        failed!(
-            "install failed: make install put nothing under {}",
-            staged.display()
-        );
-    }
-    for e in fs::read_dir(&staged).with_context(|| format!("reading {}", staged.display()))? {
-        let e = e?;
-        let to = install_dir.join(e.file_name());
-        fs::rename(e.path(), &to)
-            .with_context(|| format!("moving {} to {}", e.path().display(), to.display()))?;
-    }
-    fs::remove_dir_all(destdir).with_context(|| format!("removing {}", destdir.display()))?;
-    remove_static_libs(&install_dir.join("lib"))?;
-    if let Err(e) = check_installed(install_dir) {
-        failed!("install failed: {e}");
-    }
-    Ok(())
-}
-
-/// Installs into `install_dir` (which must not exist) what `install_dev`,
-/// `install_engines` and `install_modules` would, straight from the build
-/// tree: the shared libraries with their symbolic links, the public headers
-/// (the source tree's include/openssl, then the generated ones of the build
-/// tree over them), provider modules and engines. Returns the files, for
-/// the log.
-fn install_from_build_tree(src: &Path, build: &Path, install_dir: &Path) -> Result<Vec<String>> {
-    let makefile = Makefile::parse(&fs::read_to_string(build.join("Makefile")).unwrap_or_default());
-    let lib = install_dir.join("lib");
-    fs::create_dir_all(&lib).with_context(|| format!("creating {}", lib.display()))?;
-    let mut copied = Vec::new();
-    let mut copy = |from: &Path, to_dir: &Path| -> Result<()> {
-        let name = from.file_name().context("a file name")?;
-        let to = to_dir.join(name);
-        fs::create_dir_all(to_dir).with_context(|| format!("creating {}", to_dir.display()))?;
-        if from.is_symlink() {
-            let target =
-                fs::read_link(from).with_context(|| format!("reading {}", from.display()))?;
-            std::os::unix::fs::symlink(&target, &to)
-        } else {
-            fs::copy(from, &to).map(|_| ())
-        }
-        .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
-        copied.push(
-            to.strip_prefix(install_dir)
-                .unwrap_or(&to)
-                .display()
-                .to_string(),
-        );
-        Ok(())
-    };
-
-    // The shared library version, "3" of libcrypto.so.3, "1.1" of
-    // libcrypto.so.1.1: it names the engines directory. A build tree that an
-    // incremental build moved from another release still holds that release's
-    // files (libcrypto.so.1.1 beside libcrypto.so.3, 1.1.1's generated
-    // opensslconf.h): only what this tree's Makefile names is taken.
-    let mut so_version = None;
-    let named_shlibs = makefile.words("SHLIBS").filter(|w| !w.is_empty());
-    let shlib_files: Vec<PathBuf> = match &named_shlibs {
-        Some(names) => {
-            let mut v = Vec::new();
-            for n in names {
-                let full = build.join(n);
-                if !full.is_file() {
-                    bail!("the Makefile's SHLIBS names {n}, which the build did not make");
-                }
-                v.push(full);
-                // The link the kernels are compiled against (-lcrypto).
-                if let Some(at) = n.find(".so") {
-                    let simple = build.join(&n[..at + 3]);
-                    if simple != build.join(n) && fs::symlink_metadata(&simple).is_ok() {
-                        v.push(simple);
-                    }
-                }
-            }
-            v
-        }
-        None => sorted_entries(build)?
-            .into_iter()
-            .filter(|e| {
-                let name = e.file_name().unwrap_or_default().to_string_lossy();
-                name.starts_with("libcrypto.so") || name.starts_with("libssl.so")
-            })
-            .collect(),
-    };
-    if shlib_files.is_empty() {
-        bail!("no libcrypto.so* or libssl.so* in {}", build.display());
-    }
-    for e in &shlib_files {
-        copy(e, &lib)?;
-        let name = e.file_name().unwrap_or_default().to_string_lossy();
-        if let Some(v) = name.strip_prefix("libcrypto.so.") {
-            so_version = Some(v.to_string());
-        }
-    }
-    for simple in ["libcrypto.so", "libssl.so"] {
-        if fs::symlink_metadata(lib.join(simple)).is_err() {
-            if let Some(full) = shlib_files
-                .iter()
-                .filter_map(|p| p.file_name())
-                .find(|n| n.to_string_lossy().starts_with(&format!("{simple}.")))
-            {
-                std::os::unix::fs::symlink(full, lib.join(simple))
-                    .with_context(|| format!("linking {}", lib.join(simple).display()))?;
-            }
-        }
-    }
-    // Generated headers: those the Makefile generates (GENERATED_MANDATORY,
-    // GENERATED), when it names them.
-    let mut generated: BTreeSet<String> = BTreeSet::new();
-    for var in ["GENERATED_MANDATORY", "GENERATED"] {
-        generated.extend(makefile.words(var).unwrap_or_default());
-    }
-    for (dir, from_build) in [
-        (src.join("include/openssl"), false),
-        (build.join("include/openssl"), true),
-    ] {
-        if !dir.is_dir() {
-            continue;
-        }
-        let to = install_dir.join("include/openssl");
-        for e in sorted_entries(&dir)? {
-            if e.extension().is_some_and(|x| x == "h") {
-                let name = e.file_name().unwrap_or_default().to_string_lossy();
-                if from_build
-                    && !generated.is_empty()
-                    && !generated.contains(&format!("include/openssl/{name}"))
-                {
-                    continue;
-                }
-                let target = to.join(e.file_name().unwrap_or_default());
-                if target.exists() {
-                    fs::remove_file(&target)
-                        .with_context(|| format!("replacing {}", target.display()))?;
-                }
-                copy(&e, &to)?;
-            }
-        }
-    }
-    // The make variables name exactly what install_modules and
-    // install_engines install (no test engines such as dasync); trees whose
-    // Makefile lacks them get every .so of providers/ (but the FIPS module,
-    // which only install_fips installs) and engines/.
-    let modules = makefile.words("INSTALL_MODULES").unwrap_or_else(|| {
-        so_files(&build.join("providers"))
-            .into_iter()
-            .filter(|p| p != "providers/fips.so")
-            .collect()
-    });
-    // A module or engine that is missing costs only the kernels that load
-    // it (and they say so); not a reason to lose the commit.
-    let mut missing = Vec::new();
-    for m in modules {
-        let from = build.join(&m);
-        if from.exists() {
-            copy(&from, &lib.join("ossl-modules"))?;
-        } else {
-            missing.push(m);
-        }
-    }
-    let engines = makefile
-        .words("INSTALL_ENGINES")
-        .or_else(|| makefile.words("ENGINES"))
-        .unwrap_or_else(|| so_files(&build.join("engines")));
-    if !engines.is_empty() {
-        let dir = makefile
-            .words("ENGINESDIR")
-            .and_then(|w| {
-                w.first()
-                    .and_then(|d| d.rsplit('/').next().map(String::from))
-            })
-            .filter(|d| d.starts_with("engines-"))
-            .or_else(|| so_version.map(|v| format!("engines-{v}")))
-            .unwrap_or_else(|| "engines".to_string());
-        for e in engines {
-            let from = build.join(&e);
-            if from.exists() {
-                copy(&from, &lib.join(&dir))?;
-            } else {
-                missing.push(e);
-            }
-        }
-    }
-    check_installed(install_dir)?;
-    copied.extend(
-        missing
-            .into_iter()
-            .map(|m| format!("{m} (not built: left out)")),
-    );
-    Ok(copied)
-}
-
-fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut v: Vec<PathBuf> = fs::read_dir(dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    v.sort();
-    Ok(v)
-}
-
-/// `<dir name>/<file>.so` of the shared objects in `dir` (none if it is missing).
-fn so_files(dir: &Path) -> Vec<String> {
-    let base = dir
-        .file_name()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
-    sorted_entries(dir)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|p| p.extension().is_some_and(|x| x == "so"))
-        .filter_map(|p| Some(format!("{base}/{}", p.file_name()?.to_string_lossy())))
-        .collect()
 }
 
 fn absolute(p: &Path) -> Result<PathBuf> {
@@ -1050,7 +857,7 @@ fn expand_shared_libs(
     if !targets.iter().any(|t| t == SHARED_LIBS) {
         return (targets, false);
     }
-    let shlibs = makefile.words("SHLIBS").filter(|w| !w.is_empty());
+    let shlibs = install::shared_libraries(makefile).map(|s| s.files);
     // OpenSSL 3's build_modules is `$(MAKE) depend && $(MAKE) _build_modules`: two more reads of
     // a 4 MB Makefile and a merge of every .d file, about a second per build. Its
     // build_modules_nodep names the same modules, and make orders them after libcrypto.so (they
@@ -1122,43 +929,6 @@ fn makefile_targets(makefile: &Path) -> Result<BTreeSet<String>> {
         .collect())
 }
 
-/// Removes static libraries (`*.a`) under `dir`: only the shared ones are
-/// used, and OpenSSL 3 installs both.
-fn remove_static_libs(dir: &Path) -> Result<()> {
-    let Ok(rd) = fs::read_dir(dir) else {
-        return Ok(());
-    };
-    for e in rd {
-        let e = e?;
-        let p = e.path();
-        let ft = e.file_type()?;
-        if ft.is_dir() {
-            remove_static_libs(&p)?;
-        } else if p.extension().is_some_and(|x| x == "a") {
-            fs::remove_file(&p).with_context(|| format!("removing {}", p.display()))?;
-        }
-    }
-    Ok(())
-}
-
-fn check_installed(prefix: &Path) -> Result<()> {
-    if !prefix.join("include/openssl/opensslv.h").is_file() {
-        bail!("no include/openssl/opensslv.h in {}", prefix.display());
-    }
-    let lib = prefix.join("lib");
-    let names: Vec<String> = fs::read_dir(&lib)
-        .with_context(|| format!("no lib directory in {}", prefix.display()))?
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    for want in ["libcrypto.so", "libssl.so"] {
-        if !names.iter().any(|n| n.starts_with(want)) {
-            bail!("no {want}* in {}", lib.display());
-        }
-    }
-    Ok(())
-}
-
 /// Counts hits and misses in a ccache stats log (`CCACHE_STATSLOG`): one
 /// `# file` line per compilation followed by its counter names.
 fn read_stats_log(path: &Path) -> CcacheStats {
@@ -1195,66 +965,6 @@ fn parse_stats_log(text: &str) -> CcacheStats {
 mod tests {
     use super::*;
     use crate::build::recipe;
-
-    #[test]
-    fn build_tree_install_takes_only_what_the_makefile_names() {
-        // A 3.0 tree that an incremental build moved from 1.1.1w: that release's library and
-        // generated opensslconf.h are still in the build directory.
-        let d = tempfile::tempdir().unwrap();
-        let (src, build, prefix) = (d.path().join("src"), d.path().join("b"), d.path().join("p"));
-        fs::create_dir_all(src.join("include/openssl")).unwrap();
-        fs::create_dir_all(build.join("include/openssl")).unwrap();
-        fs::write(
-            src.join("include/openssl/opensslconf.h"),
-            "/* 3.0 source */\n",
-        )
-        .unwrap();
-        fs::write(
-            build.join("include/openssl/opensslconf.h"),
-            "/* stale 1.1.1 */\n",
-        )
-        .unwrap();
-        fs::write(
-            build.join("include/openssl/opensslv.h"),
-            "/* generated */\n",
-        )
-        .unwrap();
-        for f in [
-            "libcrypto.so.3",
-            "libssl.so.3",
-            "libcrypto.so.1.1",
-            "libssl.so.1.1",
-        ] {
-            fs::write(build.join(f), f).unwrap();
-        }
-        std::os::unix::fs::symlink("libcrypto.so.3", build.join("libcrypto.so")).unwrap();
-        fs::write(
-            build.join("Makefile"),
-            "SHLIB_VERSION_NUMBER=3\nSHLIBS=libcrypto.so.$(SHLIB_VERSION_NUMBER) libssl.so.3\n\
-             GENERATED_MANDATORY=include/openssl/opensslv.h \\\n include/crypto/bn_conf.h\n",
-        )
-        .unwrap();
-        install_from_build_tree(&src, &build, &prefix).unwrap();
-        let mut libs: Vec<String> = fs::read_dir(prefix.join("lib"))
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        libs.sort();
-        assert_eq!(
-            libs,
-            ["libcrypto.so", "libcrypto.so.3", "libssl.so", "libssl.so.3"]
-        );
-        assert_eq!(
-            fs::read_link(prefix.join("lib/libssl.so")).unwrap(),
-            Path::new("libssl.so.3")
-        );
-        assert_eq!(
-            fs::read_to_string(prefix.join("include/openssl/opensslconf.h")).unwrap(),
-            "/* 3.0 source */\n"
-        );
-        assert!(prefix.join("include/openssl/opensslv.h").is_file());
-    }
 
     #[test]
     fn shared_libs_means_the_makefiles_shared_libraries() {
@@ -1350,68 +1060,6 @@ mod tests {
         let t = makefile_targets(&m).unwrap();
         assert!(t.contains("build_libs") && t.contains("install_dev") && t.contains(".PHONY"));
         assert!(!t.contains("X") && !t.contains("CC") && !t.contains("\t@echo hi"));
-    }
-
-    #[test]
-    fn install_from_a_3x_build_tree() {
-        let d = tempfile::tempdir().unwrap();
-        let (src, build, inst) = (d.path().join("s"), d.path().join("b"), d.path().join("i"));
-        let w = |p: PathBuf, text: &str| {
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(p, text).unwrap();
-        };
-        w(src.join("include/openssl/ssl.h"), "src ssl");
-        w(src.join("include/openssl/opensslv.h.in"), "template");
-        w(src.join("include/openssl/crypto.h"), "stale");
-        w(build.join("include/openssl/opensslv.h"), "generated");
-        w(build.join("include/openssl/crypto.h"), "generated crypto");
-        w(build.join("libcrypto.so.3"), "c");
-        w(build.join("libssl.so.3"), "s");
-        w(build.join("libssl.a"), "static");
-        std::os::unix::fs::symlink("libcrypto.so.3", build.join("libcrypto.so")).unwrap();
-        w(build.join("providers/legacy.so"), "legacy");
-        w(build.join("providers/fips.so"), "fips");
-        w(build.join("engines/afalg.so"), "afalg");
-        w(build.join("engines/dasync.so"), "test engine");
-        w(
-            build.join("Makefile"),
-            "INSTALL_MODULES=providers/legacy.so\nINSTALL_ENGINES=engines/afalg.so engines/padlock.so\nENGINESDIR=$(libdir)/engines-3\n",
-        );
-        let files = install_from_build_tree(&src, &build, &inst).unwrap();
-        let read = |p: &str| fs::read_to_string(inst.join(p)).unwrap();
-        assert_eq!(read("include/openssl/crypto.h"), "generated crypto");
-        assert_eq!(read("include/openssl/ssl.h"), "src ssl");
-        assert_eq!(read("lib/ossl-modules/legacy.so"), "legacy");
-        assert_eq!(read("lib/engines-3/afalg.so"), "afalg");
-        assert_eq!(
-            fs::read_link(inst.join("lib/libcrypto.so")).unwrap(),
-            PathBuf::from("libcrypto.so.3")
-        );
-        for absent in [
-            "include/openssl/opensslv.h.in",
-            "lib/libssl.a",
-            "lib/ossl-modules/fips.so",
-            "lib/engines-3/dasync.so",
-        ] {
-            assert!(!inst.join(absent).exists(), "{absent}");
-        }
-        assert!(
-            files.contains(&"engines/padlock.so (not built: left out)".to_string()),
-            "{files:?}"
-        );
-        // 1.1.1: no INSTALL_* variables, ENGINES and engines-1.1 instead.
-        let inst2 = d.path().join("i2");
-        fs::remove_dir_all(build.join("providers")).unwrap();
-        w(build.join("Makefile"), "ENGINES=engines/afalg.so\n");
-        fs::rename(build.join("libcrypto.so.3"), build.join("libcrypto.so.1.1")).unwrap();
-        install_from_build_tree(&src, &build, &inst2).unwrap();
-        assert!(inst2.join("lib/engines-1.1/afalg.so").is_file());
-        assert!(!inst2.join("lib/ossl-modules").exists());
-        // Nothing built.
-        let e = install_from_build_tree(&src, &d.path().join("s"), &d.path().join("i3"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("no libcrypto.so*"), "{e}");
     }
 
     #[test]

@@ -14,11 +14,12 @@ use crate::build::builder::{self, BuildEvent, BuildRequest, Start};
 use crate::build::compiler;
 use crate::build::configured;
 use crate::build::depends;
+use crate::build::installed;
 use crate::build::recipe::Recipe;
 use crate::build::repo::{self, CommitInfo, Repo};
 use crate::build::version::{detect_version, OpenSslVersion};
 use crate::cache::{self, Cache};
-use crate::hashing::{self, Hasher};
+use crate::hashing::Hasher;
 use crate::interrupt;
 use crate::measure::prefix::Prefix;
 use crate::progress;
@@ -54,10 +55,19 @@ pub struct BuildMeta {
     pub incremental: Option<Incremental>,
     /// sha256 of each file a kernel loads from this build, by path in the
     /// prefix (`lib/libcrypto.so.3`, `lib/ossl-modules/legacy.so`, …); see
-    /// [`loaded_binaries`]. Empty for failed builds and for builds made
+    /// [`installed::hashes`]. Empty for failed builds and for builds made
     /// before perfbisect recorded them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub binaries: BTreeMap<String, String>,
+    /// The [`installed::CHECK_VERSION`] of the load check this build passed; 0 (absent) for
+    /// failed builds and for builds published before builds were checked, which are checked
+    /// when next read (see [`read_entry`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub checked: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// How an incremental build started.
@@ -473,6 +483,7 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         binaries: BTreeMap::new(),
         install_fallback: None,
         incremental: None,
+        checked: 0,
     };
     if result.is_ok() {
         let state = TreeState {
@@ -494,7 +505,9 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
                 ..i
             });
             meta.install_fallback = report.install_fallback.clone();
-            meta.binaries = loaded_binaries(&staged_prefix).with_context(|| {
+            // builder::build returns Ok only for a prefix that passed the check.
+            meta.checked = installed::CHECK_VERSION;
+            meta.binaries = installed::hashes(&staged_prefix).with_context(|| {
                 format!("cannot hash the libraries of the build of {}", c.short)
             })?;
             meta.ccache_hit_rate = report.ccache.as_ref().map(|c| c.hit_rate);
@@ -760,12 +773,41 @@ pub fn read_entry(entry: &Path) -> Result<Option<Built>> {
     } else {
         None
     };
+    let mut meta = meta;
+    if meta.ok && meta.checked < installed::CHECK_VERSION && !recheck(entry, &mut meta)? {
+        return Ok(None);
+    }
     Ok(Some(Built {
         dir: entry.to_path_buf(),
         meta,
         prefix,
         fresh: false,
     }))
+}
+
+/// A good build published before builds were checked (or by an older check): checked now.
+/// Passing, its meta.json records it (the check runs once per entry); failing, it is reported
+/// and treated as absent, so it is built again — by today's publishing, which is what the
+/// check most often catches (issue 29: a stub library published under the real one's name).
+fn recheck(entry: &Path, meta: &mut BuildMeta) -> Result<bool> {
+    let prefix = entry.join("prefix");
+    let problems = installed::check(&prefix)
+        .with_context(|| format!("cannot check the build entry {}", entry.display()))?;
+    if !problems.is_empty() {
+        eprintln!(
+            "perfbisect: warning: the build of {} in {} was published before builds were checked, and fails the check ({}); rebuilding",
+            &meta.commit[..10],
+            entry.display(),
+            installed::summary(&problems)
+        );
+        return Ok(false);
+    }
+    meta.checked = installed::CHECK_VERSION;
+    // Only a record of the check: an entry that cannot be written is checked again next time.
+    if let Ok(text) = serde_json::to_string_pretty(meta) {
+        cache::write_atomic(&entry.join("meta.json"), text.as_bytes()).ok();
+    }
+    Ok(true)
 }
 
 /// Every published build entry, newest first.
@@ -814,50 +856,6 @@ pub fn remove_stale_staging(cache: &Cache, held: Option<&str>) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// sha256 of the files a kernel loads from an installed prefix, by path
-/// relative to it: `lib/libcrypto.so*` and `lib/libssl.so*`, provider
-/// modules (`lib/ossl-modules/*.so`) and engines (`lib/engines-*/*.so`).
-/// Symbolic links are skipped: they name files that are hashed already.
-pub fn loaded_binaries(prefix: &Path) -> Result<BTreeMap<String, String>> {
-    let mut out = BTreeMap::new();
-    let lib = prefix.join("lib");
-    let mut add = |dir: &Path, keep: &dyn Fn(&str) -> bool| -> Result<()> {
-        let rd = fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
-        for e in rd {
-            let e = e.with_context(|| format!("cannot read {}", dir.display()))?;
-            let name = e.file_name().to_string_lossy().into_owned();
-            if !keep(&name) || !e.file_type()?.is_file() {
-                continue;
-            }
-            let rel = e
-                .path()
-                .strip_prefix(prefix)
-                .expect("under the prefix")
-                .to_string_lossy()
-                .into_owned();
-            out.insert(rel, hashing::file_sha256(&e.path())?);
-        }
-        Ok(())
-    };
-    add(&lib, &|n| {
-        n.starts_with("libcrypto.so") || n.starts_with("libssl.so")
-    })?;
-    let mut subdirs: Vec<PathBuf> = fs::read_dir(&lib)
-        .with_context(|| format!("cannot read {}", lib.display()))?
-        .flatten()
-        .filter(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            (n == "ossl-modules" || n.starts_with("engines-")) && e.path().is_dir()
-        })
-        .map(|e| e.path())
-        .collect();
-    subdirs.sort();
-    for d in subdirs {
-        add(&d, &|n| n.ends_with(".so"))?;
-    }
-    Ok(out)
 }
 
 /// `lib/<name>.so*` exists.

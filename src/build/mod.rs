@@ -7,6 +7,8 @@ pub mod builds;
 pub mod compiler;
 mod configured;
 mod depends;
+mod install;
+pub mod installed;
 pub mod makefile;
 pub mod recipe;
 pub mod repo;
