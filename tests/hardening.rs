@@ -26,6 +26,8 @@ enum Fake {
     Crash,
     /// fake_work() never returns.
     Hang,
+    /// As FAST, but libssl lacks SSL_fake_call, which the sslcall kernel calls.
+    LacksSslCall,
 }
 
 const FAST: Fake = Fake::Cost(200);
@@ -71,7 +73,18 @@ fn fake_commits(dir: &Path, commits: &[FakeCommit]) -> Vec<String> {
             Fake::Broken => "#error this commit does not build (on purpose)\n".to_string(),
             Fake::Crash => "#define FAKE_COST -1\n".to_string(),
             Fake::Hang => "#define FAKE_COST -2\n".to_string(),
+            Fake::LacksSslCall => "#define FAKE_COST 200\n".to_string(),
         };
+        let ssl = fs::read_to_string(fake_template().join("ssl.c")).unwrap();
+        let ssl: String = match c.what {
+            Fake::LacksSslCall => ssl
+                .lines()
+                .filter(|l| !l.contains("SSL_fake_call"))
+                .map(|l| format!("{l}\n"))
+                .collect(),
+            _ => ssl,
+        };
+        fs::write(dir.join("ssl.c"), ssl).unwrap();
         fs::write(dir.join("fake_cost.h"), cost).unwrap();
         fs::write(dir.join("fake-label"), format!("{}\n", c.label)).unwrap();
         fs::write(dir.join("fake-make-sleep"), format!("{}\n", c.make_sleep)).unwrap();
@@ -633,6 +646,61 @@ fn kernel_crash_and_hang_are_skipped_synthetic_repo() {
         processes_with(cache.to_str().unwrap()).is_empty(),
         "a sampling child outlived perfbisect"
     );
+}
+
+/// Issue 29: a kernel that cannot load because its commit's libssl lacks a symbol is a build
+/// problem of that commit, skipped like a failed build and told from a crash, in text and JSON.
+#[test]
+fn a_library_without_a_kernels_symbol_is_a_build_problem_synthetic_repo() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let repo = d.path().join("repo");
+    let ids = fake_repo(
+        &repo,
+        &[
+            fc("fast 0", FAST),
+            fc("fast 1", FAST),
+            fc("fast 2", FAST),
+            fc("fast 3", FAST),
+            fc("no SSL_fake_call 4", Fake::LacksSslCall),
+            fc("slow 5", SLOW),
+            fc("slow 6", SLOW),
+            fc("slow 7", SLOW),
+            fc("slow 8", SLOW),
+        ],
+    );
+    let range = format!("{}..{}", ids[0], ids[8]);
+    let args: Vec<String> = bisect_args(&repo, &range)
+        .into_iter()
+        .map(|a| if a == "fakework" { "sslcall".into() } else { a })
+        .collect();
+    let o = pb(&cache)
+        .args(&args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let j = json_of(&o);
+    let c = &j["culprits"][0];
+    assert_eq!(c["commit"], ids[5], "{}", summary(&j));
+    assert_eq!(c["skipped"], serde_json::json!([ids[4]]), "{}", summary(&j));
+    let step = j["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["commit"] == ids[4].as_str())
+        .unwrap_or_else(|| panic!("{} not tried: {}", ids[4], summary(&j)));
+    let problem = format!("libssl of {} exports no SSL_fake_call", &ids[4][..10]);
+    assert_eq!(
+        step["verdict"],
+        format!("skipped: build problem: {problem}")
+    );
+    assert_eq!(step["skipped_because"]["kind"], "missing_symbol", "{step}");
+    assert_eq!(step["skipped_because"]["symbol"], "SSL_fake_call", "{step}");
+    assert_eq!(step["skipped_because"]["library"], "libssl", "{step}");
+    // The build itself passed its check (it has every call the check asks for).
+    assert_eq!(builds_by_commit(&j)[&ids[4]]["ok"], true);
+    let text = pb(&cache).args(&args).output().unwrap();
+    assert!(stdout(&text).contains(&problem), "{}", stdout(&text));
 }
 
 // ------------------------------------------------------------ 3. SIGINT

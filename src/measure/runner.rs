@@ -72,8 +72,16 @@ pub type SampleOutcome = std::result::Result<Sample, Unavailable>;
 #[serde(tag = "status", rename_all = "snake_case")]
 enum ChildReport {
     Ok(Sample),
-    NotApplicable { message: String },
-    Error { message: String },
+    NotApplicable {
+        message: String,
+    },
+    /// The kernel does not load: the OpenSSL it is linked to lacks this symbol.
+    MissingSymbol {
+        symbol: String,
+    },
+    Error {
+        message: String,
+    },
 }
 
 pub struct SampleRequest<'a> {
@@ -271,6 +279,11 @@ pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
             Ok(Ok(s))
         }
         ChildReport::NotApplicable { message } => Ok(Err(Unavailable::NotApplicable { message })),
+        ChildReport::MissingSymbol { symbol } => Ok(Err(Unavailable::MissingSymbol {
+            build: req.prefix.label.clone(),
+            library: library_of(&symbol).to_string(),
+            symbol,
+        })),
         ChildReport::Error { message } => Ok(Err(Unavailable::KernelFailed {
             kernel: req.spec.kernel.name.clone(),
             message,
@@ -418,6 +431,43 @@ struct ThreadResult {
     counters: [u64; PB_MAX_COUNTERS],
 }
 
+/// The symbol of the dynamic loader's "…/kernel.so: undefined symbol: TLS_server_method".
+fn undefined_symbol(dlerror: &str) -> Option<String> {
+    let (_, rest) = dlerror.split_once("undefined symbol: ")?;
+    let symbol = rest.split(|c: char| c.is_whitespace() || c == ',').next()?;
+    (!symbol.is_empty()).then(|| symbol.to_string())
+}
+
+/// Which of OpenSSL's two libraries exports `symbol`, by OpenSSL's naming (util/libssl.num):
+/// the SSL, TLS, DTLS and QUIC calls and the SSL BIOs are libssl's, everything else
+/// libcrypto's. For a message only: the library that lacks it cannot be asked.
+fn library_of(symbol: &str) -> &'static str {
+    const SSL: &[&str] = &[
+        "SSL_",
+        "SSLv",
+        "TLS",
+        "DTLS",
+        "OSSL_QUIC",
+        "d2i_SSL",
+        "i2d_SSL",
+        "PEM_read_SSL",
+        "PEM_write_SSL",
+        "PEM_read_bio_SSL",
+        "PEM_write_bio_SSL",
+        "ERR_load_SSL",
+        "BIO_f_ssl",
+        "BIO_new_ssl",
+        "BIO_ssl",
+        "OPENSSL_init_ssl",
+        "SRP_Calc_A_param",
+    ];
+    if SSL.iter().any(|p| symbol.starts_with(p)) {
+        "libssl"
+    } else {
+        "libcrypto"
+    }
+}
+
 fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
     if let Some(p) = std::env::var_os("LD_LIBRARY_PATH") {
         // Debian's valgrind wrapper adds its debug-library directory (which
@@ -429,9 +479,19 @@ fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
         }
     }
     // SAFETY: loading a kernel runs its initialisers; it is our own object,
-    // whose hash the parent checked.
-    let lib = unsafe { libloading::Library::new(&a.so) }
-        .with_context(|| format!("cannot load kernel {}", a.so.display()))?;
+    // whose hash the parent checked. RTLD_NOW: a symbol the OpenSSL under test lacks fails
+    // here, as the build's problem, not in the middle of a measurement.
+    let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL;
+    let lib = match unsafe { libloading::os::unix::Library::open(Some(&a.so), flags) } {
+        Ok(lib) => libloading::Library::from(lib),
+        Err(e) => {
+            let text = e.to_string();
+            if let Some(symbol) = undefined_symbol(&text) {
+                return Ok(ChildReport::MissingSymbol { symbol });
+            }
+            return Err(e).with_context(|| format!("cannot load kernel {}", a.so.display()));
+        }
+    };
     // SAFETY: symbol types follow kernels/perfbisect.h.
     unsafe {
         let abi: libloading::Symbol<IntFn> = lib.get(b"pb_abi_version\0")?;

@@ -12,6 +12,14 @@ pub enum Unavailable {
     BuildFailed {
         log: String,
     },
+    /// The kernel does not load because the build's library lacks a symbol it calls: a
+    /// problem of that build (a stub or broken library), not a crash of the kernel.
+    MissingSymbol {
+        /// The build: its commit, or the prefix the user named.
+        build: String,
+        library: String,
+        symbol: String,
+    },
     /// The kernel declares an oldest OpenSSL that this one predates.
     TooOld {
         kernel: String,
@@ -84,6 +92,11 @@ impl fmt::Display for Unavailable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Unavailable::BuildFailed { log } => write!(f, "build failed (log: {log})"),
+            Unavailable::MissingSymbol {
+                build,
+                library,
+                symbol,
+            } => write!(f, "build problem: {library} of {build} exports no {symbol}"),
             Unavailable::TooOld { .. } | Unavailable::NotApplicable { .. } => {
                 write!(f, "not applicable: {}", self.reason())
             }

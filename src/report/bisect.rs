@@ -14,6 +14,7 @@ use crate::analysis::stats::{Comparison, Size, Verdict};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::metric::Metric;
+use crate::measure::unavailable::Unavailable;
 use crate::report::us;
 
 formats!(BisectFormat for BisectReport { Text, Markdown, Json, Jsonl, Html });
@@ -167,6 +168,10 @@ pub struct StepJson {
     #[serde(deserialize_with = "nan_pair_if_null")]
     pub ci95_us: (f64, f64),
     pub verdict: String,
+    /// Why a skipped commit has no number, typed (`kind`: build_failed, missing_symbol,
+    /// crashed, …): a build problem is told from a kernel crash without reading `verdict`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped_because: Option<Unavailable>,
     pub position: Option<f64>,
     /// With several thread counts: each one's mean (`mean_us` is the primary thread count's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -335,6 +340,10 @@ impl StepJson {
             mean_us: s.mean,
             ci95_us: s.ci95,
             verdict: verdict_word(&s.verdict),
+            skipped_because: match &s.verdict {
+                StepVerdict::Skipped(r) => Some(r.clone()),
+                _ => None,
+            },
             position: s.position,
         }
     }

@@ -71,6 +71,7 @@ fn bisect_report() -> BisectReport {
     let step = |info: &CommitJson, xs: &[f64], verdict: &str| {
         let s = stats::summarize(xs);
         StepJson {
+            skipped_because: None,
             info: info.clone(),
             index: match verdict {
                 "old" => 0,
@@ -204,6 +205,7 @@ fn bisect_over(
         .map(|&(i, subject, _, verdict)| {
             let s = stats::summarize(&samples(i));
             StepJson {
+                skipped_because: None,
                 info: info(i, subject),
                 index: i,
                 n: s.n,
