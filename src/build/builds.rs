@@ -15,6 +15,7 @@ use crate::build::compiler;
 use crate::build::configured;
 use crate::build::depends;
 use crate::build::installed;
+use crate::build::patch::{self, Patch};
 use crate::build::recipe::Recipe;
 use crate::build::repo::{self, CommitInfo, Repo};
 use crate::build::version::{detect_version, OpenSslVersion};
@@ -59,6 +60,9 @@ pub struct BuildMeta {
     /// before perfbisect recorded them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub binaries: BTreeMap<String, String>,
+    /// Patch files applied on top of the commit, in order (see [`patch`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patches: Vec<Patch>,
     /// The [`installed::CHECK_VERSION`] of the load check this build passed; 0 (absent) for
     /// failed builds and for builds published before builds were checked, which are checked
     /// when next read (see [`read_entry`]).
@@ -87,6 +91,20 @@ pub struct Incremental {
 }
 
 impl BuildMeta {
+    /// The build as results name it: the short commit, and its patches after a `+`.
+    pub fn label(&self) -> String {
+        format!(
+            "{}{}",
+            &self.commit[..10.min(self.commit.len())],
+            patch::suffix(&self.patches)
+        )
+    }
+
+    /// Its cache entry name: `<commit12>[+<patches>]-<recipe>-<fingerprint>`.
+    fn entry_name(&self) -> String {
+        entry_name(&self.commit, &self.patches, &self.recipe, &self.fingerprint)
+    }
+
     /// One hash of everything a kernel loads: builds with the same id are
     /// byte-identical where it matters to a measurement. `None` when the
     /// hashes were not recorded.
@@ -158,9 +176,17 @@ pub fn commit_version(repo: &Repo, c: &CommitInfo) -> Result<OpenSslVersion> {
     detect_version(tmp.path()).with_context(|| format!("commit {}", c.short))
 }
 
-/// A build's cache entry name: commit, recipe and fingerprint.
+/// A build's cache entry name: commit (and patches), recipe and fingerprint.
 fn entry_key(c: &CommitInfo, resolved: &crate::build::recipe::ResolvedRecipe) -> String {
-    format!("{}-{}-{}", &c.id[..12], resolved.name, resolved.fingerprint)
+    entry_name(&c.id, &c.patches, &resolved.name, &resolved.fingerprint)
+}
+
+fn entry_name(commit: &str, patches: &[Patch], recipe: &str, fingerprint: &str) -> String {
+    let commit = &commit[..12.min(commit.len())];
+    match patches.is_empty() {
+        true => format!("{commit}-{recipe}-{fingerprint}"),
+        false => format!("{commit}+{}-{recipe}-{fingerprint}", patch::key(patches)),
+    }
 }
 
 /// The published cache entry for this commit and recipe (a failed build included), without
@@ -289,7 +315,7 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         read_tree_state(&state_path).filter(|t| {
             // --rebuild of the commit the tree holds: continuing it would
             // only repeat the install, not build again.
-            !(o.rebuild && t.commit == c.id)
+            !(o.rebuild && t.commit == c.id && t.patches == patch::key(&c.patches))
                 && t.recipe == resolved.name
                 && t.fingerprint == resolved.fingerprint
                 && src.is_dir()
@@ -315,7 +341,7 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
                 c.short
             ));
             let read = configured::build_infos_read(&build_dir, &src);
-            let export = repo.export_tree(c, &src, leave_out)?;
+            let export = export_patched(repo, c, &src, leave_out)?;
             let plan = incremental_plan(&export, read.as_ref());
             notes.push_str(&format!(
                 "### perfbisect: incremental build from {}: {} file(s) rewritten, {} removed, {} unchanged\n",
@@ -480,6 +506,7 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         ccache_hit_rate: None,
         ccache_remote_hits: None,
         left_out: export.left_out.clone(),
+        patches: c.patches.clone(),
         binaries: BTreeMap::new(),
         install_fallback: None,
         incremental: None,
@@ -490,6 +517,7 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
             recipe: resolved.name.clone(),
             fingerprint: resolved.fingerprint.clone(),
             commit: c.id.clone(),
+            patches: patch::key(&c.patches),
         };
         fs::write(&state_path, serde_json::to_string(&state)?)
             .with_context(|| format!("cannot write {}", state_path.display()))?;
@@ -633,6 +661,9 @@ struct TreeState {
     recipe: String,
     fingerprint: String,
     commit: String,
+    /// [`patch::key`] of the patches applied on top of `commit` (empty: none).
+    #[serde(default)]
+    patches: String,
 }
 
 fn read_tree_state(path: &Path) -> Option<TreeState> {
@@ -640,6 +671,27 @@ fn read_tree_state(path: &Path) -> Option<TreeState> {
 }
 
 /// Empty work directories, the commit's tree written afresh.
+/// The commit's tree in `src` (see [`Repo::export_tree`]) with its patches applied; the files
+/// they change count as written, so that an incremental build configures again when a patch
+/// touches a configure input.
+fn export_patched(
+    repo: &Repo,
+    c: &CommitInfo,
+    src: &Path,
+    leave_out: &[&str],
+) -> Result<repo::Export> {
+    let mut export = repo.export_tree(c, src, leave_out)?;
+    if !c.patches.is_empty() {
+        let onto = &c.short[..10.min(c.short.len())];
+        for f in patch::apply(src, &c.patches, onto)? {
+            if !export.written.contains(&f) {
+                export.written.push(f);
+            }
+        }
+    }
+    Ok(export)
+}
+
 fn clean_checkout(
     repo: &Repo,
     c: &CommitInfo,
@@ -653,7 +705,7 @@ fn clean_checkout(
         }
     }
     progress::detail(&format!("checking out {} into {}", c.short, src.display()));
-    let export = repo.export_tree(c, src, leave_out)?;
+    let export = export_patched(repo, c, src, leave_out)?;
     fs::create_dir_all(build_dir)
         .with_context(|| format!("cannot create {}", build_dir.display()))?;
     Ok(export)
@@ -738,12 +790,7 @@ pub fn read_entry(entry: &Path) -> Result<Option<Built>> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let expected = format!(
-        "{}-{}-{}",
-        &meta.commit[..12.min(meta.commit.len())],
-        meta.recipe,
-        meta.fingerprint
-    );
+    let expected = meta.entry_name();
     if meta.commit.len() < 12 || name != expected {
         eprintln!(
             "perfbisect: warning: damaged build entry {} (its meta.json describes {expected}); rebuilding",
@@ -752,11 +799,7 @@ pub fn read_entry(entry: &Path) -> Result<Option<Built>> {
         return Ok(None);
     }
     let prefix = if meta.ok {
-        match Prefix::from_dir(
-            &entry.join("prefix"),
-            &meta.commit[..10.min(meta.commit.len())],
-        )
-        .and_then(|p| {
+        match Prefix::from_dir(&entry.join("prefix"), &meta.label()).and_then(|p| {
             // Prefix::from_dir checks libcrypto; a build also installed libssl.
             has_shared(&p.lib_dir, "libssl")?;
             Ok(p)
@@ -796,7 +839,7 @@ fn recheck(entry: &Path, meta: &mut BuildMeta) -> Result<bool> {
     if !problems.is_empty() {
         eprintln!(
             "perfbisect: warning: the build of {} in {} was published before builds were checked, and fails the check ({}); rebuilding",
-            &meta.commit[..10],
+            meta.label(),
             entry.display(),
             installed::summary(&problems)
         );

@@ -10,6 +10,7 @@ mod depends;
 mod install;
 pub mod installed;
 pub mod makefile;
+pub mod patch;
 pub mod recipe;
 pub mod repo;
 mod restat;

@@ -12,6 +12,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use crate::build::patch::{self, Patch};
 use crate::progress;
 
 /// Directories of an OpenSSL tree whose files no build reads, so a blob
@@ -100,11 +101,23 @@ pub struct CommitInfo {
     /// alone it would make the range look out of order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub author_date: Option<String>,
+    /// Patch files applied on top of the commit, in order (a subject `REV+FILE…`, see
+    /// [`patch`](crate::build::patch)); `short` then ends in `+FILE…` too.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub patches: Vec<Patch>,
     #[serde(skip)]
     pub oid: Oid,
 }
 
 impl CommitInfo {
+    /// What a build of this subject is: the commit id, and the patches' hash after a `+`.
+    pub fn key(&self) -> String {
+        match self.patches.is_empty() {
+            true => self.id.clone(),
+            false => format!("{}+{}", self.id, patch::key(&self.patches)),
+        }
+    }
+
     /// The committer date, with the author date when it is more than a day
     /// away: `2023-02-07 (authored 2022-11-30)`.
     pub fn dates(&self) -> String {
@@ -165,6 +178,29 @@ impl Repo {
     }
 
     /// Resolve like git does: sha prefixes, tags, branches, REV^, REV~3.
+    /// A revision, or a revision with patch files applied: `REV+FILE[+FILE…]` (see
+    /// [`patch`](crate::build::patch)) when `text` is no revision itself and every part after
+    /// a `+` is a file. The patches must apply to the commit (checked without building).
+    pub fn resolve_subject(&self, text: &str) -> Result<CommitInfo> {
+        let split =
+            patch::split(text.trim()).filter(|_| self.repo.revparse_single(text.trim()).is_err());
+        let Some((rev, files)) = split else {
+            return self.resolve(text);
+        };
+        let mut c = self.resolve(rev)?;
+        for f in files {
+            let p = Patch::load(Path::new(f))?;
+            if c.patches.iter().any(|q| q.path == p.path) {
+                bail!("patch {f} is given twice in '{text}'");
+            }
+            c.patches.push(p);
+        }
+        let onto = format!("{rev} ({})", c.short);
+        patch::check(&c.patches, &onto, &|path| self.read_file(&c, path))?;
+        c.short = format!("{}{}", c.short, patch::suffix(&c.patches));
+        Ok(c)
+    }
+
     pub fn resolve(&self, rev: &str) -> Result<CommitInfo> {
         let rev = rev.trim();
         // An argument such as --upload-pack=… is never a revision.
@@ -176,6 +212,11 @@ impl Repo {
                 anyhow::anyhow!(
                     "unknown revision '{rev}' in {}, a shallow clone: it may lie beyond the shallow boundary; fetch the history with `git -C {} fetch --unshallow`",
                     self.path.display(),
+                    self.path.display()
+                )
+            } else if patch::split(rev).is_some() {
+                anyhow::anyhow!(
+                    "unknown revision '{rev}' in {}: a revision with patches (REV+FILE) is measured by run, compare, verify, gate, matrix and build, not searched",
                     self.path.display()
                 )
             } else {
@@ -213,6 +254,7 @@ impl Repo {
             author: author_name,
             date,
             author_date,
+            patches: Vec::new(),
             oid,
         })
     }

@@ -395,7 +395,7 @@ impl LibraryArgs {
             for rev in &self.revs {
                 libs.push(Library::Revision {
                     label: rev.clone(),
-                    commit: repo.resolve(rev)?,
+                    commit: repo.resolve_subject(rev)?,
                 });
             }
         } else if self.openssl_dirs.is_empty() {

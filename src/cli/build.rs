@@ -84,7 +84,7 @@ pub fn run(g: &Global, a: BuildCmd) -> Result<ExitCode> {
     let commits = a
         .revs
         .iter()
-        .map(|r| repo.resolve(r))
+        .map(|r| repo.resolve_subject(r))
         .collect::<Result<Vec<_>>>()?;
     let cache = Cache::open(g.cache.as_deref())?;
     let opts = a.build.options(&recipe);

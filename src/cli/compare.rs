@@ -1,3 +1,4 @@
+use crate::build::patch;
 use anyhow::Result;
 use clap::Args;
 use std::process::ExitCode;
@@ -55,7 +56,11 @@ pub fn run_compare(g: &Global, a: CompareArgs) -> Result<ExitCode> {
 
 pub fn run_verify(g: &Global, a: VerifyArgs) -> Result<ExitCode> {
     let (repo, _) = a.common.build.open()?;
-    let c = repo.resolve(&a.rev)?;
+    let c = repo.resolve_subject(&a.rev)?;
+    // A patched revision is checked against the revision without its patches.
+    if let (false, Some((rev, _))) = (c.patches.is_empty(), patch::split(&a.rev)) {
+        return compare_revs(g, &a.common, rev, &a.rev);
+    }
     // Fails with a clear message on a root commit.
     repo.parent(&c)?;
     compare_revs(g, &a.common, &format!("{}^", a.rev), &a.rev)
@@ -69,8 +74,8 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     let spec = reg.parse_spec(&o.tool.tool)?;
     let (repo, recipe) = o.build.open()?;
-    let ca = repo.resolve(a)?;
-    let cb = repo.resolve(b)?;
+    let ca = repo.resolve_subject(a)?;
+    let cb = repo.resolve_subject(b)?;
     let cache = Cache::open(g.cache.as_deref())?;
     let schedule = o.sampling.schedule();
     schedule.validate()?;
@@ -79,7 +84,7 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode
     let mut session = Session::new(
         &cache,
         o.sampling.timing.timing(),
-        Reuse::Context(format!("compare {} {}", ca.id, cb.id)),
+        Reuse::Context(format!("compare {} {}", ca.key(), cb.key())),
     )
     .with_repo(&repo, o.build.options(&recipe));
     // Every thread count's two sides are subjects of the one session (builds shared); each
@@ -124,6 +129,8 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode
                 b,
                 a_commit: &ca.id,
                 b_commit: &cb.id,
+                a_patches: &ca.patches,
+                b_patches: &cb.patches,
             },
             &c,
             alpha,

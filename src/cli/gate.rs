@@ -54,8 +54,8 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
     let threads = a.tools.threads_or(&[1]);
     a.sampling.timing.check_threads(&threads)?;
     let (repo, recipe) = a.build.open()?;
-    let base = repo.resolve(&a.base)?;
-    let head = repo.resolve(&a.head)?;
+    let base = repo.resolve_subject(&a.base)?;
+    let head = repo.resolve_subject(&a.head)?;
     let cache = Cache::open(g.cache.as_deref())?;
     let schedule = a.sampling.schedule();
     schedule.validate()?;
@@ -68,7 +68,7 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
     let mut session = Session::new(
         &cache,
         a.sampling.timing.timing(),
-        Reuse::Context(format!("gate {} {}", base.id, head.id)),
+        Reuse::Context(format!("gate {} {}", base.key(), head.key())),
     )
     .with_repo(&repo, a.build.options(&recipe));
     let lib_base = session.add_library(Library::Revision {
@@ -157,6 +157,8 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
                         b: &a.head,
                         a_commit: &base.id,
                         b_commit: &head.id,
+                        a_patches: &base.patches,
+                        b_patches: &head.patches,
                     },
                     &c,
                     a.alpha.alpha,

@@ -94,7 +94,7 @@ pub fn run(g: &Global, a: MatrixArgs) -> Result<ExitCode> {
         let lib = if let (Some(rev), Some((repo, _))) = (a.revs.get(t), &repo) {
             Library::Revision {
                 label: rev.clone(),
-                commit: repo.resolve(rev)?,
+                commit: repo.resolve_subject(rev)?,
             }
         } else {
             let d = &a.openssl_dirs[t - a.revs.len()];

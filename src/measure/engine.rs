@@ -229,7 +229,7 @@ impl<'a> Session<'a> {
     pub fn add_library(&mut self, lib: Library) -> usize {
         if let Library::Revision { commit, .. } = &lib {
             let same = self.libs.iter().position(
-                |(l, _)| matches!(l, Library::Revision { commit: c, .. } if c.id == commit.id),
+                |(l, _)| matches!(l, Library::Revision { commit: c, .. } if c.key() == commit.key()),
             );
             if let Some(i) = same {
                 return i;
@@ -296,12 +296,12 @@ impl<'a> Session<'a> {
                         .repo
                         .as_ref()
                         .ok_or_else(|| anyhow::anyhow!("no repository to build {label} from"))?;
-                    let built = match self.prebuilt.remove(&commit.id) {
+                    let built = match self.prebuilt.remove(&commit.key()) {
                         Some(b) => b?,
                         None => builds::ensure(self.cache, repo, commit, opts)?,
                     };
                     self.builds.insert(
-                        commit.id.clone(),
+                        commit.key(),
                         BuildUse {
                             commit: commit.id.clone(),
                             fresh: built.fresh,
@@ -357,7 +357,7 @@ impl<'a> Session<'a> {
         for &(i, _) in wants {
             let lib = &self.libs[self.subjects[i].0.lib];
             if let (Library::Revision { commit, .. }, LibState::Unknown) = (&lib.0, &lib.1) {
-                if !commits.iter().any(|c| c.id == commit.id) {
+                if !commits.iter().any(|c| c.key() == commit.key()) {
                     commits.push(commit);
                 }
             }
@@ -366,7 +366,7 @@ impl<'a> Session<'a> {
             return;
         }
         let built = builds::ensure_all(self.cache, repo, &commits, opts);
-        let ids: Vec<String> = commits.iter().map(|c| c.id.clone()).collect();
+        let ids: Vec<String> = commits.iter().map(|c| c.key()).collect();
         self.prebuilt.extend(ids.into_iter().zip(built));
     }
 

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use crate::analysis::stats::{Comparison, Verdict};
+use crate::build::patch::Patch;
 use crate::measure::metric::Metric;
 use crate::report::us;
 
@@ -27,6 +28,11 @@ pub struct CompareReport {
     pub b: String,
     pub a_commit: String,
     pub b_commit: String,
+    /// Patch files applied on top of each side's commit (a subject `REV+FILE…`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub a_patches: Vec<Patch>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub b_patches: Vec<Patch>,
     pub verdict: Verdict,
     /// mean(B) / mean(A) of µs/op: above 1 means B is slower.
     pub ratio: f64,
@@ -57,6 +63,8 @@ pub struct Sides<'a> {
     pub b: &'a str,
     pub a_commit: &'a str,
     pub b_commit: &'a str,
+    pub a_patches: &'a [Patch],
+    pub b_patches: &'a [Patch],
 }
 
 impl CompareReport {
@@ -76,6 +84,8 @@ impl CompareReport {
             b: sides.b.to_string(),
             a_commit: sides.a_commit.to_string(),
             b_commit: sides.b_commit.to_string(),
+            a_patches: sides.a_patches.to_vec(),
+            b_patches: sides.b_patches.to_vec(),
             verdict: c.verdict,
             ratio: c.ratio.ratio,
             ratio_ci: (c.ratio.lo, c.ratio.hi),

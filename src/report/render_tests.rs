@@ -57,6 +57,8 @@ fn compare_report() -> CompareReport {
             b: "openssl-3.1.4",
             a_commit: &"a".repeat(40),
             b_commit: &"b".repeat(40),
+            a_patches: &[],
+            b_patches: &[],
         },
         &comparison(&OLD, &NEW),
         0.01,
@@ -919,6 +921,7 @@ fn scan_report() -> super::scan::ScanReport {
                 author: "A. Developer".into(),
                 date: format!("2024-{:02}-{:02}", 1 + i / 28, 1 + i % 28),
                 author_date: None,
+                patches: Vec::new(),
                 oid: git2::Oid::zero(),
             }
         })
