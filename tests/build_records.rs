@@ -576,7 +576,7 @@ fn a_stub_library_is_never_published_as_libssl() {
     assert_eq!(failed["ok"], false, "{failed}");
     let err = failed["error"].as_str().unwrap();
     assert!(
-        err.starts_with("the published libraries fail the load check: lib/libssl.so.3 exports no SSL_CTX_new; lib/libssl.so.3 exports no SSL_new;"),
+        err.starts_with("the published libraries fail the load check: lib/libssl.so.3 exports no SSL_CTX_new, SSL_new, SSL_free, TLS_server_method, TLS_client_method; log: "),
         "{err}"
     );
     assert!(!entry_of(&cache, &ids[1]).join("prefix").exists());
@@ -595,11 +595,8 @@ fn a_stub_library_is_never_published_as_libssl() {
     fs::write(entry.join("meta.json"), old.to_string()).unwrap();
     let o = build(&cache, &repo, &[&ids[0]]);
     assert_built(&o);
-    assert!(
-        stderr(&o).contains("was published before builds were checked, and fails the check (lib/libssl.so.3 exports no SSL_CTX_new;"),
-        "{}",
-        stderr(&o)
-    );
+    let warning = "was published before builds were checked, and fails the check (lib/libssl.so.3 exports no SSL_CTX_new, SSL_new,";
+    assert_eq!(stderr(&o).matches(warning).count(), 1, "{}", stderr(&o));
     let entry = entry_of(&cache, &ids[0]);
     assert!(exports(
         &entry.join("prefix/lib/libssl.so.3"),

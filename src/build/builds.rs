@@ -833,10 +833,18 @@ pub fn read_entry(entry: &Path) -> Result<Option<Built>> {
 /// and treated as absent, so it is built again — by today's publishing, which is what the
 /// check most often catches (issue 29: a stub library published under the real one's name).
 fn recheck(entry: &Path, meta: &mut BuildMeta) -> Result<bool> {
+    // An entry is read several times per command (looked up, then again under its lock):
+    // one check and one warning each.
+    static FAILED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut failed = FAILED.lock().unwrap_or_else(|e| e.into_inner());
+    if failed.iter().any(|p| p == entry) {
+        return Ok(false);
+    }
     let prefix = entry.join("prefix");
     let problems = installed::check(&prefix)
         .with_context(|| format!("cannot check the build entry {}", entry.display()))?;
     if !problems.is_empty() {
+        failed.push(entry.to_path_buf());
         eprintln!(
             "perfbisect: warning: the build of {} in {} was published before builds were checked, and fails the check ({}); rebuilding",
             meta.label(),

@@ -268,13 +268,28 @@ fn parse_report(text: &str, prefix: &Path) -> Vec<Problem> {
         .collect()
 }
 
-/// The problems as one line, for a build's error and log.
+/// The problems as one line, for a build's error and log; the symbols one file lacks are
+/// listed together (`lib/libssl.so.3 exports no SSL_CTX_new, SSL_new`).
 pub fn summary(problems: &[Problem]) -> String {
-    problems
-        .iter()
-        .map(|p| p.to_string())
-        .collect::<Vec<_>>()
-        .join("; ")
+    let mut parts: Vec<String> = Vec::new();
+    let mut last_missing: Option<&str> = None;
+    for p in problems {
+        match p {
+            Problem::Missing { file, symbol } if last_missing == Some(file.as_str()) => {
+                let last = parts.last_mut().expect("a part for this file");
+                last.push_str(&format!(", {symbol}"));
+            }
+            Problem::Missing { file, .. } => {
+                parts.push(p.to_string());
+                last_missing = Some(file);
+            }
+            Problem::DoesNotLoad { .. } => {
+                parts.push(p.to_string());
+                last_missing = None;
+            }
+        }
+    }
+    parts.join("; ")
 }
 
 #[cfg(test)]
@@ -285,13 +300,16 @@ mod tests {
     fn the_helpers_report_reads_back_as_problems() {
         let prefix = Path::new("/c/builds/x/prefix");
         let report = "loading /c/builds/x/prefix/lib/libcrypto.so.3\n\
+                      symbol /c/builds/x/prefix/lib/libcrypto.so.3 ERR_clear_error\n\
+                      symbol /c/builds/x/prefix/lib/libcrypto.so.3 OpenSSL_version\n\
                       loading /c/builds/x/prefix/lib/ossl-modules/legacy.so\n\
                       load /c/builds/x/prefix/lib/ossl-modules/legacy.so: /c/builds/x/prefix/lib/ossl-modules/legacy.so: undefined symbol: ossl_foo\n\
                       symbol /c/builds/x/prefix/lib/libssl.so.3 TLS_server_method\n";
         let p = parse_report(report, prefix);
         assert_eq!(
             summary(&p),
-            "lib/ossl-modules/legacy.so does not load (undefined symbol: ossl_foo); \
+            "lib/libcrypto.so.3 exports no ERR_clear_error, OpenSSL_version; \
+             lib/ossl-modules/legacy.so does not load (undefined symbol: ossl_foo); \
              lib/libssl.so.3 exports no TLS_server_method"
         );
     }
