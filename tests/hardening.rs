@@ -1645,6 +1645,61 @@ fn bad_invocations_catalogue_synthetic_repo() {
             "unknown argument 'nosucharg'",
         ),
         (&["run", "--tool", "fakework:tag"], "is not key=value"),
+        // A value given twice is a slip, never silently the last one or a double measurement.
+        (
+            &["run", "--tool", "fakework:tag=a,tag=b"],
+            "argument 'tag' of tool fakework is given twice",
+        ),
+        (
+            &["run", "--tool", "fakework", "--tool", "fakework:tag=none"],
+            "tool fakework is given twice",
+        ),
+        (
+            &["run", "--tool", "fakework", "--threads", "1,2,1"],
+            "thread count 1 is listed twice",
+        ),
+        (
+            &["run", "--tool", "fakework", "--duration", "100000000"],
+            "longer than perfbisect allows",
+        ),
+        (
+            &[
+                "compare",
+                "--repo",
+                r,
+                "--tool",
+                "fakework",
+                "--threads",
+                "1,1",
+                "HEAD~1",
+                "HEAD",
+            ],
+            "thread count 1 is listed twice",
+        ),
+        (
+            &[
+                "matrix",
+                "--repo",
+                r,
+                "--tool",
+                "fakework",
+                "--revs",
+                "HEAD,HEAD",
+            ],
+            "revision HEAD is listed twice",
+        ),
+        (
+            &[
+                "run", "--repo", r, "--tool", "fakework", "--rev", "HEAD", "--rev", "HEAD",
+            ],
+            "revision HEAD is listed twice",
+        ),
+        (&["simulate", "--trials", "0"], "not a count of at least 1"),
+        (&["simulate", "--commits", "0"], "not a count of at least 1"),
+        (
+            &["build", "--repo", r, "--jobs", "0", "HEAD"],
+            "not a count of at least 1",
+        ),
         (
             &[
                 "run",

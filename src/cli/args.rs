@@ -15,20 +15,41 @@ pub struct ToolArg {
     #[arg(long, value_name = "SPEC")]
     pub tool: String,
     /// Thread counts, comma-separated: every commit is measured at each (interleaved, builds shared); a change at any of them counts, and each is reported
-    #[arg(long, default_value = "1", value_delimiter = ',', value_parser = parse_threads, value_name = "LIST")]
-    pub threads: Vec<usize>,
+    #[arg(long, default_value = "1", value_parser = parse_thread_list, value_name = "LIST")]
+    pub threads: ThreadList,
+}
+
+/// `--threads 1,8,32`: positive thread counts, each once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadList(pub Vec<usize>);
+
+/// A comma-separated list of thread counts: each a count [`parse_threads`] accepts, none
+/// given twice (`1,1` is a slip, not a request to measure twice).
+pub fn parse_thread_list(s: &str) -> Result<ThreadList, String> {
+    let v = s
+        .split(',')
+        .map(parse_threads)
+        .collect::<Result<Vec<usize>, String>>()?;
+    unique("thread count", &v)?;
+    Ok(ThreadList(v))
+}
+
+/// Refuses a list that names one item twice.
+pub fn unique<T: PartialEq + std::fmt::Display>(what: &str, items: &[T]) -> Result<(), String> {
+    match items
+        .iter()
+        .enumerate()
+        .find(|(i, x)| items[..*i].contains(x))
+    {
+        Some((_, x)) => Err(format!("{what} {x} is listed twice")),
+        None => Ok(()),
+    }
 }
 
 impl ToolArg {
-    /// The thread counts, each once, in the order given.
+    /// The thread counts, in the order given.
     pub fn thread_counts(&self) -> Vec<usize> {
-        let mut v: Vec<usize> = Vec::new();
-        for t in &self.threads {
-            if !v.contains(t) {
-                v.push(*t);
-            }
-        }
-        v
+        self.threads.0.clone()
     }
 
     /// `1,8,32` as given on the command line.
@@ -63,17 +84,16 @@ pub struct ToolsArgs {
     #[arg(long = "tool", required = true, value_name = "SPEC")]
     pub tools: Vec<String>,
     /// Thread counts, comma-separated [default: 1; matrix: 1,2,4]
-    #[arg(long, value_delimiter = ',', value_parser = parse_threads, value_name = "LIST")]
-    pub threads: Vec<usize>,
+    #[arg(long, value_parser = parse_thread_list, value_name = "LIST")]
+    pub threads: Option<ThreadList>,
 }
 
 impl ToolsArgs {
     /// The thread counts given, else the command's default.
     pub fn threads_or(&self, default: &[usize]) -> Vec<usize> {
-        if self.threads.is_empty() {
-            default.to_vec()
-        } else {
-            self.threads.clone()
+        match &self.threads {
+            Some(t) => t.0.clone(),
+            None => default.to_vec(),
         }
     }
 }
@@ -287,10 +307,18 @@ pub fn parse_threads(s: &str) -> Result<usize, String> {
     }
 }
 
-/// A positive, finite number of seconds.
+/// The longest sample or timeout perfbisect accepts: a day. A sample is one process's
+/// window (perftools' runs are 5 s); beyond this it is a typo (`--duration 100000000` is three
+/// years), and a timeout of 30 + 4 x that would never fire.
+pub const MAX_SECONDS: f64 = 86_400.0;
+
+/// A positive, finite number of seconds, at most [`MAX_SECONDS`].
 pub fn parse_duration(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(v) if v.is_finite() && v > 0.0 && v <= MAX_SECONDS => Ok(v),
+        Ok(v) if v > MAX_SECONDS => Err(format!(
+            "{s} seconds is longer than perfbisect allows ({MAX_SECONDS:.0} s, a day)"
+        )),
         Ok(_) => Err("the duration must be more than 0 seconds".into()),
         Err(_) => Err(format!("'{s}' is not a number of seconds")),
     }
@@ -392,6 +420,7 @@ impl LibraryArgs {
         use crate::measure::prefix::Prefix;
         let mut libs = Vec::new();
         if let Some(repo) = repo {
+            unique("revision", &self.revs).map_err(anyhow::Error::msg)?;
             for rev in &self.revs {
                 libs.push(Library::Revision {
                     label: rev.clone(),

@@ -27,7 +27,7 @@ pub struct BuildArgs {
     #[arg(long)]
     pub clean_build: bool,
     /// Parallel make jobs (default: the number of cores)
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::args::parse_count)]
     pub jobs: Option<usize>,
     /// Work trees kept for incremental builds; each build continues the one whose commit is
     /// nearest (a bisect alternates between the ends of its range)

@@ -45,6 +45,13 @@ pub fn run(g: &Global, a: MatrixArgs) -> Result<ExitCode> {
     if a.revs.is_empty() && a.openssl_dirs.is_empty() {
         bail!("matrix needs --revs REV,REV,... or --openssl-dir PREFIX");
     }
+    super::args::unique("revision", &a.revs).map_err(anyhow::Error::msg)?;
+    let dirs: Vec<String> = a
+        .openssl_dirs
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    super::args::unique("--openssl-dir", &dirs).map_err(anyhow::Error::msg)?;
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     let specs = reg.parse_specs(&a.tools.tools)?;
     // Instructions are a one-thread metric: its table is one column by default.

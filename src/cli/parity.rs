@@ -3,7 +3,7 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::args::{parse_threads, LibraryArgs, TimingArgs};
+use super::args::{LibraryArgs, TimingArgs};
 use crate::build::builds;
 use crate::cache::Cache;
 use crate::measure::engine::{Reuse, Session, Subject};
@@ -21,10 +21,10 @@ pub struct ParityArgs {
     #[arg(long = "tool", value_name = "SPEC")]
     pub tools: Vec<String>,
     /// Thread counts, comma-separated [default: 1,2; --metric instructions: 1]
-    #[arg(long, value_delimiter = ',', value_parser = parse_threads)]
-    pub threads: Vec<usize>,
+    #[arg(long, value_parser = super::args::parse_thread_list)]
+    pub threads: Option<super::args::ThreadList>,
     /// Rounds: in each, every row gets one perftools run and one perfbisect sample, back to back [default: 6; --metric instructions: 2]
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::parse_count)]
     pub rounds: Option<usize>,
     /// A row is "within" when the means differ by at most this many percent
     #[arg(long, default_value_t = 5.0)]
@@ -40,19 +40,17 @@ pub struct ParityArgs {
 
 /// perfbisect's kernels next to perftools' programs on the same OpenSSL builds, interleaved
 /// round by round, so that a difference between the two is the programs', not the machine's.
-pub fn run(g: &Global, mut a: ParityArgs) -> Result<ExitCode> {
+pub fn run(g: &Global, a: ParityArgs) -> Result<ExitCode> {
     // Counts of instructions barely move from run to run (see metric.rs): two rounds show that
     // they did not.
     let metric = a.timing.metric.metric;
     let rounds = a.rounds.unwrap_or(if metric.is_time() { 6 } else { 2 });
-    if a.threads.is_empty() {
-        a.threads = if metric.is_time() {
-            vec![1, 2]
-        } else {
-            vec![1]
-        };
-    }
-    for &t in &a.threads {
+    let threads = match &a.threads {
+        Some(t) => t.0.clone(),
+        None if metric.is_time() => vec![1, 2],
+        None => vec![1],
+    };
+    for &t in &threads {
         metric.check_threads(t)?;
     }
     if rounds < 2 {
@@ -100,7 +98,7 @@ pub fn run(g: &Global, mut a: ParityArgs) -> Result<ExitCode> {
         let pt = Perftools::build(&cache, &a.perftools, &prefix, jobs, !g.quiet)?;
         let b = builds.len();
         builds.push((pt, prefix));
-        for (s, t) in super::cells(specs.len(), &a.threads, None) {
+        for (s, t) in super::cells(specs.len(), &threads, None) {
             let cp = &counterparts[s];
             let i = session.add_subject(Subject {
                 lib: l,

@@ -12,7 +12,7 @@ use crate::report::simulate::{SimulateFormat, Simulated};
 #[derive(Args)]
 pub struct SimulateArgs {
     /// Commits in the simulated range
-    #[arg(long, default_value = "1000")]
+    #[arg(long, default_value = "1000", value_parser = super::args::parse_count)]
     commits: usize,
     /// A step: EFFECT[@COMMIT][/SPREAD], e.g. 10% (random place), -5%@700, or 10%/5 (gradual: over 5 consecutive commits); repeatable
     #[arg(long = "step", value_name = "EFFECT[@COMMIT][/SPREAD]", value_parser = parse_step, allow_hyphen_values = true)]
@@ -63,10 +63,10 @@ pub struct SimulateArgs {
     #[arg(long, value_parser = parse_rate)]
     fail_rate: Option<f64>,
     /// Searches to run with the steps
-    #[arg(long, default_value = "1000")]
+    #[arg(long, default_value = "1000", value_parser = super::args::parse_count)]
     trials: usize,
     /// Searches to run on a range without any step, for the false-alarm rate (default: --trials)
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::parse_count)]
     alarm_trials: Option<usize>,
     /// Fraction of commits whose build fails
     #[arg(long, default_value = "0")]

@@ -138,7 +138,7 @@ impl Registry {
     /// Every `--tool` given; `all` stands for every kernel but noop, with its
     /// defaults.
     pub fn parse_specs(&self, specs: &[String]) -> Result<Vec<ToolSpec>> {
-        let mut out = Vec::new();
+        let mut out: Vec<ToolSpec> = Vec::new();
         for s in specs {
             if s == "all" {
                 for k in self.all().filter(|k| k.name != "noop") {
@@ -147,6 +147,15 @@ impl Registry {
             } else {
                 out.push(self.parse_spec(s)?);
             }
+        }
+        // By what is measured: `pkeyread` and `pkeyread:key=ec` are one tool when ec is the
+        // default, and `all` holds every kernel.
+        if let Some((_, dup)) = out
+            .iter()
+            .enumerate()
+            .find(|(i, o)| out[..*i].iter().any(|p| p.short() == o.short()))
+        {
+            bail!("tool {} is given twice", dup.short());
         }
         Ok(out)
     }
@@ -168,6 +177,7 @@ impl Registry {
             .map(|a| (a.name.clone(), a.default.clone()))
             .collect();
         if let Some(rest) = rest {
+            let mut given = std::collections::BTreeSet::new();
             for kv in rest.split(',').filter(|s| !s.is_empty()) {
                 let (k, v) = kv
                     .split_once('=')
@@ -184,6 +194,9 @@ impl Registry {
                     }
                 })?;
                 validate_value(kernel, a, v)?;
+                if !given.insert(k) {
+                    bail!("argument '{k}' of tool {name} is given twice in '{spec}'");
+                }
                 args.insert(k.to_string(), v.to_string());
             }
         }
