@@ -1,19 +1,8 @@
 //! perfbisect: find the OpenSSL commit that made an operation slower (or
-//! faster). This file only wires the command line to the stages.
+//! faster). This file only wires the command line to the library's commands.
 
-mod analysis;
-mod build;
-mod cache;
-mod cli;
-mod hashing;
-mod host;
-mod interrupt;
-mod measure;
-mod progress;
-mod report;
-
-use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
+use clap::{Parser, Subcommand};
+use perfbisect::{cli, interrupt, progress, Global};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -27,22 +16,6 @@ struct Cli {
     global: Global,
     #[command(subcommand)]
     command: Command,
-}
-
-#[derive(Args, Clone)]
-pub struct Global {
-    /// Cache directory (default: $PERFBISECT_CACHE, else ~/.cache/perfbisect)
-    #[arg(long, global = true, value_name = "DIR")]
-    cache: Option<PathBuf>,
-    /// Extra kernels (*.c) to use beside the built-in ones
-    #[arg(long, global = true, value_name = "DIR")]
-    kernels_dir: Option<PathBuf>,
-    /// Print only results
-    #[arg(short, long, global = true)]
-    quiet: bool,
-    /// Print every sample and build step
-    #[arg(short, long, global = true)]
-    verbose: bool,
 }
 
 #[derive(Subcommand)]

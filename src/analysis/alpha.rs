@@ -46,8 +46,14 @@ impl Schedule {
         v
     }
 
+    /// The number of looks.
     pub fn len(&self) -> usize {
         self.looks().len()
+    }
+
+    /// A schedule always has its first look; validation refuses one without.
+    pub fn is_empty(&self) -> bool {
+        self.looks().is_empty()
     }
 }
 
