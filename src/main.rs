@@ -2,6 +2,7 @@
 //! faster). This file only wires the command line to the library's commands.
 
 use clap::{Parser, Subcommand};
+use perfbisect::cli::exit::Exit;
 use perfbisect::{cli, interrupt, progress, Global};
 use std::process::ExitCode;
 
@@ -82,7 +83,7 @@ fn main() -> ExitCode {
             let msg = msg.join(" ");
             let msg = msg.strip_prefix("error: ").unwrap_or(&msg);
             eprintln!("perfbisect: error: {msg} (see --help)");
-            return ExitCode::from(2);
+            return Exit::Failed.into();
         }
     };
     progress::set_level(if cli.global.quiet {
@@ -97,7 +98,7 @@ fn main() -> ExitCode {
         return ExitCode::from(cli::run::sample_child(a) as u8);
     }
     interrupt::install();
-    let result = match cli.command {
+    let result: anyhow::Result<cli::exit::Exit> = match cli.command {
         Command::Run(a) => cli::run::run(&cli.global, a),
         Command::Kernels(a) => cli::kernels::run(&cli.global, a),
         Command::Build(a) => cli::build::run(&cli.global, a),
@@ -117,19 +118,19 @@ fn main() -> ExitCode {
         Command::Sample(_) => unreachable!("handled above"),
     };
     match result {
-        Ok(code) => code,
+        Ok(exit) => exit.into(),
         // Whatever error a Ctrl-C caused (a killed child, a cut pipe), the
         // answer is the same: stopped, nothing half-written, how to resume.
         Err(e)
             if e.downcast_ref::<interrupt::Interrupted>().is_some() || interrupt::interrupted() =>
         {
             eprintln!("perfbisect: {}", interrupt::Interrupted);
-            ExitCode::from(130)
+            Exit::Interrupted.into()
         }
         Err(e) => {
             let msg = format!("{e:#}").replace('\n', " ");
             eprintln!("perfbisect: error: {msg}");
-            ExitCode::from(2)
+            Exit::Failed.into()
         }
     }
 }

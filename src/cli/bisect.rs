@@ -1,6 +1,6 @@
+use crate::cli::exit::Exit;
 use anyhow::{bail, Result};
 use clap::Args;
-use std::process::ExitCode;
 use std::time::Instant;
 
 use super::args::{GridArg, LinkArgs, SequentialArgs, StatsArgs, StopArgs, ToolArg};
@@ -136,7 +136,7 @@ fn reproduce(a: &BisectArgs) -> String {
     s
 }
 
-pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
+pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     if a.scan {
         return super::scan::run(g, as_scan(a)?);
     }
@@ -378,9 +378,9 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<ExitCode> {
     }
     // 3: finished, but a candidate change point did not hold on its fresh block of samples.
     if json.culprits.iter().any(|c| !c.confirmed) {
-        return Ok(ExitCode::from(3));
+        return Ok(Exit::Unconfirmed);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }
 
 /// `--explain`: each confirmed culprit against its parent, profiled at one

@@ -1,7 +1,7 @@
+use crate::cli::exit::Exit;
 use anyhow::{bail, Result};
 use clap::Args;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use crate::build::builds::{self, BuildOptions, Built};
 use crate::build::recipe::{self, Recipe};
@@ -79,7 +79,7 @@ pub struct BuildCmd {
     build: BuildArgs,
 }
 
-pub fn run(g: &Global, a: BuildCmd) -> Result<ExitCode> {
+pub fn run(g: &Global, a: BuildCmd) -> Result<Exit> {
     let (repo, recipe) = a.build.open()?;
     let commits = a
         .revs
@@ -104,7 +104,7 @@ pub fn run(g: &Global, a: BuildCmd) -> Result<ExitCode> {
             failed.join(", ")
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }
 
 /// One line per build (plus the log tail for a failure).

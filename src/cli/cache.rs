@@ -1,7 +1,7 @@
+use crate::cli::exit::Exit;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::build::builds;
@@ -79,7 +79,7 @@ fn size(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / 1048576.0)
 }
 
-pub fn run(g: &Global, a: CacheCmd) -> Result<ExitCode> {
+pub fn run(g: &Global, a: CacheCmd) -> Result<Exit> {
     let cache = Cache::open(g.cache.as_deref())?;
     match a.action {
         CacheAction::Ls { format } => {
@@ -87,7 +87,7 @@ pub fn run(g: &Global, a: CacheCmd) -> Result<ExitCode> {
             if format == Format::Json {
                 let metas: Vec<_> = list.iter().map(|b| &b.meta).collect();
                 println!("{}", serde_json::to_string_pretty(&metas)?);
-                return Ok(ExitCode::SUCCESS);
+                return Ok(Exit::Done);
             }
             let mut t = Table::new(&[
                 "commit", "version", "recipe", "size", "age", "status", "subject",
@@ -169,7 +169,7 @@ pub fn run(g: &Global, a: CacheCmd) -> Result<ExitCode> {
             println!("removed {removed} build(s)");
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }
 
 /// Remove an entry by renaming it out of sight first, so no reader sees it

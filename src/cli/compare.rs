@@ -1,7 +1,7 @@
 use crate::build::patch;
+use crate::cli::exit::Exit;
 use anyhow::Result;
 use clap::Args;
-use std::process::ExitCode;
 
 use super::args::{LinkArgs, SequentialArgs, StatsArgs, ToolArg};
 use super::build::BuildArgs;
@@ -50,11 +50,11 @@ pub struct CommonArgs {
     links: LinkArgs,
 }
 
-pub fn run_compare(g: &Global, a: CompareArgs) -> Result<ExitCode> {
+pub fn run_compare(g: &Global, a: CompareArgs) -> Result<Exit> {
     compare_revs(g, &a.common, &a.a, &a.b)
 }
 
-pub fn run_verify(g: &Global, a: VerifyArgs) -> Result<ExitCode> {
+pub fn run_verify(g: &Global, a: VerifyArgs) -> Result<Exit> {
     let (repo, _) = a.common.build.open()?;
     let c = repo.resolve_subject(&a.rev)?;
     // A patched revision is checked against the revision without its patches.
@@ -68,7 +68,7 @@ pub fn run_verify(g: &Global, a: VerifyArgs) -> Result<ExitCode> {
 
 /// Measure two revisions interleaved, growing samples until the verdict is
 /// decided (or the cap), and print it.
-fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode> {
+fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<Exit> {
     let links = o.links.links()?;
     o.sampling.timing.check_threads(&o.tool.thread_counts())?;
     let reg = Registry::load(g.kernels_dir.as_deref())?;
@@ -147,5 +147,5 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<ExitCode
     // With several thread counts: one report per thread count, one after the other (JSON: one
     // object each).
     print!("{out}");
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }

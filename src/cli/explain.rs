@@ -1,7 +1,7 @@
+use crate::cli::exit::Exit;
 use anyhow::{bail, Result};
 use clap::Args;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use super::args::parse_duration;
 use super::build::BuildArgs;
@@ -40,7 +40,7 @@ pub struct ExplainArgs {
 
 /// Profile the tool's operation under callgrind on both builds and show the
 /// functions whose instructions per operation changed most.
-pub fn run(g: &Global, a: ExplainArgs) -> Result<ExitCode> {
+pub fn run(g: &Global, a: ExplainArgs) -> Result<Exit> {
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     let spec = reg.parse_spec(&a.tool)?;
     let (repo, recipe) = a.build.open()?;
@@ -101,5 +101,5 @@ pub fn run(g: &Global, a: ExplainArgs) -> Result<ExitCode> {
     });
     report.write_flamegraph(&svg, (&pa, &pb))?;
     print!("{}", a.format.render(&report)?);
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }

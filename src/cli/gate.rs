@@ -1,6 +1,6 @@
+use crate::cli::exit::Exit;
 use anyhow::Result;
 use clap::Args;
-use std::process::ExitCode;
 
 use super::args::{parse_effect, AlphaArg, SequentialArgs, ToolsArgs};
 use super::build::BuildArgs;
@@ -48,7 +48,7 @@ pub struct GateArgs {
     format: GateFormat,
 }
 
-pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
+pub fn run(g: &Global, a: GateArgs) -> Result<Exit> {
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     let specs = reg.parse_specs(&a.tools.tools)?;
     let threads = a.tools.threads_or(&[1]);
@@ -185,5 +185,5 @@ pub fn run(g: &Global, a: GateArgs) -> Result<ExitCode> {
         metric: session.metric(),
     };
     report.emit(a.format)?;
-    Ok(ExitCode::from(report.exit_code))
+    Ok(Exit::of_gate(report.exit_code))
 }

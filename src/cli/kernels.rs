@@ -1,6 +1,6 @@
+use crate::cli::exit::Exit;
 use anyhow::Result;
 use clap::Args;
-use std::process::ExitCode;
 
 use crate::measure::kernel::Registry;
 use crate::report::{Format, Table};
@@ -13,12 +13,12 @@ pub struct KernelsArgs {
     format: Format,
 }
 
-pub fn run(g: &Global, a: KernelsArgs) -> Result<ExitCode> {
+pub fn run(g: &Global, a: KernelsArgs) -> Result<Exit> {
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     if a.format == Format::Json {
         let all: Vec<_> = reg.all().collect();
         println!("{}", serde_json::to_string_pretty(&all)?);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Done);
     }
     let mut t = Table::new(&[
         "kernel",
@@ -58,5 +58,5 @@ pub fn run(g: &Global, a: KernelsArgs) -> Result<ExitCode> {
         ]);
     }
     print!("{}", t.render(a.format)?);
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }

@@ -1,6 +1,6 @@
+use crate::cli::exit::Exit;
 use anyhow::Result;
 use clap::Args;
-use std::process::ExitCode;
 
 use crate::cache::Cache;
 use crate::report::bisect::SavedBisect;
@@ -14,7 +14,7 @@ pub struct LogArgs {
 }
 
 /// Past bisects in this cache, newest first, with their results.
-pub fn run(g: &Global, a: LogArgs) -> Result<ExitCode> {
+pub fn run(g: &Global, a: LogArgs) -> Result<Exit> {
     let cache = Cache::open(g.cache.as_deref())?;
     let dir = cache.dir("bisects")?;
     let mut all: Vec<SavedBisect> = Vec::new();
@@ -37,7 +37,7 @@ pub fn run(g: &Global, a: LogArgs) -> Result<ExitCode> {
     all.sort_by_key(|s| std::cmp::Reverse(s.updated));
     if a.format == Format::Json {
         println!("{}", serde_json::to_string_pretty(&all)?);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Done);
     }
     let mut t = Table::new(&["id", "when", "state", "result", "command"]);
     for s in &all {
@@ -69,5 +69,5 @@ pub fn run(g: &Global, a: LogArgs) -> Result<ExitCode> {
         ]);
     }
     print!("{}", t.render(a.format)?);
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }

@@ -1,7 +1,7 @@
+use crate::cli::exit::Exit;
 use anyhow::{bail, Result};
 use clap::Args;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use super::args::{FixedSamplingArgs, ToolsArgs};
 use super::build::BuildArgs;
@@ -41,7 +41,7 @@ pub struct MatrixArgs {
     format: MatrixFormat,
 }
 
-pub fn run(g: &Global, a: MatrixArgs) -> Result<ExitCode> {
+pub fn run(g: &Global, a: MatrixArgs) -> Result<Exit> {
     if a.revs.is_empty() && a.openssl_dirs.is_empty() {
         bail!("matrix needs --revs REV,REV,... or --openssl-dir PREFIX");
     }
@@ -195,5 +195,5 @@ pub fn run(g: &Global, a: MatrixArgs) -> Result<ExitCode> {
         write_plots(dir, &report)?;
     }
     print!("{}", a.format.render(&report)?);
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }

@@ -1,7 +1,7 @@
+use crate::cli::exit::Exit;
 use anyhow::{bail, Result};
 use clap::Args;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use super::args::{LibraryArgs, TimingArgs};
 use crate::build::builds;
@@ -40,7 +40,7 @@ pub struct ParityArgs {
 
 /// perfbisect's kernels next to perftools' programs on the same OpenSSL builds, interleaved
 /// round by round, so that a difference between the two is the programs', not the machine's.
-pub fn run(g: &Global, a: ParityArgs) -> Result<ExitCode> {
+pub fn run(g: &Global, a: ParityArgs) -> Result<Exit> {
     // Counts of instructions barely move from run to run (see metric.rs): two rounds show that
     // they did not.
     let metric = a.timing.metric.metric;
@@ -171,7 +171,7 @@ pub fn run(g: &Global, a: ParityArgs) -> Result<ExitCode> {
         rows: rows.into_iter().map(|(r, ..)| r).collect(),
     };
     print!("{}", a.format.render(&report)?);
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }
 
 fn load_average() -> f64 {

@@ -1,7 +1,7 @@
+use crate::cli::exit::Exit;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use super::args::LinkArgs;
 use crate::report::bisect::{BisectReport, SavedBisect, BISECT_KIND};
@@ -56,7 +56,7 @@ enum ReportAction {
     },
 }
 
-pub fn run(_g: &Global, a: ReportCmd) -> Result<ExitCode> {
+pub fn run(_g: &Global, a: ReportCmd) -> Result<Exit> {
     let (files, allow_mixed_hosts, format) = match a.action {
         ReportAction::Merge {
             files,
@@ -115,7 +115,7 @@ pub fn run(_g: &Global, a: ReportCmd) -> Result<ExitCode> {
             };
             let merged = merge_matrix(parts, allow_mixed_hosts)?;
             print!("{}", mf.render(&merged)?);
-            Ok(ExitCode::SUCCESS)
+            Ok(Exit::Done)
         }
         GATE_KIND => {
             let mut parts = Vec::new();
@@ -135,7 +135,7 @@ pub fn run(_g: &Global, a: ReportCmd) -> Result<ExitCode> {
             };
             let merged = merge_gate(parts, allow_mixed_hosts)?;
             merged.emit(gf)?;
-            Ok(ExitCode::from(merged.exit_code))
+            Ok(Exit::of_gate(merged.exit_code))
         }
         _ => bail!(
             "{} is not a matrix or gate result (no \"kind\")",
@@ -306,7 +306,7 @@ fn load(f: &std::path::Path) -> Result<Loaded> {
     })
 }
 
-fn html_page(files: &[PathBuf], dir: &std::path::Path, links: &LinkArgs) -> Result<ExitCode> {
+fn html_page(files: &[PathBuf], dir: &std::path::Path, links: &LinkArgs) -> Result<Exit> {
     let links = links.links()?;
     let mut sections = Vec::new();
     for f in files {
@@ -324,5 +324,5 @@ fn html_page(files: &[PathBuf], dir: &std::path::Path, links: &LinkArgs) -> Resu
     crate::cache::write_atomic(&path, html::page(&sections).as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))?;
     progress::info(&format!("wrote {}", path.display()));
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }

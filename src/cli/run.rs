@@ -1,7 +1,7 @@
+use crate::cli::exit::Exit;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use super::args::{FixedSamplingArgs, LibraryArgs, ToolsArgs};
 use crate::cache::Cache;
@@ -26,7 +26,7 @@ pub struct RunArgs {
 
 /// Measure every (OpenSSL, tool, threads) cell, interleaved, with fresh
 /// samples (nothing is reused or kept), and print the table.
-pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
+pub fn run(g: &Global, a: RunArgs) -> Result<Exit> {
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     let specs = reg.parse_specs(&a.tools.tools)?;
     let threads = a.tools.threads_or(&[1]);
@@ -84,7 +84,7 @@ pub fn run(g: &Global, a: RunArgs) -> Result<ExitCode> {
         a.format
             .render(&RunReport::new(session.metric(), results))?
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }
 
 #[derive(Args)]

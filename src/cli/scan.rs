@@ -1,6 +1,6 @@
+use crate::cli::exit::Exit;
 use anyhow::{bail, Result};
 use clap::Args;
-use std::process::ExitCode;
 use std::time::Instant;
 
 use super::args::{GridArg, LinkArgs, SequentialArgs, StatsArgs, ToolArg};
@@ -79,7 +79,7 @@ fn reproduce(a: &ScanArgs) -> String {
     )
 }
 
-pub fn run(g: &Global, a: ScanArgs) -> Result<ExitCode> {
+pub fn run(g: &Global, a: ScanArgs) -> Result<Exit> {
     let started = Instant::now();
     let threads = a.tool.thread_counts();
     let [thread_count] = threads[..] else {
@@ -310,7 +310,7 @@ pub fn run(g: &Global, a: ScanArgs) -> Result<ExitCode> {
     }
     // 3: finished, but a candidate change point did not hold on its fresh block (as bisect).
     if report.changes.iter().any(|c| !c.culprit.confirmed) {
-        return Ok(ExitCode::from(3));
+        return Ok(Exit::Unconfirmed);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }

@@ -1,7 +1,7 @@
+use crate::cli::exit::Exit;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use super::args::{parse_effect, parse_threads, GridArg, ScheduleArgs, StatsArgs, StopArgs};
 use crate::analysis::bisect::Config;
@@ -278,7 +278,7 @@ fn noise_model(a: &SimulateArgs) -> Result<(NoiseModel, Option<NoiseFit>)> {
     Ok((m, fitted))
 }
 
-pub fn run(a: SimulateArgs) -> Result<ExitCode> {
+pub fn run(a: SimulateArgs) -> Result<Exit> {
     if a.commits < 2 {
         anyhow::bail!("--commits must be at least 2");
     }
@@ -325,7 +325,7 @@ pub fn run(a: SimulateArgs) -> Result<ExitCode> {
             noise_fit
         })?
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }
 
 #[cfg(test)]
