@@ -470,105 +470,32 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
     }
 
     let t = Instant::now();
+    let publish = Publish {
+        src: &src,
+        build_dir: &build_dir,
+        install_dir: &install_dir,
+        log_path: req.log_path,
+        targets: &targets,
+        clashes: &clashes,
+    };
     let (install_targets, install_fallback) = if from_tree {
         // install_dev would copy the static libraries this build did not make.
-        let _ = writeln!(
-            log,
-            "### perfbisect: taking the shared libraries, headers, modules and engines from the build tree"
-        );
-        match install_from_build_tree(&src, &build_dir, &install_dir) {
-            Ok(files) => {
-                for f in &files {
-                    let _ = writeln!(log, "### perfbisect: from the build tree: {f}");
-                }
-            }
-            Err(e) => failed!(
-                "install failed: the build tree has no usable libraries ({e:#}); log: {}",
-                req.log_path.display()
-            ),
-        }
+        publish
+            .take_from_tree(
+                "taking the shared libraries, headers, modules and engines from the build tree",
+            )
+            .map_err(|e| {
+                BuildFailed(format!(
+                    "install failed: the build tree has no usable libraries ({e:#}); log: {}",
+                    req.log_path.display()
+                ))
+            })?;
         (Vec::new(), None)
     } else {
-        // install: libraries and headers (install_dev), engines and modules
-        // where this version has them. Never install_sw (programs) or docs.
-        let install_targets: Vec<String> = ["install_dev", "install_engines", "install_modules"]
-            .iter()
-            .filter(|t| targets.contains(**t))
-            .map(|t| t.to_string())
-            .collect();
-        if !install_targets.iter().any(|t| t == "install_dev") {
-            failed!(
-                "install failed: {} has no install_dev target; log: {}",
-                makefile.display(),
-                req.log_path.display()
-            );
-        }
-        // Serial: everything is built already; this only copies files. DESTDIR
-        // stages under install_dir (same file system), then moves into place.
-        let destdir = install_dir.join(".perfbisect-destdir");
-        let mut args = vec![format!("DESTDIR={}", destdir.display())];
-        args.extend(install_targets.iter().cloned());
-        let installed = step("install", true, Path::new("make"), &args)
-            .and_then(|_| move_installed(&destdir, &install_dir))
-            .and_then(|_| install::mend_clashes(&build_dir, &install_dir, &clashes))
-            .and_then(|mended| {
-                for m in mended {
-                    append_to_log(
-                        req.log_path,
-                        &format!("### perfbisect: published {m} over what make install left there"),
-                    )?;
-                }
-                Ok(())
-            });
-        // OpenSSL's install can fail where its build did not (on 2022 master,
-        // install_dev copied a static libssl.a that build_libs never made). What
-        // a kernel loads is in the build tree then: publish it from there.
-        let install_fallback = match installed {
-            Ok(()) => None,
-            Err(e) if e.downcast_ref::<BuildFailed>().is_some() => {
-                let why = format!("{e:#}");
-                let why = why.lines().next().unwrap_or_default();
-                let why = why.split("; log: ").next().unwrap_or(why).to_string();
-                let _ = writeln!(
-                    log,
-                    "### perfbisect: {why}; taking the shared libraries, headers, modules and engines from the build tree instead"
-                );
-                let copied = fs::remove_dir_all(&install_dir)
-                    .with_context(|| format!("clearing {}", install_dir.display()))
-                    .and_then(|_| install_from_build_tree(&src, &build_dir, &install_dir));
-                match copied {
-                    Ok(files) => {
-                        for f in &files {
-                            let _ = writeln!(log, "### perfbisect: from the build tree: {f}");
-                        }
-                    }
-                    Err(ce) => {
-                        let _ = writeln!(log, "### perfbisect: {ce:#}");
-                        failed!(
-                            "{why}, and the build tree has no usable libraries either ({ce:#}); log: {}\n{}",
-                            req.log_path.display(),
-                            tail(req.log_path, TAIL_LINES)
-                        );
-                    }
-                }
-                Some(why)
-            }
-            Err(e) => return Err(e),
-        };
-        (install_targets, install_fallback)
+        publish.make_install(&makefile, &mut step)?
     };
     let install_secs = t.elapsed().as_secs_f64();
-    let problems = installed::check(&install_dir)?;
-    if !problems.is_empty() {
-        for p in &problems {
-            let _ = writeln!(log, "### perfbisect: load check: {p}");
-        }
-        failed!(
-            "the published libraries fail the load check: {}; log: {}",
-            installed::summary(&problems),
-            req.log_path.display()
-        );
-    }
+    check_published(&install_dir, req.log_path)?;
 
     let ccache = ccache_bin.as_ref().map(|_| read_stats_log(&stats_log));
     let total_secs = started.elapsed().as_secs_f64();
@@ -625,6 +552,116 @@ fn common_ancestor(a: &Path, b: &Path) -> PathBuf {
         out.push(x);
     }
     out
+}
+
+/// Where a build's prefix comes from (see install.rs), for the install phase of [`build`].
+struct Publish<'a> {
+    src: &'a Path,
+    build_dir: &'a Path,
+    install_dir: &'a Path,
+    log_path: &'a Path,
+    /// The Makefile's targets.
+    targets: &'a BTreeSet<String>,
+    clashes: &'a [install::Clash],
+}
+
+/// One make (or configure) step of [`build`]: phase, whether to announce it, program, args.
+type StepFn<'s> = dyn FnMut(&'static str, bool, &Path, &[String]) -> Result<f64> + 's;
+
+impl Publish<'_> {
+    /// The prefix taken from the build tree, each file logged; `why` opens the log line.
+    fn take_from_tree(&self, why: &str) -> Result<()> {
+        append_to_log(self.log_path, &format!("### perfbisect: {why}"))?;
+        let files = install_from_build_tree(self.src, self.build_dir, self.install_dir)?;
+        for f in &files {
+            append_to_log(
+                self.log_path,
+                &format!("### perfbisect: from the build tree: {f}"),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// `make install_dev` (with install_engines / install_modules where this version has
+    /// them; never install_sw or docs) into a DESTDIR, moved into place, clashing libraries
+    /// mended. OpenSSL's install can fail where its build did not (on 2022 master, install_dev
+    /// copied a static libssl.a that build_libs never made): what a kernel loads is in the
+    /// build tree then, and is published from there. Returns the install targets and, after
+    /// such a fallback, why make install failed.
+    fn make_install(
+        &self,
+        makefile: &Path,
+        step: &mut StepFn,
+    ) -> Result<(Vec<String>, Option<String>)> {
+        let install_targets: Vec<String> = ["install_dev", "install_engines", "install_modules"]
+            .iter()
+            .filter(|t| self.targets.contains(**t))
+            .map(|t| t.to_string())
+            .collect();
+        if !install_targets.iter().any(|t| t == "install_dev") {
+            failed!(
+                "install failed: {} has no install_dev target; log: {}",
+                makefile.display(),
+                self.log_path.display()
+            );
+        }
+        // Serial: everything is built already; this only copies files. DESTDIR stages under
+        // install_dir (same file system), then moves into place.
+        let destdir = self.install_dir.join(".perfbisect-destdir");
+        let mut args = vec![format!("DESTDIR={}", destdir.display())];
+        args.extend(install_targets.iter().cloned());
+        let installed = step("install", true, Path::new("make"), &args)
+            .and_then(|_| move_installed(&destdir, self.install_dir))
+            .and_then(|_| install::mend_clashes(self.build_dir, self.install_dir, self.clashes));
+        let e = match installed {
+            Ok(mended) => {
+                for m in mended {
+                    append_to_log(
+                        self.log_path,
+                        &format!("### perfbisect: published {m} over what make install left there"),
+                    )?;
+                }
+                return Ok((install_targets, None));
+            }
+            Err(e) if e.downcast_ref::<BuildFailed>().is_some() => e,
+            Err(e) => return Err(e),
+        };
+        let why = format!("{e:#}");
+        let why = why.lines().next().unwrap_or_default();
+        let why = why.split("; log: ").next().unwrap_or(why).to_string();
+        let copied = fs::remove_dir_all(self.install_dir)
+            .with_context(|| format!("clearing {}", self.install_dir.display()))
+            .and_then(|_| {
+                self.take_from_tree(&format!(
+                    "{why}; taking the shared libraries, headers, modules and engines from the build tree instead"
+                ))
+            });
+        if let Err(ce) = copied {
+            append_to_log(self.log_path, &format!("### perfbisect: {ce:#}"))?;
+            failed!(
+                "{why}, and the build tree has no usable libraries either ({ce:#}); log: {}\n{}",
+                self.log_path.display(),
+                tail(self.log_path, TAIL_LINES)
+            );
+        }
+        Ok((install_targets, Some(why)))
+    }
+}
+
+/// The load check (see installed.rs): a prefix that fails it is a failed build.
+fn check_published(install_dir: &Path, log_path: &Path) -> Result<()> {
+    let problems = installed::check(install_dir)?;
+    if problems.is_empty() {
+        return Ok(());
+    }
+    for p in &problems {
+        append_to_log(log_path, &format!("### perfbisect: load check: {p}"))?;
+    }
+    failed!(
+        "the published libraries fail the load check: {}; log: {}",
+        installed::summary(&problems),
+        log_path.display()
+    );
 }
 
 /// Runs one phase, streaming stdout and stderr to the log and to `on_event`.
