@@ -1067,6 +1067,23 @@ fn two_processes_on_one_cache_synthetic_repo() {
         1,
         "{outs:?}"
     );
+    // Each says what it does as a line (stderr is no terminal here): one built it, the other
+    // waited for it and said on whom.
+    let short = &ids[9][..10];
+    let (builder, waiter) = match outs[0].contains(": built in ") {
+        true => (&ea, &eb),
+        false => (&eb, &ea),
+    };
+    assert!(
+        builder.contains(&format!("  built {short} (OpenSSL 3.0.0) in ")),
+        "{builder}"
+    );
+    assert!(
+        waiter.contains(&format!(
+            "  waiting for {short}: another perfbisect process is building it into "
+        )),
+        "{waiter}"
+    );
     assert_eq!(
         outs.iter().filter(|o| o.contains(": cached -> ")).count(),
         1,

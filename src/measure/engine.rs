@@ -310,19 +310,6 @@ impl<'a> Session<'a> {
                             log: (!built.meta.ok).then(|| built.log_path().display().to_string()),
                         },
                     );
-                    if built.fresh {
-                        progress::info(&format!(
-                            "  built {} (OpenSSL {}) in {:.0} s{}",
-                            commit.short,
-                            built.meta.version,
-                            built.meta.duration_s,
-                            built
-                                .meta
-                                .ccache_hit_rate
-                                .map(|r| format!(", ccache {:.0}%", r * 100.0))
-                                .unwrap_or_default()
-                        ));
-                    }
                     match built.prefix.clone() {
                         Some(prefix) => LibState::Ready(Box::new(Target {
                             label: label.clone(),
