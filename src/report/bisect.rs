@@ -168,6 +168,10 @@ pub struct StepJson {
     #[serde(deserialize_with = "nan_pair_if_null")]
     pub ci95_us: (f64, f64),
     pub verdict: String,
+    /// `verdict`'s kind, typed: old, new, between, ambiguous or skipped (absent in results
+    /// written before it was recorded, whose `verdict` text is read instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<StepKind>,
     /// Why a skipped commit has no number, typed (`kind`: build_failed, missing_symbol,
     /// crashed, …): a build problem is told from a kernel crash without reading `verdict`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -340,11 +344,58 @@ impl StepJson {
             mean_us: s.mean,
             ci95_us: s.ci95,
             verdict: verdict_word(&s.verdict),
+            kind: Some(StepKind::of(&s.verdict)),
             skipped_because: match &s.verdict {
                 StepVerdict::Skipped(r) => Some(r.clone()),
                 _ => None,
             },
             position: s.position,
+        }
+    }
+}
+
+/// What the search made of a tested commit, without its reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    Old,
+    New,
+    Between,
+    Ambiguous,
+    Skipped,
+}
+
+impl StepKind {
+    pub fn of(v: &StepVerdict) -> StepKind {
+        match v {
+            StepVerdict::Old => StepKind::Old,
+            StepVerdict::New => StepKind::New,
+            StepVerdict::Between => StepKind::Between,
+            StepVerdict::Ambiguous => StepKind::Ambiguous,
+            StepVerdict::Skipped(_) => StepKind::Skipped,
+        }
+    }
+}
+
+impl StepJson {
+    /// How the profile draws this commit: by its typed kind, or for results written before
+    /// it was recorded, by the first word of its verdict text.
+    pub fn point_kind(&self) -> PointKind {
+        let kind = self.kind.unwrap_or_else(|| {
+            match self.verdict.split([' ', ':']).next().unwrap_or("") {
+                "old" => StepKind::Old,
+                "new" => StepKind::New,
+                "between" => StepKind::Between,
+                "skipped" => StepKind::Skipped,
+                _ => StepKind::Ambiguous,
+            }
+        });
+        match kind {
+            StepKind::Old => PointKind::Old,
+            StepKind::New => PointKind::New,
+            StepKind::Between => PointKind::Between,
+            StepKind::Ambiguous => PointKind::Ambiguous,
+            StepKind::Skipped => PointKind::Skipped,
         }
     }
 }
@@ -1043,16 +1094,6 @@ impl HtmlSections for BisectReport {
     }
 }
 
-pub(crate) fn point_kind(verdict: &str) -> PointKind {
-    match verdict.split([' ', ':']).next().unwrap_or("") {
-        "old" => PointKind::Old,
-        "new" => PointKind::New,
-        "between" => PointKind::Between,
-        "skipped" => PointKind::Skipped,
-        _ => PointKind::Ambiguous,
-    }
-}
-
 pub(crate) fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
@@ -1133,7 +1174,7 @@ impl BisectReport {
                     x: *x,
                     mean: s.mean_us,
                     ci: s.ci95_us,
-                    kind: point_kind(&s.verdict),
+                    kind: s.point_kind(),
                     date: s.info.date.clone(),
                 })
                 .collect(),

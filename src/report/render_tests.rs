@@ -73,6 +73,7 @@ fn bisect_report() -> BisectReport {
     let step = |info: &CommitJson, xs: &[f64], verdict: &str| {
         let s = stats::summarize(xs);
         StepJson {
+            kind: None,
             skipped_because: None,
             info: info.clone(),
             index: match verdict {
@@ -207,6 +208,7 @@ fn bisect_over(
         .map(|&(i, subject, _, verdict)| {
             let s = stats::summarize(&samples(i));
             StepJson {
+                kind: None,
                 skipped_because: None,
                 info: info(i, subject),
                 index: i,
@@ -857,7 +859,7 @@ fn report_fixtures_are_current() {
         let have = std::fs::read_to_string(&path).unwrap_or_default();
         assert!(
             have == json,
-            "{} is out of date: PERFBISECT_UPDATE_FIXTURES=1 cargo test --bins report_fixtures",
+            "{} is out of date: PERFBISECT_UPDATE_FIXTURES=1 cargo test --lib report_fixtures",
             path.display()
         );
     }

@@ -6,7 +6,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-use super::bisect::{culprit_json, point_kind, truncate, CommitJson, CulpritJson, StepJson};
+use super::bisect::{culprit_json, truncate, CommitJson, CulpritJson, StepJson};
 use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Level, Mark, PointKind, Profile, ProfilePoint};
@@ -622,7 +622,7 @@ impl ScanReport {
             x: st.index,
             mean: st.mean_us,
             ci: st.ci95_us,
-            kind: point_kind(&st.verdict),
+            kind: st.point_kind(),
             date: st.info.date.clone(),
         }));
         points.sort_by_key(|q| q.x);
