@@ -257,7 +257,7 @@ impl ChangePoint {
 }
 
 /// Why a sub-range was not searched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LeftBecause {
     /// The time budget was spent ([`Measurer::should_stop`]).

@@ -264,8 +264,8 @@ pub struct UnexploredJson {
     /// Estimated share of the range's change, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share: Option<f64>,
-    /// "budget", "max_changes" or "min_share".
-    pub because: String,
+    /// `budget`, `max_changes` or `min_share`.
+    pub because: LeftBecause,
 }
 
 impl UnexploredJson {
@@ -276,12 +276,7 @@ impl UnexploredJson {
             commits: u.hi.saturating_sub(u.lo + 1),
             differs: u.differs,
             share: u.share,
-            because: match u.because {
-                LeftBecause::Budget => "budget",
-                LeftBecause::MaxChanges => "max_changes",
-                LeftBecause::MinShare => "min_share",
-            }
-            .into(),
+            because: u.because,
         }
     }
 
@@ -518,9 +513,9 @@ fn unexplored_text(j: &BisectReport) -> String {
         ));
     }
     for (because, why) in [
-        ("budget", "the time budget was spent"),
-        ("max_changes", "--max-changes was reached"),
-        ("min_share", "below --min-share"),
+        (LeftBecause::Budget, "the time budget was spent"),
+        (LeftBecause::MaxChanges, "--max-changes was reached"),
+        (LeftBecause::MinShare, "below --min-share"),
     ] {
         let left: Vec<String> = j
             .unexplored

@@ -579,7 +579,7 @@ fn bisect_budget_and_direction() {
             commits: 41,
             differs: true,
             share: Some(0.2),
-            because: "budget".into(),
+            because: crate::analysis::bisect::LeftBecause::Budget,
         },
         UnexploredJson {
             from: "3".repeat(40),
@@ -587,7 +587,7 @@ fn bisect_budget_and_direction() {
             commits: 7,
             differs: false,
             share: None,
-            because: "budget".into(),
+            because: crate::analysis::bisect::LeftBecause::Budget,
         },
     ];
     r.continue_with = Some(r.reproduce.clone());
