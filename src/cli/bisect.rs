@@ -11,8 +11,8 @@ use crate::cache::{self, Cache};
 use crate::measure::engine::{Library, Reuse, Session, Subject};
 use crate::measure::kernel::Registry;
 use crate::report::bisect::{
-    confirmed_line, culprit_json, step_line, BisectFormat, BisectReport, SavedBisect, StepJson,
-    ThreadEffect, UnexploredJson, BISECT_KIND,
+    confirmed_line, culprit_json, step_line, BisectFormat, BisectReport, RunState, SavedBisect,
+    StepJson, ThreadEffect, UnexploredJson, BISECT_KIND,
 };
 use crate::report::explain::{ExplainFormat, ExplainReport, Side as ExplainSide};
 use crate::report::export::Jsonl;
@@ -225,7 +225,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
             })?;
         }
     }
-    save_state(&cache, &id, &a, "running", None)?;
+    save_state(&cache, &id, &a, RunState::Running, None)?;
 
     let mut notes = Vec::new();
     let found = {
@@ -244,7 +244,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
                 Placement::Search(note) => notes.extend(note),
                 Placement::OnGoodsBranch => {
                     drop(live);
-                    save_state(&cache, &id, &a, "redirected", None)?;
+                    save_state(&cache, &id, &a, RunState::Redirected, None)?;
                     let mut on_branch = a.clone();
                     on_branch.range = format!("{}..{good}", mb.id);
                     return run(g, on_branch);
@@ -262,10 +262,10 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
             // the signal, say) is part of the interruption: exit 130 with the
             // resume hint, not a failure.
             if crate::interrupt::is_interrupted(&e) || crate::interrupt::interrupted() {
-                save_state(&cache, &id, &a, "interrupted", None)?;
+                save_state(&cache, &id, &a, RunState::Interrupted, None)?;
                 return Err(crate::interrupt::Interrupted.into());
             }
-            save_state(&cache, &id, &a, "failed", None)?;
+            save_state(&cache, &id, &a, RunState::Failed, None)?;
             return Err(e);
         }
     };
@@ -353,7 +353,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     if a.explain {
         json.explanations = explain_culprits(&mut session, &repo, &json, a.plot.as_deref())?;
     }
-    save_state(&cache, &id, &a, "finished", Some(&json))?;
+    save_state(&cache, &id, &a, RunState::Finished, Some(&json))?;
     print!("{}", a.format.render_linked(&json, &links)?);
     let explain_format = match a.format {
         BisectFormat::Text => Some(ExplainFormat::Text),
@@ -680,13 +680,13 @@ fn save_state(
     cache: &Cache,
     id: &str,
     a: &BisectArgs,
-    state: &str,
+    state: RunState,
     result: Option<&BisectReport>,
 ) -> Result<()> {
     let dir = cache.dir("bisects")?;
     let saved = SavedBisect {
         id: id.to_string(),
-        state: state.to_string(),
+        state,
         command: reproduce(a),
         updated: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

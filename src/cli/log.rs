@@ -63,7 +63,7 @@ pub fn run(g: &Global, a: LogArgs) -> Result<Exit> {
         t.push(vec![
             s.id.clone(),
             when,
-            s.state.clone(),
+            s.state.to_string(),
             result,
             s.command.clone(),
         ]);

@@ -311,11 +311,37 @@ fn nan_pair_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<(f64, f64)
 #[derive(Serialize, Deserialize)]
 pub struct SavedBisect {
     pub id: String,
-    pub state: String,
+    pub state: RunState,
     pub command: String,
     pub updated: u64,
     #[serde(default)]
     pub result: Option<BisectReport>,
+}
+
+/// Where a bisect recorded in the cache stands (`perfbisect log`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    Running,
+    /// The change lies between the merge base and GOOD: the search went on as a bisect of
+    /// that range, recorded under its own id.
+    Redirected,
+    /// Ctrl-C: the same command resumes.
+    Interrupted,
+    Failed,
+    Finished,
+}
+
+impl std::fmt::Display for RunState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RunState::Running => "running",
+            RunState::Redirected => "redirected",
+            RunState::Interrupted => "interrupted",
+            RunState::Failed => "failed",
+            RunState::Finished => "finished",
+        })
+    }
 }
 
 impl StepJson {
