@@ -8,7 +8,7 @@ use super::build::BuildArgs;
 use crate::analysis::bisect::{self, Config, Measurer, Outcome, Probe, Step, StepVerdict};
 use crate::build::repo;
 use crate::cache::{self, Cache};
-use crate::measure::engine::{Library, Reuse, Session, Subject};
+use crate::measure::engine::{Library, Reuse, Session, Side, Subject};
 use crate::measure::kernel::Registry;
 use crate::report::bisect::{
     confirmed_line, culprit_json, step_line, BisectFormat, BisectReport, RunState, SavedBisect,
@@ -221,7 +221,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
                 lib,
                 spec: spec.clone(),
                 threads: t,
-                side: String::new(),
+                side: Side::Only,
             })?;
         }
     }
@@ -414,7 +414,7 @@ fn explain_culprits(
                 lib,
                 spec: spec.clone(),
                 threads: 1,
-                side: "explain".into(),
+                side: Side::Explain,
             })
         };
         let (sa, sb) = (subject(&parent)?, subject(&culprit)?);

@@ -7,7 +7,7 @@ use super::args::{LinkArgs, SequentialArgs, StatsArgs, ToolArg};
 use super::build::BuildArgs;
 use crate::analysis::{alpha, bisect};
 use crate::cache::Cache;
-use crate::measure::engine::{Library, Reuse, Session, Subject};
+use crate::measure::engine::{Library, Reuse, Session, Side, Subject};
 use crate::measure::kernel::Registry;
 use crate::report::compare::{CompareFormat, CompareReport, Sides};
 use crate::Global;
@@ -94,7 +94,7 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<Exit> {
     o.tool.warn_oversubscribed();
     let mut pairs = Vec::new();
     for &t in &threads {
-        let mut side = |label: &str, commit: &crate::build::repo::CommitInfo, side: &str| {
+        let mut side = |label: &str, commit: &crate::build::repo::CommitInfo, side: Side| {
             let lib = session.add_library(Library::Revision {
                 label: label.to_string(),
                 commit: commit.clone(),
@@ -103,10 +103,10 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<Exit> {
                 lib,
                 spec: spec.clone(),
                 threads: t,
-                side: side.to_string(),
+                side,
             })
         };
-        pairs.push((t, side(a, &ca, "a")?, side(b, &cb, "b")?));
+        pairs.push((t, side(a, &ca, Side::A)?, side(b, &cb, Side::B)?));
     }
     let alpha = o.stats.alpha.alpha;
     let alpha_look = alpha::per_look(alpha, &schedule, threads.len());

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::args::parse_duration;
 use super::build::BuildArgs;
 use crate::cache::Cache;
-use crate::measure::engine::{Library, Reuse, Session, Subject, Timing};
+use crate::measure::engine::{self, Library, Reuse, Session, Subject, Timing};
 use crate::measure::kernel::Registry;
 use crate::measure::metric::Metric;
 use crate::measure::profile;
@@ -72,7 +72,7 @@ pub fn run(g: &Global, a: ExplainArgs) -> Result<Exit> {
             lib,
             spec: spec.clone(),
             threads: 1,
-            side: String::new(),
+            side: engine::Side::Only,
         })
     };
     let (sa, sb) = (subject(&ra, &ca)?, subject(&rb, &cb)?);

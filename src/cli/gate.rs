@@ -9,7 +9,7 @@ use crate::analysis::stats::{Size, Verdict};
 use crate::analysis::{alpha, bisect};
 use crate::cache::Cache;
 use crate::host::Host;
-use crate::measure::engine::{Library, Reuse, Session, Subject};
+use crate::measure::engine::{Library, Reuse, Session, Side, Subject};
 use crate::measure::kernel::Registry;
 use crate::report::compare::{CompareReport, Sides};
 
@@ -83,15 +83,18 @@ pub fn run(g: &Global, a: GateArgs) -> Result<Exit> {
     for (s, threads) in cells {
         let spec = &specs[s];
         progress::info(&format!("gate: {} at {} thread(s)", spec.short(), threads));
-        let mut subject = |lib, side: &str| {
+        let mut subject = |lib, side: Side| {
             session.add_subject(Subject {
                 lib,
                 spec: spec.clone(),
                 threads,
-                side: side.into(),
+                side,
             })
         };
-        let (sb, sh) = (subject(lib_base, "base")?, subject(lib_head, "head")?);
+        let (sb, sh) = (
+            subject(lib_base, Side::Base)?,
+            subject(lib_head, Side::Head)?,
+        );
         let compared = bisect::compare_pair(
             &mut session,
             sb,

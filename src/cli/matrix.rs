@@ -9,7 +9,7 @@ use super::Shard;
 use crate::analysis::stats;
 use crate::cache::Cache;
 use crate::host::Host;
-use crate::measure::engine::{Library, Reuse, Session, Subject, Target};
+use crate::measure::engine::{Library, Reuse, Session, Side, Subject, Target};
 use crate::measure::kernel::Registry;
 use crate::measure::prefix::Prefix;
 use crate::report::matrix::{write_plots, MatrixCell, MatrixFormat, MatrixReport, MATRIX_KIND};
@@ -120,7 +120,7 @@ pub fn run(g: &Global, a: MatrixArgs) -> Result<Exit> {
                 lib: libs[t].expect("prepared above"),
                 spec: specs[s].clone(),
                 threads,
-                side: String::new(),
+                side: Side::Only,
             })
         })
         .collect::<Result<_>>()?;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::args::{LibraryArgs, TimingArgs};
 use crate::build::builds;
 use crate::cache::Cache;
-use crate::measure::engine::{Reuse, Session, Subject};
+use crate::measure::engine::{Reuse, Session, Side, Subject};
 use crate::measure::kernel::Registry;
 use crate::measure::perftools::{self, Perftools};
 use crate::report::parity::{ParityFormat, ParityReport, ParityRow};
@@ -104,7 +104,7 @@ pub fn run(g: &Global, a: ParityArgs) -> Result<Exit> {
                 lib: l,
                 spec: specs[s].clone(),
                 threads: t,
-                side: String::new(),
+                side: Side::Only,
             })?;
             let mut row = ParityRow {
                 openssl: label.clone(),

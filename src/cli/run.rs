@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::args::{FixedSamplingArgs, LibraryArgs, ToolsArgs};
 use crate::cache::Cache;
-use crate::measure::engine::{Reuse, Session, Subject};
+use crate::measure::engine::{Reuse, Session, Side, Subject};
 use crate::measure::kernel::Registry;
 use crate::measure::runner;
 use crate::report::run::{RunFormat, RunReport, RunResult};
@@ -47,7 +47,7 @@ pub fn run(g: &Global, a: RunArgs) -> Result<Exit> {
                 lib: l,
                 spec: specs[s].clone(),
                 threads: t,
-                side: String::new(),
+                side: Side::Only,
             })?;
             subjects.push((label.clone(), i));
         }

@@ -10,7 +10,7 @@ use crate::analysis::bisect::Config;
 use crate::analysis::scan;
 use crate::build::{builds, repo};
 use crate::cache::Cache;
-use crate::measure::engine::{Library, Reuse, Session, Subject};
+use crate::measure::engine::{Library, Reuse, Session, Side, Subject};
 use crate::measure::kernel::Registry;
 use crate::report::bisect::{step_line, BisectFormat};
 use crate::report::scan::{ScanContext, ScanFormat, ScanReport};
@@ -197,7 +197,7 @@ pub fn run(g: &Global, a: ScanArgs) -> Result<Exit> {
             lib,
             spec: spec.clone(),
             threads: thread_count,
-            side: String::new(),
+            side: Side::Only,
         })?;
     }
 

@@ -121,7 +121,38 @@ pub struct Subject {
     pub threads: usize,
     /// Keeps two subjects of the same library apart (the sides of an A/A
     /// comparison).
-    pub side: String,
+    pub side: Side,
+}
+
+/// Which part of a command's measurement a subject is: part of its samples' key, so the two
+/// halves of an A/A comparison of one build never share samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The only subject of its library (run, matrix, a bisect's probes).
+    Only,
+    /// compare's A and B.
+    A,
+    B,
+    /// gate's base and head.
+    Base,
+    Head,
+    /// A bisect's culprit or parent, profiled by --explain.
+    Explain,
+}
+
+impl Side {
+    /// The text in the samples' key (the strings these were before they were a type, so
+    /// existing caches keep their samples).
+    pub fn key(self) -> &'static str {
+        match self {
+            Side::Only => "",
+            Side::A => "a",
+            Side::B => "b",
+            Side::Base => "base",
+            Side::Head => "head",
+            Side::Explain => "explain",
+        }
+    }
 }
 
 enum LibState {
@@ -372,7 +403,7 @@ impl<'a> Session<'a> {
         };
         let (spec, threads, side) = {
             let s = &self.subjects[i].0;
-            (s.spec.clone(), s.threads, s.side.clone())
+            (s.spec.clone(), s.threads, s.side)
         };
         if let Some(v) = target.prefix.version() {
             if v < spec.kernel.min_version {
@@ -413,7 +444,7 @@ impl<'a> Session<'a> {
                     threads,
                     self.duration,
                     self.metric,
-                    &format!("{context}|{side}"),
+                    &format!("{context}|{}", side.key()),
                 )?;
                 // A stored sample must pass the same checks as a fresh one.
                 let samples = store
