@@ -6,8 +6,6 @@ use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::measure::kernel;
-
 pub struct Cache {
     pub root: PathBuf,
 }
@@ -110,31 +108,6 @@ impl Cache {
             write_atomic(&p, b"# perfbisect: intentionally empty\n")?;
         }
         Ok(p)
-    }
-
-    /// The shipped fixtures, written once per content hash.
-    pub fn fixtures(&self) -> Result<PathBuf> {
-        let hash = kernel::embedded_fixtures_hash();
-        let dir = self.dir("fixtures")?.join(&hash);
-        if dir.join(".complete").exists() {
-            return Ok(dir);
-        }
-        let _l = self.lock(&format!("fixtures-{hash}"))?;
-        if dir.join(".complete").exists() {
-            return Ok(dir);
-        }
-        let tmp = tempfile::Builder::new()
-            .prefix(".tmp-fixtures-")
-            .tempdir_in(self.dir("fixtures")?)?;
-        kernel::write_fixtures(tmp.path())?;
-        File::create(tmp.path().join(".complete"))?;
-        let tmp = tmp.keep();
-        if dir.exists() {
-            fs::remove_dir_all(&dir)
-                .with_context(|| format!("cannot replace incomplete {}", dir.display()))?;
-        }
-        fs::rename(&tmp, &dir).with_context(|| format!("cannot publish {}", dir.display()))?;
-        Ok(dir)
     }
 }
 

@@ -14,6 +14,7 @@ pub mod interrupt;
 pub mod measure;
 pub mod progress;
 pub mod report;
+pub mod unavailable;
 
 use clap::Args;
 use std::path::PathBuf;

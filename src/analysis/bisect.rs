@@ -41,7 +41,7 @@
 
 use crate::analysis::alpha::{self, Schedule};
 use crate::analysis::stats::{self, Comparison, Verdict};
-use crate::measure::unavailable::Unavailable;
+use crate::unavailable::Unavailable;
 use anyhow::{bail, Result};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};

@@ -16,8 +16,6 @@ pub struct Profile {
     pub ops: u64,
 }
 
-/// The frame stacks are cut below (not shown: the harness).
-const ROOT: &str = crate::measure::metric::MEASURED_FN;
 /// Marks a stack deeper than callgrind's caller chains reach.
 pub const CUT: &str = "[deeper]";
 
@@ -25,7 +23,9 @@ impl Profile {
     /// Reads callgrind's text format: `fn=`/`cfn=` name compression, cost lines (position then
     /// Ir), and the cost line after `calls=` that is the call's inclusive cost, not the
     /// function's own.
-    pub fn from_callgrind(text: &str, ops: u64) -> Result<Profile> {
+    /// `root`: the function the measured loop called; the frames below it (the harness) are
+    /// cut.
+    pub fn from_callgrind(text: &str, ops: u64, root: &str) -> Result<Profile> {
         let mut names: HashMap<String, String> = HashMap::new();
         let mut resolve = |v: &str| -> String {
             let v = v.trim();
@@ -48,7 +48,7 @@ impl Profile {
         let mut saw_events = false;
         for line in text.lines() {
             if let Some(v) = line.strip_prefix("fn=") {
-                current = Some(stack_of(&resolve(v)));
+                current = Some(stack_of(&resolve(v), root));
                 after_calls = false;
             } else if let Some(v) = line.strip_prefix("cfn=") {
                 // Registers the name for later fn= references.
@@ -122,9 +122,9 @@ impl Profile {
 
 /// `leaf'caller'…'root'harness…` → `pb_run;…;leaf`, cut at the measured
 /// function; a chain that does not reach it starts with [`CUT`].
-fn stack_of(context: &str) -> String {
+fn stack_of(context: &str, root: &str) -> String {
     let chain: Vec<&str> = context.split('\'').collect();
-    let (frames, cut) = match chain.iter().position(|f| *f == ROOT) {
+    let (frames, cut) = match chain.iter().position(|f| *f == root) {
         Some(i) => (&chain[..i], false),
         None => (&chain[..], true),
     };
@@ -212,6 +212,9 @@ pub fn diff(before: &Profile, after: &Profile, top: usize) -> ProfileDiff {
 mod tests {
     use super::*;
 
+    /// The sampling child's measured function (measure::metric::MEASURED_FN), as in the fixture.
+    const ROOT: &str = "perfbisect_measured_run";
+
     const CG: &str =
         "# callgrind format\nversion: 1\npositions: line\nevents: Ir\nsummary: 1000\n\n\
 ob=(1) /lib/libcrypto.so\nfl=(1) ???\n\
@@ -227,7 +230,7 @@ totals: 798\n";
 
     #[test]
     fn callgrind_contexts_become_folded_stacks() {
-        let p = Profile::from_callgrind(CG, 2).unwrap();
+        let p = Profile::from_callgrind(CG, 2, ROOT).unwrap();
         let want: BTreeMap<String, u64> = [
             ("pb_run", 10),
             ("pb_run;decode", 500),
@@ -245,12 +248,12 @@ totals: 798\n";
         assert_eq!(f["decode"], (500, 600));
         assert_eq!(f["pb_run"], (10, 700));
         assert!(p.folded_per_op().contains("pb_run;decode 250\n"));
-        assert!(Profile::from_callgrind("hello", 1).is_err());
+        assert!(Profile::from_callgrind("hello", 1, ROOT).is_err());
     }
 
     #[test]
     fn diff_ranks_by_own_change_and_shares_add_up() {
-        let a = Profile::from_callgrind(CG, 2).unwrap();
+        let a = Profile::from_callgrind(CG, 2, ROOT).unwrap();
         let mut b = a.clone();
         b.stacks.insert("pb_run;decode".into(), 900); // +200/op
         b.stacks.insert("pb_run;malloc".into(), 70); // -10/op

@@ -41,7 +41,7 @@ use crate::analysis::bisect::{
 };
 use crate::analysis::segment::{self, Point};
 use crate::analysis::stats;
-use crate::measure::unavailable::Unavailable;
+use crate::unavailable::Unavailable;
 use anyhow::{bail, Result};
 use serde::Serialize;
 use std::collections::HashMap;

@@ -9,7 +9,7 @@ pub mod noise;
 use crate::analysis::bisect::{self, ChangePoint, Config, Measurer, Outcome, Probe};
 use crate::analysis::rounds::{self, Sampler};
 use crate::analysis::scan;
-use crate::measure::unavailable::Unavailable;
+use crate::unavailable::Unavailable;
 use anyhow::{bail, Result};
 use noise::{Machine, NoiseModel};
 use rand::rngs::StdRng;

@@ -16,13 +16,13 @@ use crate::build::configured;
 use crate::build::depends;
 use crate::build::installed;
 use crate::build::patch::{self, Patch};
+use crate::build::prefix::Prefix;
 use crate::build::recipe::Recipe;
 use crate::build::repo::{self, CommitInfo, Repo};
 use crate::build::version::{detect_version, OpenSslVersion};
 use crate::cache::{self, Cache};
 use crate::hashing::Hasher;
 use crate::interrupt;
-use crate::measure::prefix::Prefix;
 use crate::progress;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

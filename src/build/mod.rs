@@ -11,6 +11,7 @@ mod install;
 pub mod installed;
 pub mod makefile;
 pub mod patch;
+pub mod prefix;
 pub mod recipe;
 pub mod repo;
 mod restat;

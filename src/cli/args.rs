@@ -416,8 +416,8 @@ impl LibraryArgs {
         &self,
         repo: Option<&crate::build::repo::Repo>,
     ) -> anyhow::Result<Vec<crate::measure::engine::Library>> {
+        use crate::build::prefix::Prefix;
         use crate::measure::engine::{Library, Target};
-        use crate::measure::prefix::Prefix;
         let mut libs = Vec::new();
         if let Some(repo) = repo {
             unique("revision", &self.revs).map_err(anyhow::Error::msg)?;

@@ -7,11 +7,11 @@ use super::args::{FixedSamplingArgs, ToolsArgs};
 use super::build::BuildArgs;
 use super::Shard;
 use crate::analysis::stats;
+use crate::build::prefix::Prefix;
 use crate::cache::Cache;
 use crate::host::Host;
 use crate::measure::engine::{Library, Reuse, Session, Side, Subject, Target};
 use crate::measure::kernel::Registry;
-use crate::measure::prefix::Prefix;
 use crate::report::matrix::{write_plots, MatrixCell, MatrixFormat, MatrixReport, MATRIX_KIND};
 use crate::{progress, Global};
 

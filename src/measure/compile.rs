@@ -6,10 +6,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::build::compiler;
+use crate::build::prefix::Prefix;
 use crate::cache::{self, Cache};
 use crate::hashing::{self, Hasher};
 use crate::measure::kernel::{self, Kernel};
-use crate::measure::prefix::Prefix;
 
 /// Bumped whenever the flags below change, so old objects are not reused.
 const COMPILE_SCHEME: &str = "2";

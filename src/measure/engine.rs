@@ -18,6 +18,7 @@ use std::path::Path;
 use crate::analysis::bisect::{Measurer, Probe, Step};
 use crate::analysis::rounds::{self, Sampler};
 use crate::build::builds::{self, BuildOptions};
+use crate::build::prefix::Prefix;
 use crate::build::repo::{CommitInfo, Repo};
 use crate::build::version::OpenSslVersion;
 use crate::cache::Cache;
@@ -25,11 +26,10 @@ use crate::interrupt;
 use crate::measure::compile::{self, CompiledKernel};
 use crate::measure::kernel::ToolSpec;
 use crate::measure::metric::{self, Metric};
-use crate::measure::prefix::Prefix;
 use crate::measure::runner::{self, Sample, SampleRequest};
 use crate::measure::samples::SampleSet;
-use crate::measure::unavailable::Unavailable;
 use crate::progress;
+use crate::unavailable::Unavailable;
 
 /// One OpenSSL to measure, ready to load: an installed prefix, the
 /// system's, or a build.

@@ -6,9 +6,11 @@ use anyhow::{bail, Context, Result};
 use include_dir::{include_dir, Dir};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use crate::build::version::OpenSslVersion;
+use crate::cache::Cache;
 use crate::hashing;
 
 static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/kernels");
@@ -318,6 +320,31 @@ fn hash_dir(d: &Dir<'_>, h: &mut hashing::Hasher) {
     for sub in d.dirs() {
         hash_dir(sub, h);
     }
+}
+
+/// The shipped fixtures in `cache`, written once per content hash.
+pub fn fixtures(cache: &Cache) -> Result<PathBuf> {
+    let hash = embedded_fixtures_hash();
+    let dir = cache.dir("fixtures")?.join(&hash);
+    if dir.join(".complete").exists() {
+        return Ok(dir);
+    }
+    let _l = cache.lock(&format!("fixtures-{hash}"))?;
+    if dir.join(".complete").exists() {
+        return Ok(dir);
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix(".tmp-fixtures-")
+        .tempdir_in(cache.dir("fixtures")?)?;
+    write_fixtures(tmp.path())?;
+    File::create(tmp.path().join(".complete"))?;
+    let tmp = tmp.keep();
+    if dir.exists() {
+        fs::remove_dir_all(&dir)
+            .with_context(|| format!("cannot replace incomplete {}", dir.display()))?;
+    }
+    fs::rename(&tmp, &dir).with_context(|| format!("cannot publish {}", dir.display()))?;
+    Ok(dir)
 }
 
 pub fn write_fixtures(dir: &Path) -> Result<()> {

@@ -7,8 +7,6 @@ pub mod engine;
 pub mod kernel;
 pub mod metric;
 pub mod perftools;
-pub mod prefix;
 pub mod profile;
 pub mod runner;
 pub mod samples;
-pub mod unavailable;

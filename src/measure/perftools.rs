@@ -11,11 +11,11 @@ use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::build::prefix::Prefix;
 use crate::cache::Cache;
 use crate::hashing::{self, Hasher};
 use crate::measure::kernel::ToolSpec;
 use crate::measure::metric;
-use crate::measure::prefix::Prefix;
 
 /// The perftools program that times the same operation as a kernel spec.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,7 +197,7 @@ impl Perftools {
                 std::fs::write(&done, b"")?;
             }
         }
-        let fixtures = cache.fixtures()?;
+        let fixtures = crate::measure::kernel::fixtures(cache)?;
         let certs = dir.join("certs");
         std::fs::create_dir_all(&certs)?;
         std::fs::copy(fixtures.join("server.pem"), certs.join("servercert.pem"))?;

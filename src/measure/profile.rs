@@ -19,7 +19,7 @@ pub fn take(session: &mut Session, i: usize) -> Result<Profile> {
     let ops: u64 = sample.ops_per_thread.iter().sum();
     let text = std::fs::read_to_string(&out)
         .with_context(|| format!("cannot read callgrind output {}", out.display()))?;
-    let p = Profile::from_callgrind(&text, ops)?;
+    let p = Profile::from_callgrind(&text, ops, crate::measure::metric::MEASURED_FN)?;
     if p.total() == 0 {
         anyhow::bail!(
             "the profile of {} holds no instruction (is the perfbisect binary stripped?)",

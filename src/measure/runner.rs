@@ -15,13 +15,13 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
 
+use crate::build::prefix::Prefix;
 use crate::cache::Cache;
 use crate::hashing;
 use crate::measure::compile::CompiledKernel;
 use crate::measure::kernel::ToolSpec;
 use crate::measure::metric::{self, InstructionCount, Metric};
-use crate::measure::prefix::Prefix;
-use crate::measure::unavailable::Unavailable;
+use crate::unavailable::Unavailable;
 
 pub const HIDDEN_SUBCOMMAND: &str = "__sample";
 
@@ -162,7 +162,7 @@ pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
         .arg("--duration")
         .arg(req.duration.to_string())
         .arg("--fixtures")
-        .arg(req.cache.fixtures()?);
+        .arg(crate::measure::kernel::fixtures(req.cache)?);
     for (k, v) in &req.spec.args {
         cmd.arg("--arg").arg(format!("{k}={v}"));
     }

@@ -14,8 +14,8 @@ use crate::analysis::stats::{Comparison, Size, Verdict};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::metric::Metric;
-use crate::measure::unavailable::Unavailable;
 use crate::report::us;
+use crate::unavailable::Unavailable;
 
 formats!(BisectFormat for BisectReport { Text, Markdown, Json, Jsonl, Html });
 
