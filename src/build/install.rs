@@ -159,10 +159,32 @@ pub fn install_from_build_tree(
     install_dir: &Path,
 ) -> Result<Vec<String>> {
     let makefile = Makefile::parse(&fs::read_to_string(build.join("Makefile")).unwrap_or_default());
-    let lib = install_dir.join("lib");
-    fs::create_dir_all(&lib).with_context(|| format!("creating {}", lib.display()))?;
-    let mut copied = Vec::new();
-    let mut copy = |from: &Path, to_dir: &Path| -> Result<()> {
+    let mut copier = Copier {
+        install_dir,
+        copied: Vec::new(),
+    };
+    let so_version = copy_shared_libraries(&mut copier, build, &makefile)?;
+    copy_headers(&mut copier, src, build, &makefile)?;
+    let missing = copy_modules_and_engines(&mut copier, build, &makefile, so_version)?;
+    check_installed(install_dir)?;
+    let mut copied = copier.copied;
+    copied.extend(
+        missing
+            .into_iter()
+            .map(|m| format!("{m} (not built: left out)")),
+    );
+    Ok(copied)
+}
+
+/// Copies files into the prefix and keeps the list, relative to it, for the log.
+struct Copier<'a> {
+    install_dir: &'a Path,
+    copied: Vec<String>,
+}
+
+impl Copier<'_> {
+    /// `from` (a file, or a symbolic link copied as a link) into `to_dir`.
+    fn copy(&mut self, from: &Path, to_dir: &Path) -> Result<()> {
         let name = from.file_name().context("a file name")?;
         let to = to_dir.join(name);
         fs::create_dir_all(to_dir).with_context(|| format!("creating {}", to_dir.display()))?;
@@ -174,23 +196,29 @@ pub fn install_from_build_tree(
             fs::copy(from, &to).map(|_| ())
         }
         .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
-        copied.push(
-            to.strip_prefix(install_dir)
-                .unwrap_or(&to)
-                .display()
-                .to_string(),
-        );
+        let rel = to.strip_prefix(self.install_dir).unwrap_or(&to);
+        self.copied.push(rel.display().to_string());
         Ok(())
-    };
+    }
 
-    // The shared library version, "3" of libcrypto.so.3, "1.1" of
-    // libcrypto.so.1.1: it names the engines directory. A build tree that an
-    // incremental build moved from another release still holds that release's
-    // files (libcrypto.so.1.1 beside libcrypto.so.3, 1.1.1's generated
-    // opensslconf.h): only what this tree's Makefile names is taken.
-    let mut so_version = None;
-    let named_shlibs = shared_libraries(&makefile);
-    let shlib_files: Vec<PathBuf> = match &named_shlibs {
+    fn lib(&self) -> PathBuf {
+        self.install_dir.join("lib")
+    }
+}
+
+/// The shared libraries (see [`shared_libraries`]) and their `.so` links into `lib/`; returns
+/// the shared library version, "3" of libcrypto.so.3, "1.1" of libcrypto.so.1.1, which names
+/// the engines directory. A build tree that an incremental build moved from another release
+/// still holds that release's files (libcrypto.so.1.1 beside libcrypto.so.3): only what this
+/// tree's Makefile names is taken.
+fn copy_shared_libraries(
+    copier: &mut Copier,
+    build: &Path,
+    makefile: &Makefile,
+) -> Result<Option<String>> {
+    let lib = copier.lib();
+    fs::create_dir_all(&lib).with_context(|| format!("creating {}", lib.display()))?;
+    let shlib_files: Vec<PathBuf> = match shared_libraries(makefile) {
         Some(shlibs) => {
             if let Some(c) = shlibs.clashes.iter().find(|c| c.published.is_none()) {
                 bail!("{c}");
@@ -223,8 +251,9 @@ pub fn install_from_build_tree(
     if shlib_files.is_empty() {
         bail!("no libcrypto.so* or libssl.so* in {}", build.display());
     }
+    let mut so_version = None;
     for e in &shlib_files {
-        copy(e, &lib)?;
+        copier.copy(e, &lib)?;
         let name = e.file_name().unwrap_or_default().to_string_lossy();
         if let Some(v) = name.strip_prefix("libcrypto.so.") {
             so_version = Some(v.to_string());
@@ -242,8 +271,13 @@ pub fn install_from_build_tree(
             }
         }
     }
-    // Generated headers: those the Makefile generates (GENERATED_MANDATORY,
-    // GENERATED), when it names them.
+    Ok(so_version)
+}
+
+/// The public headers: the source tree's include/openssl, then over them the ones the
+/// Makefile generates (GENERATED_MANDATORY, GENERATED) when it names them — not a stale
+/// generated header another release left in the build tree (1.1.1's opensslconf.h).
+fn copy_headers(copier: &mut Copier, src: &Path, build: &Path, makefile: &Makefile) -> Result<()> {
     let mut generated: BTreeSet<String> = BTreeSet::new();
     for var in ["GENERATED_MANDATORY", "GENERATED"] {
         generated.extend(makefile.words(var).unwrap_or_default());
@@ -255,7 +289,7 @@ pub fn install_from_build_tree(
         if !dir.is_dir() {
             continue;
         }
-        let to = install_dir.join("include/openssl");
+        let to = copier.install_dir.join("include/openssl");
         for e in sorted_entries(&dir)? {
             if e.extension().is_some_and(|x| x == "h") {
                 let name = e.file_name().unwrap_or_default().to_string_lossy();
@@ -270,10 +304,22 @@ pub fn install_from_build_tree(
                     fs::remove_file(&target)
                         .with_context(|| format!("replacing {}", target.display()))?;
                 }
-                copy(&e, &to)?;
+                copier.copy(&e, &to)?;
             }
         }
     }
+    Ok(())
+}
+
+/// Provider modules and engines, as install_modules and install_engines would; returns those
+/// the Makefile names that were not built (they cost only the kernels that load them).
+fn copy_modules_and_engines(
+    copier: &mut Copier,
+    build: &Path,
+    makefile: &Makefile,
+    so_version: Option<String>,
+) -> Result<Vec<String>> {
+    let lib = copier.lib();
     // The make variables name exactly what install_modules and
     // install_engines install (no test engines such as dasync); trees whose
     // Makefile lacks them get every .so of providers/ (but the FIPS module,
@@ -290,7 +336,7 @@ pub fn install_from_build_tree(
     for m in modules {
         let from = build.join(&m);
         if from.exists() {
-            copy(&from, &lib.join("ossl-modules"))?;
+            copier.copy(&from, &lib.join("ossl-modules"))?;
         } else {
             missing.push(m);
         }
@@ -312,19 +358,13 @@ pub fn install_from_build_tree(
         for e in engines {
             let from = build.join(&e);
             if from.exists() {
-                copy(&from, &lib.join(&dir))?;
+                copier.copy(&from, &lib.join(&dir))?;
             } else {
                 missing.push(e);
             }
         }
     }
-    check_installed(install_dir)?;
-    copied.extend(
-        missing
-            .into_iter()
-            .map(|m| format!("{m} (not built: left out)")),
-    );
-    Ok(copied)
+    Ok(missing)
 }
 
 fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
