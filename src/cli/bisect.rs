@@ -5,17 +5,17 @@ use std::time::Instant;
 
 use super::args::{GridArg, LinkArgs, SequentialArgs, StatsArgs, StopArgs, ToolArg};
 use super::build::BuildArgs;
-use crate::analysis::bisect::{self, Config, Measurer, Outcome, Probe, Step, StepVerdict};
+use super::live::Live;
+use crate::analysis::bisect::{self, Config, Measurer, Outcome, StepVerdict};
 use crate::build::repo;
 use crate::cache::{self, Cache};
 use crate::measure::engine::{Library, Reuse, Session, Side, Subject};
 use crate::measure::kernel::Registry;
 use crate::report::bisect::{
-    confirmed_line, culprit_json, step_line, BisectFormat, BisectReport, RunState, SavedBisect,
-    StepJson, ThreadEffect, UnexploredJson, BISECT_KIND,
+    culprit_json, step_line, BisectFormat, BisectReport, RunState, SavedBisect, StepJson,
+    ThreadEffect, UnexploredJson, BISECT_KIND,
 };
 use crate::report::explain::{ExplainFormat, ExplainReport, Side as ExplainSide};
-use crate::report::export::Jsonl;
 use crate::{hashing, progress, Global};
 
 #[derive(Args, Clone)]
@@ -549,131 +549,6 @@ fn place_merge_base(
         return Ok(Placement::Search(Some(note)));
     }
     Ok(Placement::Search(None))
-}
-
-/// The session seen by the search, with live output: each decided step and
-/// each confirmed change point as a line (stdout in text format, one JSON
-/// event per line in jsonl, else stderr) and, on a terminal, the status
-/// line; and the clock of `--budget`.
-pub(super) struct Live<'s, 'a> {
-    pub(super) session: &'s mut Session<'a>,
-    pub(super) commits: &'s [repo::CommitInfo],
-    /// The thread counts: commit c at the t-th is the session's subject c·k + t.
-    pub(super) threads: &'s [usize],
-    pub(super) format: BisectFormat,
-    pub(super) status: progress::SearchStatus,
-    pub(super) started: Instant,
-    pub(super) deadline: Option<Instant>,
-}
-
-impl Live<'_, '_> {
-    /// A line of live output where the format puts it.
-    fn emit(&self, line: &str, event: &str, data: &impl serde::Serialize) {
-        match self.format {
-            BisectFormat::Text => progress::above_status(|| println!("{line}")),
-            BisectFormat::Jsonl => match Jsonl::event(event, data) {
-                Ok(l) => progress::above_status(|| {
-                    use std::io::Write;
-                    print!("{l}");
-                    let _ = std::io::stdout().flush();
-                }),
-                Err(e) => progress::info(&format!("cannot write a {event} event: {e}")),
-            },
-            _ => progress::info(line),
-        }
-    }
-
-    fn builds(&self) -> progress::BuildCounts {
-        let b = self.session.builds.values();
-        progress::BuildCounts {
-            built: b.clone().filter(|b| b.fresh && b.ok).count(),
-            cached: b.clone().filter(|b| !b.fresh && b.ok).count(),
-            failed: b.filter(|b| !b.ok).count(),
-        }
-    }
-}
-
-impl Measurer for Live<'_, '_> {
-    fn prepare(&mut self, c: usize) -> Result<()> {
-        let k = self.threads.len();
-        for t in 0..k {
-            Measurer::prepare(self.session, c * k + t)?;
-        }
-        Ok(())
-    }
-
-    fn identical(&self, a: usize, b: usize) -> bool {
-        let k = self.threads.len();
-        self.session.identical(a * k, b * k)
-    }
-
-    fn name(&self, i: usize) -> String {
-        self.session.name(i * self.threads.len())
-    }
-
-    fn series(&self) -> usize {
-        self.threads.len()
-    }
-
-    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
-        Ok(self
-            .ensure_series(wants)?
-            .into_iter()
-            .map(|mut p| p.swap_remove(0))
-            .collect())
-    }
-
-    /// Every listed commit at every thread count, in the engine's interleaved rounds.
-    fn ensure_series(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Vec<Probe>>> {
-        let shorts: Vec<&str> = wants
-            .iter()
-            .filter_map(|(i, _)| self.commits.get(*i).map(|c| c.short.as_str()))
-            .collect();
-        self.status.doing(format!("sampling {}", shorts.join(" ")));
-        let k = self.threads.len();
-        let subjects: Vec<(usize, usize)> = wants
-            .iter()
-            .flat_map(|&(c, n)| (0..k).map(move |t| (c * k + t, n)))
-            .collect();
-        let mut probes = Measurer::ensure(&mut *self.session, &subjects)?.into_iter();
-        Ok(wants
-            .iter()
-            .map(|_| probes.by_ref().take(k).collect())
-            .collect())
-    }
-
-    fn should_stop(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
-    }
-
-    fn confirmed(&mut self, cp: &bisect::ChangePoint) {
-        let c = culprit_json(cp, self.commits, self.threads);
-        let spent = format!(
-            "after {:.0} s, {} builds, {} samples taken now",
-            self.started.elapsed().as_secs_f64(),
-            self.session.builds.len(),
-            self.session.samples_taken
-        );
-        self.emit(&confirmed_line(&c, &spent), "confirmed", &c);
-    }
-
-    fn decided(&mut self, s: &Step) {
-        let line = step_line(
-            s,
-            &self.commits[s.commit],
-            self.session.metric(),
-            self.threads,
-        );
-        self.emit(&line, "step", &StepJson::new(s, self.commits, self.threads));
-        let builds = self.builds();
-        let side = match s.verdict {
-            StepVerdict::Old => progress::Side::Old,
-            StepVerdict::New => progress::Side::New,
-            StepVerdict::Skipped(_) => progress::Side::Skipped,
-            StepVerdict::Between | StepVerdict::Ambiguous => progress::Side::Both,
-        };
-        self.status.step(s.commit, side, builds);
-    }
 }
 
 fn save_state(

@@ -13,6 +13,7 @@ pub mod exit;
 pub mod explain;
 pub mod gate;
 pub mod kernels;
+pub mod live;
 pub mod log;
 pub mod matrix;
 pub mod parity;

@@ -4,8 +4,8 @@ use clap::Args;
 use std::time::Instant;
 
 use super::args::{GridArg, LinkArgs, SequentialArgs, StatsArgs, ToolArg};
-use super::bisect::Live;
 use super::build::BuildArgs;
+use super::live::Live;
 use crate::analysis::bisect::Config;
 use crate::analysis::scan;
 use crate::build::{builds, repo};
