@@ -10,11 +10,11 @@ use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Mark, PointKind, Profile, ProfilePoint};
 use crate::analysis::bisect::{ChangePoint, LeftBecause, Step, StepVerdict, Unexplored};
-use crate::analysis::stats::{Comparison, Size, Verdict};
+use crate::analysis::stats::{Comparison, RatioCi, Size, Verdict};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::metric::Metric;
-use crate::report::us;
+use crate::report::{ratio_pct, us};
 use crate::unavailable::Unavailable;
 
 formats!(BisectFormat for BisectReport { Text, Markdown, Json, Jsonl, Html });
@@ -264,8 +264,11 @@ pub struct UnexploredJson {
     /// Estimated share of the range's change, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share: Option<f64>,
-    /// `budget`, `max_changes` or `min_share`.
+    /// `budget`, `max_changes`, `min_share` or `undecided`.
     pub because: LeftBecause,
+    /// With `undecided`: the ends' ratio (new/old) and its interval at the sample cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<RatioCi>,
 }
 
 impl UnexploredJson {
@@ -277,11 +280,23 @@ impl UnexploredJson {
             differs: u.differs,
             share: u.share,
             because: u.because,
+            ratio: u.ratio,
         }
     }
 
     fn text(&self) -> String {
         let what = match (self.differs, self.share) {
+            _ if self.ratio.is_some() => {
+                let r = self.ratio.expect("checked");
+                let largest = (r.lo - 1.0).abs().max((r.hi - 1.0).abs());
+                format!(
+                    "its ends differ by {} [{}, {}]: a change of up to {:.0}% may hide here",
+                    ratio_pct(r.ratio),
+                    ratio_pct(r.lo),
+                    ratio_pct(r.hi),
+                    largest * 100.0
+                )
+            }
             (true, _) if self.commits == 0 => {
                 "adjacent commits whose ends differ: a change point not yet confirmed".into()
             }
@@ -542,6 +557,10 @@ fn unexplored_text(j: &BisectReport) -> String {
         (LeftBecause::Budget, "the time budget was spent"),
         (LeftBecause::MaxChanges, "--max-changes was reached"),
         (LeftBecause::MinShare, "below --min-share"),
+        (
+            LeftBecause::Undecided,
+            "its ends were undecided at --max-samples",
+        ),
     ] {
         let left: Vec<String> = j
             .unexplored

@@ -106,7 +106,7 @@ impl CompareReport {
     }
 
     pub fn verdict_sentence(&self) -> String {
-        let pct = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
+        let pct = crate::report::ratio_pct;
         match self.verdict {
             Verdict::Slower => format!("B is slower: {}", pct(self.ratio)),
             Verdict::Faster => format!("B is faster: {}", pct(self.ratio)),

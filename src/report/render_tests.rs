@@ -580,6 +580,7 @@ fn bisect_budget_and_direction() {
             differs: true,
             share: Some(0.2),
             because: crate::analysis::bisect::LeftBecause::Budget,
+            ratio: None,
         },
         UnexploredJson {
             from: "3".repeat(40),
@@ -588,6 +589,20 @@ fn bisect_budget_and_direction() {
             differs: false,
             share: None,
             because: crate::analysis::bisect::LeftBecause::Budget,
+            ratio: None,
+        },
+        UnexploredJson {
+            from: "5".repeat(40),
+            to: "6".repeat(40),
+            commits: 12,
+            differs: false,
+            share: None,
+            because: crate::analysis::bisect::LeftBecause::Undecided,
+            ratio: Some(crate::analysis::stats::RatioCi {
+                ratio: 1.04,
+                lo: 0.92,
+                hi: 1.17,
+            }),
         },
     ];
     r.continue_with = Some(r.reproduce.clone());
@@ -605,7 +620,9 @@ fn bisect_budget_and_direction() {
     let v: serde_json::Value = serde_json::from_str(&line).unwrap();
     assert_eq!(v["event"], "done");
     let back: BisectReport = serde_json::from_value(v["data"].clone()).unwrap();
-    assert_eq!(back.unexplored.len(), 2);
+    assert_eq!(back.unexplored.len(), 3);
+    assert_eq!(back.unexplored[2].ratio, r.unexplored[2].ratio);
+    assert!(html.contains("left unexplored (its ends were undecided at --max-samples)"));
     assert_eq!(back.continue_with, r.continue_with);
     // the streamed line of a change point against the direction says so
     let c = &r.culprits[1];

@@ -13,7 +13,7 @@ use super::plot::{self, Level, Mark, PointKind, Profile, ProfilePoint};
 use crate::analysis::scan::{Cancel, ScanResult};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
-use crate::report::us;
+use crate::report::{ratio_pct, us};
 
 formats!(ScanFormat for ScanReport { Text, Markdown, Json, Html });
 
@@ -162,10 +162,6 @@ pub struct ScanContext<'a> {
     pub reproduce: String,
 }
 
-fn pct(ratio: f64) -> String {
-    format!("{:+.1}%", (ratio - 1.0) * 100.0)
-}
-
 /// "+15.2% at abc1234, partly undone (52%) by -7.6% at def5678".
 fn cancel_text(c: &Cancel, changes: &[ChangeJson]) -> String {
     let (a, b) = (&changes[c.change].culprit, &changes[c.undone_by].culprit);
@@ -176,9 +172,9 @@ fn cancel_text(c: &Cancel, changes: &[ChangeJson]) -> String {
     };
     format!(
         "{} at {}, {how} by {} at {}",
-        pct(a.ratio),
+        ratio_pct(a.ratio),
         a.info.short,
-        pct(b.ratio),
+        ratio_pct(b.ratio),
         b.info.short
     )
 }
@@ -387,7 +383,7 @@ impl ScanReport {
             if p.range { "range" } else { "culprit" },
             &p.parent[..10.min(p.parent.len())],
             p.info.short,
-            pct(p.ratio),
+            ratio_pct(p.ratio),
             (p.ratio_ci.0 - 1.0) * 100.0,
             (p.ratio_ci.1 - 1.0) * 100.0,
             p.comparison.p_yuen,
@@ -451,7 +447,7 @@ fn text(r: &ScanReport, links: &Links) -> String {
             iv.lo_short,
             iv.hi_short,
             iv.hi - iv.lo,
-            pct(iv.fitted_ratio),
+            ratio_pct(iv.fitted_ratio),
             iv.outcome
         ));
     }
@@ -471,7 +467,7 @@ fn text(r: &ScanReport, links: &Links) -> String {
                 let c = &r.changes[i];
                 format!(
                     "{} at {} ({:.0}%)",
-                    pct(c.culprit.ratio),
+                    ratio_pct(c.culprit.ratio),
                     c.culprit.info.short,
                     c.share_of_movement.abs() * 100.0
                 )
@@ -514,7 +510,7 @@ fn markdown(r: &ScanReport, links: &Links) -> String {
                 "| {} | {} | {} | [{:+.1}%, {:+.1}%] | {:.0}% | {} | {} |\n",
                 i + 1,
                 links.markdown(&p.info.commit, &p.info.short),
-                pct(p.ratio),
+                ratio_pct(p.ratio),
                 (p.ratio_ci.0 - 1.0) * 100.0,
                 (p.ratio_ci.1 - 1.0) * 100.0,
                 c.share_of_movement * 100.0,
@@ -646,7 +642,7 @@ impl ScanReport {
                         "{} {} {}{}",
                         p.info.short,
                         truncate(&p.info.subject, 40),
-                        pct(p.ratio),
+                        ratio_pct(p.ratio),
                         if p.range { " (range)" } else { "" }
                     ),
                 }
@@ -731,7 +727,7 @@ impl HtmlSections for ScanReport {
                     esc(&p.info.dates()),
                     us(p.parent_mean_us),
                     us(p.culprit_mean_us),
-                    esc(&pct(p.ratio)),
+                    esc(&ratio_pct(p.ratio)),
                     (p.ratio_ci.0 - 1.0) * 100.0,
                     (p.ratio_ci.1 - 1.0) * 100.0,
                     c.share_of_movement.abs() * 100.0
@@ -768,7 +764,7 @@ impl HtmlSections for ScanReport {
                         us(p.culprit_mean_us),
                         format!(
                             "{} [{:+.1}%, {:+.1}%]",
-                            esc(&pct(p.ratio)),
+                            esc(&ratio_pct(p.ratio)),
                             (p.ratio_ci.0 - 1.0) * 100.0,
                             (p.ratio_ci.1 - 1.0) * 100.0
                         ),
@@ -845,7 +841,7 @@ impl HtmlSections for ScanReport {
                         links.html(&r.grid_commit(iv.hi), &iv.hi_short)
                     ),
                     (iv.hi - iv.lo).to_string(),
-                    esc(&pct(iv.fitted_ratio)),
+                    esc(&ratio_pct(iv.fitted_ratio)),
                     esc(&iv.outcome),
                 ]
             })

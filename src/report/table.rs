@@ -123,6 +123,11 @@ impl Table {
     }
 }
 
+/// A ratio (new/old) as a signed change, `+15.2%`.
+pub fn ratio_pct(ratio: f64) -> String {
+    format!("{:+.1}%", (ratio - 1.0) * 100.0)
+}
+
 /// µs/op with precision that suits its size (0.0123, 1.234, 290.1).
 pub fn us(v: f64) -> String {
     if !v.is_finite() {
