@@ -112,6 +112,40 @@ fn a_patched_revision_is_built_cached_and_compared_with_its_revision() {
     );
     assert_eq!(j["verdict"], "slower", "{j}");
 
+    // explain of a patched revision: its instructions against the revision without it.
+    let o = pb(
+        &cache,
+        d.path(),
+        &[
+            "explain",
+            "--repo",
+            r,
+            "--tool",
+            "fakework",
+            "--duration",
+            "0.2",
+            "--format",
+            "json",
+            "HEAD+slow.patch",
+        ],
+    );
+    let j = json(&o);
+    assert_eq!(
+        (j["before"].as_str(), j["after"].as_str()),
+        (Some("HEAD"), Some("HEAD+slow.patch"))
+    );
+    let work = j["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["function"] == "fake_work")
+        .unwrap_or_else(|| panic!("{j}"));
+    let ratio = work["self_after"].as_f64().unwrap() / work["self_before"].as_f64().unwrap();
+    assert!(
+        (9.0..11.0).contains(&ratio),
+        "FAKE_COST 200 -> 2000: {work}"
+    );
+
     // A patch that does not apply: one line naming the file and the hunk; nothing cached.
     let o = compare("HEAD+stale.patch");
     assert_usage_error(&o, "stale.patch does not apply to HEAD (");

@@ -216,7 +216,7 @@ impl Repo {
                 )
             } else if patch::split(rev).is_some() {
                 anyhow::anyhow!(
-                    "unknown revision '{rev}' in {}: a revision with patches (REV+FILE) is measured by run, compare, verify, gate, matrix and build, not searched",
+                    "unknown revision '{rev}' in {}: a revision with patches (REV+FILE) is measured by run, compare, verify, explain, gate, matrix and build, not searched",
                     self.path.display()
                 )
             } else {

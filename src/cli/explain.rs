@@ -46,14 +46,20 @@ pub fn run(g: &Global, a: ExplainArgs) -> Result<Exit> {
     let (repo, recipe) = a.build.open()?;
     let (ra, rb) = match a.revs.as_slice() {
         [r] => {
-            let c = repo.resolve(r)?;
-            repo.parent(&c)?;
-            (format!("{r}^"), r.clone())
+            let c = repo.resolve_subject(r)?;
+            // A patched revision is explained against the revision without its patches.
+            match (c.patches.is_empty(), crate::build::patch::split(r)) {
+                (false, Some((rev, _))) => (rev.to_string(), r.clone()),
+                _ => {
+                    repo.parent(&c)?;
+                    (format!("{r}^"), r.clone())
+                }
+            }
         }
         [x, y] => (x.clone(), y.clone()),
         _ => bail!("explain takes REV or A B"),
     };
-    let (ca, cb) = (repo.resolve(&ra)?, repo.resolve(&rb)?);
+    let (ca, cb) = (repo.resolve_subject(&ra)?, repo.resolve_subject(&rb)?);
     let cache = Cache::open(g.cache.as_deref())?;
     let timing = Timing {
         duration: a.duration,

@@ -136,6 +136,11 @@ fn short(id: &str) -> &str {
     id.get(..10).unwrap_or(id)
 }
 
+/// `6fb327f5aa`, or `6fb327f5aa+fix.patch` for a patched build.
+fn build_label(commit: &str, patches: &[Patch]) -> String {
+    format!("{}{}", short(commit), crate::build::patch::suffix(patches))
+}
+
 impl Export<CompareReport> for Text {
     fn export(&self, j: &CompareReport) -> Result<String> {
         self.export_linked(j, &Links::default())
@@ -148,12 +153,12 @@ impl Export<CompareReport> for Text {
             j.tool,
             j.threads,
             j.a,
-            short(&j.a_commit),
+            build_label(&j.a_commit, &j.a_patches),
             links.text_suffix(&j.a_commit),
             us(j.a_mean_us),
             j.a_n,
             j.b,
-            short(&j.b_commit),
+            build_label(&j.b_commit, &j.b_patches),
             links.text_suffix(&j.b_commit),
             us(j.b_mean_us),
             j.b_n,
