@@ -347,67 +347,9 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
     sp.set_message("checking out");
     let (mut export, mut start, mut incremental) = match &previous {
         Some(prev) => {
-            progress::detail(&format!(
-                "moving the tree in {} from {} to {}",
-                src.display(),
-                &prev.commit[..10.min(prev.commit.len())],
-                c.short
-            ));
-            let read = configured::build_infos_read(&build_dir, &src);
-            let export = export_patched(repo, c, &src, leave_out)?;
-            let plan = incremental_plan(&export, read.as_ref());
-            notes.push_str(&format!(
-                "### perfbisect: incremental build from {}: {} file(s) rewritten, {} removed, {} unchanged\n",
-                prev.commit,
-                export.written.len(),
-                export.removed.len(),
-                export.unchanged
-            ));
-            if let Some(why) = &plan.reconfigure {
-                notes.push_str(&format!(
-                    "### perfbisect: configuring again: {why} changed\n"
-                ));
-            }
-            if let Some(path) = &plan.unread_build_info {
-                notes.push_str(&format!(
-                    "### perfbisect: not configuring again: {path} changed, but the last configure did not read it\n"
-                ));
-            }
-            if let Some(why) = &plan.regenerate_asm {
-                let n = remove_generated_asm(&build_dir)?;
-                notes.push_str(&format!(
-                    "### perfbisect: {why} changed: removed {n} generated assembler file(s) for make to generate again\n"
-                ));
-            }
-            let forgotten = depends::forget_removed(&src, &build_dir, &export.removed)
-                .with_context(|| {
-                    format!(
-                        "cannot update the dependency records in {}",
-                        build_dir.display()
-                    )
-                })?;
-            if forgotten != depends::Forgotten::default() {
-                notes.push_str(&format!(
-                    "### perfbisect: {} removed file(s) taken out of make's dependency records: {} object(s) to compile again, {} mention(s) in the Makefile\n",
-                    export.removed.len(),
-                    forgotten.objects,
-                    forgotten.makefile_mentions
-                ));
-            }
-            let info = Incremental {
-                from: prev.commit.clone(),
-                written: export.written.len(),
-                removed: export.removed.len(),
-                configured: plan.reconfigure.is_some(),
-                kept: None,
-            };
-            (
-                export,
-                Start::Incremental {
-                    reconfigure: plan.reconfigure.is_some(),
-                },
-                Some(info),
-            )
+            let (export, reconfigure, info) =
+                move_tree(repo, c, prev, (&src, &build_dir), leave_out, &mut notes)?;
+            (export, Start::Incremental { reconfigure }, Some(info))
         }
         None => (
             clean_checkout(repo, c, &src, &build_dir, leave_out)?,
@@ -563,36 +505,50 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
             meta.error = Some(msg);
         }
     }
+    let mut built = publish(staging, &meta, &entry, &key, &c.short)?;
+    built.fresh = true;
+    // As it finishes, not when its caller looks: builds made side by side (ensure_all) report
+    // one by one.
+    progress::info(&built_line(&built, &c.short));
+    Ok(built)
+}
+
+/// Writes the build's record into its staging directory and publishes it as `entry` in one
+/// rename (an entry already there — damaged, or `--rebuild` — is moved out of sight first),
+/// then reads it back.
+fn publish(
+    staging: tempfile::TempDir,
+    meta: &BuildMeta,
+    entry: &Path,
+    key: &str,
+    short: &str,
+) -> Result<Built> {
+    let builds = entry.parent().expect("an entry lies in builds/");
     cache::write_atomic_at(
         &staging.path().join("meta.json"),
-        serde_json::to_string_pretty(&meta)?.as_bytes(),
+        serde_json::to_string_pretty(meta)?.as_bytes(),
         Some("publish-build"),
     )
-    .with_context(|| format!("cannot publish the build of {}", c.short))?;
+    .with_context(|| format!("cannot publish the build of {short}"))?;
     if entry.exists() {
         // A damaged entry, or --rebuild. Readers do not take the build lock,
         // so move it out of sight in one rename before deleting it: they see
         // the old entry or none, never a half-deleted one.
         let trash = builds.join(format!(".tmp-old-{key}-{}", std::process::id()));
-        fs::rename(&entry, &trash)
-            .with_context(|| format!("cannot replace {}", entry.display()))?;
+        fs::rename(entry, &trash).with_context(|| format!("cannot replace {}", entry.display()))?;
         fs::remove_dir_all(&trash).with_context(|| format!("cannot remove {}", trash.display()))?;
     }
     let staged = staging.keep();
-    if let Err(e) = fs::rename(&staged, &entry) {
+    if let Err(e) = fs::rename(&staged, entry) {
         fs::remove_dir_all(&staged).ok();
         return Err(e).with_context(|| format!("cannot publish {}", entry.display()));
     }
-    let mut built = read_entry(&entry)?.with_context(|| {
+    let built = read_entry(entry)?.with_context(|| {
         format!(
             "the build just published at {} does not read back",
             entry.display()
         )
     })?;
-    built.fresh = true;
-    // As it finishes, not when its caller looks: builds made side by side (ensure_all) report
-    // one by one.
-    progress::info(&built_line(&built, &c.short));
     Ok(built)
 }
 
@@ -708,6 +664,75 @@ fn read_tree_state(path: &Path) -> Option<TreeState> {
 }
 
 /// Empty work directories, the commit's tree written afresh.
+/// Moves the work tree of an earlier build (`prev`) to `c`: rewrites what differs, plans
+/// whether configure must run again, regenerates the assembler where a translator changed and
+/// takes removed files out of make's dependency records. Each decision is a line of `notes`
+/// (the build log). Returns the export, whether to configure again, and the record of it.
+fn move_tree(
+    repo: &Repo,
+    c: &CommitInfo,
+    prev: &TreeState,
+    (src, build_dir): (&Path, &Path),
+    leave_out: &[&str],
+    notes: &mut String,
+) -> Result<(repo::Export, bool, Incremental)> {
+    progress::detail(&format!(
+        "moving the tree in {} from {} to {}",
+        src.display(),
+        &prev.commit[..10.min(prev.commit.len())],
+        c.short
+    ));
+    let read = configured::build_infos_read(build_dir, src);
+    let export = export_patched(repo, c, src, leave_out)?;
+    let plan = incremental_plan(&export, read.as_ref());
+    notes.push_str(&format!(
+        "### perfbisect: incremental build from {}: {} file(s) rewritten, {} removed, {} unchanged\n",
+        prev.commit,
+        export.written.len(),
+        export.removed.len(),
+        export.unchanged
+    ));
+    if let Some(why) = &plan.reconfigure {
+        notes.push_str(&format!(
+            "### perfbisect: configuring again: {why} changed\n"
+        ));
+    }
+    if let Some(path) = &plan.unread_build_info {
+        notes.push_str(&format!(
+            "### perfbisect: not configuring again: {path} changed, but the last configure did not read it\n"
+        ));
+    }
+    if let Some(why) = &plan.regenerate_asm {
+        let n = remove_generated_asm(build_dir)?;
+        notes.push_str(&format!(
+            "### perfbisect: {why} changed: removed {n} generated assembler file(s) for make to generate again\n"
+        ));
+    }
+    let forgotten =
+        depends::forget_removed(src, build_dir, &export.removed).with_context(|| {
+            format!(
+                "cannot update the dependency records in {}",
+                build_dir.display()
+            )
+        })?;
+    if forgotten != depends::Forgotten::default() {
+        notes.push_str(&format!(
+            "### perfbisect: {} removed file(s) taken out of make's dependency records: {} object(s) to compile again, {} mention(s) in the Makefile\n",
+            export.removed.len(),
+            forgotten.objects,
+            forgotten.makefile_mentions
+        ));
+    }
+    let info = Incremental {
+        from: prev.commit.clone(),
+        written: export.written.len(),
+        removed: export.removed.len(),
+        configured: plan.reconfigure.is_some(),
+        kept: None,
+    };
+    Ok((export, plan.reconfigure.is_some(), info))
+}
+
 /// The commit's tree in `src` (see [`Repo::export_tree`]) with its patches applied; the files
 /// they change count as written, so that an incremental build configures again when a patch
 /// touches a configure input.
