@@ -210,7 +210,51 @@ pub fn differential_svg(before: &Profile, after: &Profile, title: &str) -> Resul
     let mut svg = Vec::new();
     inferno::flamegraph::from_lines(&mut opts, folded.lines(), &mut svg)
         .context("cannot render the flame graph")?;
-    String::from_utf8(svg).context("flame graph is not UTF-8")
+    let svg = String::from_utf8(svg).context("flame graph is not UTF-8")?;
+    let per_op = |p: &Profile| p.total() as f64 / p.ops.max(1) as f64;
+    Ok(mark_total(svg, per_op(before), per_op(after)))
+}
+
+/// The root frame ("all") coloured and titled by the total change. inferno colours a frame
+/// by its own instructions' change, and the root has none (it was drawn white, or in the
+/// palette's red, whatever the total did).
+fn mark_total(svg: String, before: f64, after: f64) -> String {
+    let Some(at) = svg.find("<title>all (") else {
+        return svg;
+    };
+    let Some(close) = svg[at..].find(")</title>").map(|i| at + i) else {
+        return svg;
+    };
+    let Some(fill) = svg[close..].find("fill=\"rgb(").map(|i| close + i + 6) else {
+        return svg;
+    };
+    let Some(fill_end) = svg[fill..].find('"').map(|i| fill + i) else {
+        return svg;
+    };
+    let change = if before > 0.0 {
+        after / before - 1.0
+    } else {
+        0.0
+    };
+    // inferno's scale: 250 for no change, down to 100 for the largest.
+    let c = (250.0 - 150.0 * change.abs().min(1.0)).round() as u8;
+    let colour = match change {
+        x if x > 0.0 => format!("rgb(255,{c},{c})"),
+        x if x < 0.0 => format!("rgb({c},{c},255)"),
+        _ => "rgb(250,250,250)".to_string(),
+    };
+    let title = format!(
+        "; total {:+.1}%: {} -> {}",
+        change * 100.0,
+        before.round(),
+        after.round()
+    );
+    format!(
+        "{}{title}{}{colour}{}",
+        &svg[..close],
+        &svg[close..fill],
+        &svg[fill_end..]
+    )
 }
 
 #[cfg(test)]
@@ -267,5 +311,27 @@ mod tests {
             "{}",
             &svg[..200]
         );
+        // The root shows the total: 700 -> 550 instructions/op is blue, the reverse red.
+        assert!(
+            svg.contains(
+                "<title>all (700 instructions/op, 100%; total -21.4%: 700 -> 550)</title>"
+            ),
+            "{svg}"
+        );
+        assert!(root_fill(&svg).ends_with(",255)"), "{}", root_fill(&svg));
+        let grew = differential_svg(&b, &a, "demo").unwrap();
+        assert!(
+            root_fill(&grew).starts_with("rgb(255,"),
+            "{}",
+            root_fill(&grew)
+        );
+        let same = differential_svg(&a, &a, "demo").unwrap();
+        assert_eq!(root_fill(&same), "rgb(250,250,250)");
+    }
+
+    fn root_fill(svg: &str) -> &str {
+        let at = svg.find("<title>all (").expect("a root frame");
+        let fill = at + svg[at..].find("fill=\"").expect("its rect") + 6;
+        &svg[fill..fill + svg[fill..].find('"').unwrap()]
     }
 }
