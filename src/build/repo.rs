@@ -177,7 +177,6 @@ impl Repo {
         })
     }
 
-    /// Resolve like git does: sha prefixes, tags, branches, REV^, REV~3.
     /// A revision, or a revision with patch files applied: `REV+FILE[+FILE…]` (see
     /// [`patch`](crate::build::patch)) when `text` is no revision itself and every part after
     /// a `+` is a file. The patches must apply to the commit (checked without building).
@@ -201,6 +200,7 @@ impl Repo {
         Ok(c)
     }
 
+    /// Resolve like git does: sha prefixes, tags, branches, REV^, REV~3.
     pub fn resolve(&self, rev: &str) -> Result<CommitInfo> {
         let rev = rev.trim();
         // An argument such as --upload-pack=… is never a revision.
