@@ -14,7 +14,7 @@ use crate::analysis::stats::{Comparison, RatioCi, Size, Verdict};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::metric::Metric;
-use crate::report::{ratio_pct, us};
+use crate::report::{may_hide, us};
 use crate::unavailable::Unavailable;
 
 formats!(BisectFormat for BisectReport { Text, Markdown, Json, Jsonl, Html });
@@ -287,14 +287,9 @@ impl UnexploredJson {
     fn text(&self) -> String {
         let what = match (self.differs, self.share) {
             _ if self.ratio.is_some() => {
-                let r = self.ratio.expect("checked");
-                let largest = (r.lo - 1.0).abs().max((r.hi - 1.0).abs());
                 format!(
-                    "its ends differ by {} [{}, {}]: a change of up to {:.0}% may hide here",
-                    ratio_pct(r.ratio),
-                    ratio_pct(r.lo),
-                    ratio_pct(r.hi),
-                    largest * 100.0
+                    "its ends differ by {}",
+                    may_hide(&self.ratio.expect("checked"))
                 )
             }
             (true, _) if self.commits == 0 => {

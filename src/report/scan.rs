@@ -13,7 +13,7 @@ use super::plot::{self, Level, Mark, PointKind, Profile, ProfilePoint};
 use crate::analysis::scan::{Cancel, ScanResult};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
-use crate::report::{ratio_pct, us};
+use crate::report::{may_hide, ratio_pct, us};
 
 formats!(ScanFormat for ScanReport { Text, Markdown, Json, Html });
 
@@ -228,6 +228,15 @@ impl ScanReport {
                         {
                             "searched beside a flat entered interval: its ends do not differ either"
                                 .to_string()
+                        }
+                        // Undecided at the cap is not "the same": say what may hide there.
+                        crate::analysis::bisect::Outcome::NoChange
+                            if s.ends.verdict == crate::analysis::stats::Verdict::Undecided =>
+                        {
+                            format!(
+                                "searched: its ends were undecided at the sample cap, {}",
+                                may_hide(&s.ends.ratio)
+                            )
                         }
                         crate::analysis::bisect::Outcome::NoChange => {
                             "searched: its ends do not differ on fresh samples".to_string()

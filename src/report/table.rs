@@ -128,6 +128,19 @@ pub fn ratio_pct(ratio: f64) -> String {
     format!("{:+.1}%", (ratio - 1.0) * 100.0)
 }
 
+/// What an undecided comparison leaves open: `+4.0% [-8.0%, +17.0%]: a change of up to 17%
+/// may hide here`.
+pub fn may_hide(r: &crate::analysis::stats::RatioCi) -> String {
+    let largest = (r.lo - 1.0).abs().max((r.hi - 1.0).abs());
+    format!(
+        "{} [{}, {}]: a change of up to {:.0}% may hide here",
+        ratio_pct(r.ratio),
+        ratio_pct(r.lo),
+        ratio_pct(r.hi),
+        largest * 100.0
+    )
+}
+
 /// µs/op with precision that suits its size (0.0123, 1.234, 290.1).
 pub fn us(v: f64) -> String {
     if !v.is_finite() {
@@ -155,6 +168,20 @@ mod tests {
         t.push(vec!["pkeyread".into(), "1".into(), "290.1".into()]);
         t.push(vec!["a,b|c".into(), "32".into(), "0.5800".into()]);
         t
+    }
+
+    #[test]
+    fn an_undecided_interval_says_what_may_hide() {
+        let r = crate::analysis::stats::RatioCi {
+            ratio: 0.97,
+            lo: 0.81,
+            hi: 1.12,
+        };
+        assert_eq!(
+            may_hide(&r),
+            "-3.0% [-19.0%, +12.0%]: a change of up to 19% may hide here"
+        );
+        assert_eq!(ratio_pct(1.152), "+15.2%");
     }
 
     #[test]
