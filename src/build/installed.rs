@@ -62,6 +62,8 @@ pub enum Problem {
     DoesNotLoad { file: String, error: String },
     /// The library loads but does not define the symbol.
     Missing { file: String, symbol: String },
+    /// The prefix holds no such library at all.
+    NoLibrary { library: String },
 }
 
 impl fmt::Display for Problem {
@@ -69,6 +71,7 @@ impl fmt::Display for Problem {
         match self {
             Problem::DoesNotLoad { file, error } => write!(f, "{file} does not load ({error})"),
             Problem::Missing { file, symbol } => write!(f, "{file} exports no {symbol}"),
+            Problem::NoLibrary { library } => write!(f, "lib/ holds no {library}.so*"),
         }
     }
 }
@@ -141,9 +144,8 @@ pub fn check(prefix: &Path) -> Result<Vec<Problem>> {
     let mut problems = Vec::new();
     for (library, symbols) in REQUIRED {
         let Some(rel) = files.iter().find(|f| is_library(f, library)) else {
-            problems.push(Problem::Missing {
-                file: format!("lib/{library}.so"),
-                symbol: "anything (no such library)".into(),
+            problems.push(Problem::NoLibrary {
+                library: library.to_string(),
             });
             continue;
         };
@@ -283,7 +285,7 @@ pub fn summary(problems: &[Problem]) -> String {
                 parts.push(p.to_string());
                 last_missing = Some(file);
             }
-            Problem::DoesNotLoad { .. } => {
+            Problem::DoesNotLoad { .. } | Problem::NoLibrary { .. } => {
                 parts.push(p.to_string());
                 last_missing = None;
             }
@@ -361,6 +363,11 @@ mod tests {
         assert!(
             summary(&p).starts_with("lib/libssl.so.3 exports no SSL_CTX_new"),
             "{p:?}"
+        );
+        fs::remove_file(lib.join("libssl.so.3")).unwrap();
+        assert_eq!(
+            summary(&check(d.path()).unwrap()),
+            "lib/ holds no libssl.so*"
         );
         fs::write(lib.join("libssl.so.3"), "not a library").unwrap();
         let p = check(d.path()).unwrap();
