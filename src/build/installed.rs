@@ -198,8 +198,12 @@ fn compile_helper(dir: &Path) -> Result<PathBuf> {
 fn run_helper(exe: &Path, args: &[String], prefix: &Path, tmp: &Path) -> Result<String> {
     let conf = tmp.join("openssl.cnf");
     fs::write(&conf, "").with_context(|| format!("writing {}", conf.display()))?;
+    // Both to files: a library's constructor that prints much cannot fill a pipe nobody
+    // reads until the child exits.
     let out_path = tmp.join("report");
     let out_file = fs::File::create(&out_path)?;
+    let err_path = tmp.join("stderr");
+    let err_file = fs::File::create(&err_path)?;
     let mut cmd = Command::new(exe);
     cmd.args(args)
         .env_clear()
@@ -208,7 +212,7 @@ fn run_helper(exe: &Path, args: &[String], prefix: &Path, tmp: &Path) -> Result<
         .env("OPENSSL_MODULES", prefix.join("lib/ossl-modules"))
         .stdin(Stdio::null())
         .stdout(out_file)
-        .stderr(Stdio::piped());
+        .stderr(err_file);
     let mut child = cmd.spawn().context("cannot start the load check")?;
     let status = match child.wait_timeout(TIMEOUT)? {
         Some(s) => s,
@@ -222,10 +226,7 @@ fn run_helper(exe: &Path, args: &[String], prefix: &Path, tmp: &Path) -> Result<
     match status.code() {
         Some(0) | Some(1) => Ok(report),
         _ => {
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                std::io::Read::read_to_string(&mut e, &mut err).ok();
-            }
+            let err = fs::read_to_string(&err_path).unwrap_or_default();
             // A library whose constructor crashes is the build's problem, like one that does
             // not load; anything else is the check's.
             let dying = report
