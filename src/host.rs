@@ -30,3 +30,12 @@ impl Host {
         format!("{} x{}", self.cpu_model, self.cores)
     }
 }
+
+/// This machine's name (a fleet's samples say where each was taken).
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}

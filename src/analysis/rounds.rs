@@ -25,6 +25,62 @@ pub trait Sampler {
     fn new_round(&mut self) {}
 }
 
+/// What to do next in a round-robin over subjects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// A round starts (its order is drawn): a simulator models position effects here.
+    NewRound,
+    /// Take one more sample of this subject.
+    Take(usize),
+    /// Every subject has its count or cannot be measured.
+    Done,
+}
+
+/// The rounds over `wants` (subject, wanted count), one pick at a time, so a caller that
+/// answers asynchronously (an executor streaming samples) walks the same rounds as [`fill`].
+#[derive(Debug, Clone)]
+pub struct Rounds {
+    round: Vec<(usize, usize)>,
+    at: usize,
+    progressed: bool,
+}
+
+impl Rounds {
+    pub fn new(wants: &[(usize, usize)]) -> Rounds {
+        Rounds {
+            round: wants.to_vec(),
+            at: wants.len(),
+            progressed: true,
+        }
+    }
+
+    /// The next pick: `have` says how many samples a subject holds now (`None` takes it out of
+    /// the rounds); each round's order is drawn from `order` (the order given, when `None`).
+    pub fn next(
+        &mut self,
+        have: impl Fn(usize) -> Option<usize>,
+        order: Option<&mut StdRng>,
+    ) -> Pick {
+        while self.at < self.round.len() {
+            let (i, n) = self.round[self.at];
+            self.at += 1;
+            if have(i).is_some_and(|h| h < n) {
+                self.progressed = true;
+                return Pick::Take(i);
+            }
+        }
+        if !self.progressed {
+            return Pick::Done;
+        }
+        if let Some(rng) = order {
+            self.round.shuffle(rng);
+        }
+        self.progressed = false;
+        self.at = 0;
+        Pick::NewRound
+    }
+}
+
 /// Rounds over `wants` (subject, wanted count) until each has its count or
 /// cannot be measured, in a random order per round drawn from `order` (the
 /// order given, when `None`). Returns the number of samples taken.
@@ -34,23 +90,16 @@ pub fn fill(
     mut order: Option<&mut StdRng>,
 ) -> Result<usize> {
     let mut taken = 0;
-    let mut round: Vec<(usize, usize)> = wants.to_vec();
+    let mut rounds = Rounds::new(wants);
     loop {
-        let mut progressed = false;
-        if let Some(rng) = order.as_deref_mut() {
-            round.shuffle(rng);
-        }
-        s.new_round();
-        for &(i, n) in &round {
-            if s.have(i).is_some_and(|h| h < n) {
+        match rounds.next(|i| s.have(i), order.as_deref_mut()) {
+            Pick::NewRound => s.new_round(),
+            Pick::Take(i) => {
                 s.check()?;
                 s.take_one(i)?;
                 taken += 1;
-                progressed = true;
             }
-        }
-        if !progressed {
-            return Ok(taken);
+            Pick::Done => return Ok(taken),
         }
     }
 }
@@ -114,5 +163,24 @@ mod tests {
         // …and the first position is not always the same subject
         let firsts: std::collections::HashSet<usize> = rounds.iter().map(|r| r[0]).collect();
         assert!(firsts.len() > 1, "{rounds:?}");
+    }
+
+    #[test]
+    fn picks_announce_each_round_and_end_when_nothing_is_short() {
+        let have = [Some(0), Some(2), None];
+        let mut r = Rounds::new(&[(0, 2), (1, 2), (2, 2)]);
+        let mut held = have;
+        let mut picks = Vec::new();
+        loop {
+            let p = r.next(|i| held[i], None);
+            picks.push(p);
+            match p {
+                Pick::Take(i) => held[i] = held[i].map(|h| h + 1),
+                Pick::Done => break,
+                Pick::NewRound => {}
+            }
+        }
+        use Pick::*;
+        assert_eq!(picks, vec![NewRound, Take(0), NewRound, Take(0), NewRound, Done]);
     }
 }

@@ -9,14 +9,11 @@
 //! compiles, loads cached samples or spawns a child itself.
 
 use anyhow::Result;
-use rand::rngs::StdRng;
-use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use crate::analysis::bisect::{Measurer, Probe, Step};
-use crate::analysis::rounds::{self, Sampler};
 use crate::build::builds::{self, BuildOptions};
 use crate::build::prefix::Prefix;
 use crate::build::repo::{CommitInfo, Repo};
@@ -24,9 +21,11 @@ use crate::build::version::OpenSslVersion;
 use crate::cache::Cache;
 use crate::interrupt;
 use crate::measure::compile::{self, CompiledKernel};
+use crate::measure::exec::local::Local;
+use crate::measure::exec::{Answer, Block, BuildJob, Executor, Run, Wave};
 use crate::measure::kernel::ToolSpec;
 use crate::measure::metric::{self, Metric};
-use crate::measure::runner::{self, Sample, SampleRequest};
+use crate::measure::runner::{self, Sample, SampleOutcome, SampleRequest};
 use crate::measure::samples::SampleSet;
 use crate::progress;
 use crate::unavailable::Unavailable;
@@ -180,23 +179,12 @@ enum SubjectState {
 /// Live output: called with each decided step of a search.
 pub type StepCallback<'a> = Box<dyn FnMut(&Step) + 'a>;
 
-/// How each sample is taken.
-#[derive(Debug, Clone, Copy)]
-pub struct Timing {
-    /// Seconds each sample measures for.
-    pub duration: f64,
-    /// Kill a sample after this long (None: derived from the duration).
-    pub timeout: Option<f64>,
-    /// A crashed or timed-out sample is taken again this many times, in a new process, before
-    /// its subject is given up: one bad moment must not skip a commit for good.
-    pub retries: usize,
-    /// What a sample measures.
-    pub metric: Metric,
-}
+pub use crate::measure::exec::Timing;
 
 pub struct Session<'a> {
     cache: &'a Cache,
-    repo: Option<(&'a Repo, BuildOptions<'a>)>,
+    /// Where builds and samples are made.
+    exec: Box<dyn Executor + 'a>,
     duration: f64,
     timeout: Option<f64>,
     metric: Metric,
@@ -213,8 +201,6 @@ pub struct Session<'a> {
     /// Show a progress bar over the samples `ensure` takes (tables of many
     /// cells); a search prints its decided steps instead.
     pub progress_bar: bool,
-    /// The order of the subjects within each round (see analysis::rounds).
-    order: StdRng,
     retries: usize,
     /// Samples that failed and were retried.
     pub retried: usize,
@@ -228,7 +214,7 @@ impl<'a> Session<'a> {
     pub fn new(cache: &'a Cache, timing: Timing, reuse: Reuse) -> Self {
         Session {
             cache,
-            repo: None,
+            exec: Box::new(Local::new(cache)),
             duration: timing.duration,
             timeout: timing.timeout,
             metric: timing.metric,
@@ -241,7 +227,6 @@ impl<'a> Session<'a> {
             builds: BTreeMap::new(),
             on_step: None,
             progress_bar: false,
-            order: StdRng::from_entropy(),
             retries: timing.retries,
             retried: 0,
             shared: 0,
@@ -251,7 +236,13 @@ impl<'a> Session<'a> {
 
     /// Revisions are built from this repository with these options.
     pub fn with_repo(mut self, repo: &'a Repo, build: BuildOptions<'a>) -> Self {
-        self.repo = Some((repo, build));
+        self.exec = Box::new(Local::new(self.cache).with_repo(repo, build));
+        self
+    }
+
+    /// Builds and samples are made by `exec` (the local executor unless this is called).
+    pub fn with_executor(mut self, exec: Box<dyn Executor + 'a>) -> Self {
+        self.exec = exec;
         self
     }
 
@@ -323,13 +314,16 @@ impl<'a> Session<'a> {
             let state = match &self.libs[lib].0 {
                 Library::Installed(t) => LibState::Ready(Box::new(t.clone())),
                 Library::Revision { label, commit } => {
-                    let (repo, opts) = self
-                        .repo
-                        .as_ref()
-                        .ok_or_else(|| anyhow::anyhow!("no repository to build {label} from"))?;
+                    let job = BuildJob {
+                        label: label.clone(),
+                        commit: commit.clone(),
+                    };
                     let built = match self.prebuilt.remove(&commit.key()) {
                         Some(b) => b?,
-                        None => builds::ensure(self.cache, repo, commit, opts)?,
+                        None => self.build(vec![job])?.swap_remove(0)?,
+                    };
+                    let Library::Revision { label, commit } = &self.libs[lib].0 else {
+                        unreachable!("matched above")
                     };
                     self.builds.insert(
                         commit.key(),
@@ -367,25 +361,50 @@ impl<'a> Session<'a> {
     /// The revisions the wanted subjects need and that are not known yet, built together where
     /// [`builds::ensure_all`] can (a bisect's two ends). Errors are kept for `prepare_library`,
     /// which reports them as it would its own.
-    fn build_ahead(&mut self, wants: &[(usize, usize)]) {
-        let Some((repo, opts)) = &self.repo else {
-            return;
-        };
-        let mut commits: Vec<&CommitInfo> = Vec::new();
+    fn build_ahead(&mut self, wants: &[(usize, usize)]) -> Result<()> {
+        let mut jobs: Vec<BuildJob> = Vec::new();
         for &(i, _) in wants {
             let lib = &self.libs[self.subjects[i].0.lib];
-            if let (Library::Revision { commit, .. }, LibState::Unknown) = (&lib.0, &lib.1) {
-                if !commits.iter().any(|c| c.key() == commit.key()) {
-                    commits.push(commit);
+            if let (Library::Revision { label, commit }, LibState::Unknown) = (&lib.0, &lib.1) {
+                if !jobs.iter().any(|j| j.commit.key() == commit.key()) {
+                    jobs.push(BuildJob {
+                        label: label.clone(),
+                        commit: commit.clone(),
+                    });
                 }
             }
         }
-        if commits.len() < 2 {
-            return;
+        if jobs.len() < 2 {
+            return Ok(());
         }
-        let built = builds::ensure_all(self.cache, repo, &commits, opts);
-        let ids: Vec<String> = commits.iter().map(|c| c.key()).collect();
+        let ids: Vec<String> = jobs.iter().map(|j| j.commit.key()).collect();
+        let built = self.build(jobs)?;
         self.prebuilt.extend(ids.into_iter().zip(built));
+        Ok(())
+    }
+
+    /// One wave of builds, answered in the order of `jobs`.
+    fn build(&mut self, jobs: Vec<BuildJob>) -> Result<Vec<Result<builds::Built>>> {
+        let n = jobs.len();
+        let ticket = self.exec.submit(Wave {
+            builds: jobs,
+            blocks: Vec::new(),
+        })?;
+        let mut out: Vec<Option<Result<builds::Built>>> = (0..n).map(|_| None).collect();
+        while let Some(a) = self.exec.next()? {
+            match a {
+                Answer::Built {
+                    ticket: t,
+                    job,
+                    built,
+                } if t == ticket => out[job] = Some(built),
+                Answer::WaveDone { ticket: t } if t == ticket => break,
+                _ => anyhow::bail!("the executor answered a wave that is not waited for"),
+            }
+        }
+        out.into_iter()
+            .map(|b| b.ok_or_else(|| anyhow::anyhow!("the executor left a build unanswered")))
+            .collect()
     }
 
     /// Library, version check, kernel compile and cached samples of subject `i`.
@@ -515,7 +534,7 @@ impl<'a> Session<'a> {
     /// rounds. A subject that cannot be measured stays so; callers read why
     /// from [`Session::samples`].
     pub fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<()> {
-        self.build_ahead(wants);
+        self.build_ahead(wants)?;
         for &(i, _) in wants {
             self.prepare(i)?;
         }
@@ -528,10 +547,11 @@ impl<'a> Session<'a> {
                 None => merged.push((r, n)),
             }
         }
-        let wants = &merged[..];
-        let missing: usize = wants
+        let (block, subjects) = self.block(&merged);
+        let missing: usize = block
+            .runs
             .iter()
-            .filter_map(|&(i, n)| Sampler::have(self, i).map(|h| n.saturating_sub(h)))
+            .map(|r| r.want.saturating_sub(r.have))
             .sum();
         if missing == 0 {
             return Ok(());
@@ -539,14 +559,65 @@ impl<'a> Session<'a> {
         let bar = self
             .progress_bar
             .then(|| progress::bar(missing as u64, "sampling"));
-        let mut order = self.order.clone();
-        let mut filling = Filling { s: self, bar };
-        rounds::fill(&mut filling, wants, Some(&mut order))?;
-        if let Some(b) = filling.bar {
+        let ticket = self.exec.submit(Wave {
+            builds: Vec::new(),
+            blocks: vec![block],
+        })?;
+        while let Some(a) = self.exec.next()? {
+            match a {
+                Answer::Sampled {
+                    ticket: t,
+                    run,
+                    outcome,
+                    retried,
+                    ..
+                } if t == ticket => {
+                    self.retried += retried;
+                    self.took(subjects[run], outcome)?;
+                    if let Some(b) = &bar {
+                        b.inc(1);
+                    }
+                }
+                Answer::WaveDone { ticket: t } if t == ticket => break,
+                _ => anyhow::bail!("the executor answered a wave that is not waited for"),
+            }
+        }
+        if let Some(b) = bar {
             b.finish_and_clear();
         }
-        self.order = order;
         Ok(())
+    }
+
+    /// The block that brings each measurable (subject, n) to n samples, and the subject of
+    /// each of its runs.
+    fn block(&self, wants: &[(usize, usize)]) -> (Block, Vec<usize>) {
+        let mut runs = Vec::new();
+        let mut subjects = Vec::new();
+        for &(i, want) in wants {
+            let (subject, SubjectState::Ready(r)) = &self.subjects[i] else {
+                continue;
+            };
+            let LibState::Ready(target) = &self.libs[subject.lib].1 else {
+                continue;
+            };
+            runs.push(Run {
+                label: target.label.clone(),
+                kernel: r.kernel.clone(),
+                spec: subject.spec.clone(),
+                prefix: target.prefix.clone(),
+                threads: subject.threads,
+                have: r.samples.len(),
+                want,
+            });
+            subjects.push(i);
+        }
+        let timing = Timing {
+            duration: self.duration,
+            timeout: self.timeout,
+            retries: self.retries,
+            metric: self.metric,
+        };
+        (Block { timing, runs }, subjects)
     }
 
     /// One callgrind profile of subject `i` (single thread), written to
@@ -588,7 +659,9 @@ impl<'a> Session<'a> {
         Ok(outcome)
     }
 
-    fn take_one(&mut self, i: usize) -> Result<()> {
+    /// A sample of subject `i` has come back (or why it cannot be measured any more): it counts
+    /// only if it passes the library's checks, and is kept in the sample cache.
+    fn took(&mut self, i: usize, outcome: SampleOutcome) -> Result<()> {
         let (subject, state) = &mut self.subjects[i];
         let SubjectState::Ready(r) = state else {
             return Ok(());
@@ -596,33 +669,6 @@ impl<'a> Session<'a> {
         let LibState::Ready(target) = &self.libs[subject.lib].1 else {
             return Ok(());
         };
-        let req = SampleRequest {
-            cache: self.cache,
-            kernel: &r.kernel,
-            spec: &subject.spec,
-            prefix: &target.prefix,
-            threads: subject.threads,
-            duration: self.duration,
-            timeout: self.timeout,
-            metric: self.metric,
-            profile: None,
-        };
-        let mut outcome = runner::take_sample(&req)?;
-        for _ in 0..self.retries {
-            match &outcome {
-                Err(u) if u.is_kernel_failure() => {
-                    progress::detail(&format!(
-                        "  {} {} t={}: {u}; trying again in a new process",
-                        target.label,
-                        subject.spec.short(),
-                        subject.threads
-                    ));
-                    self.retried += 1;
-                    outcome = runner::take_sample(&req)?;
-                }
-                _ => break,
-            }
-        }
         match outcome {
             Ok(s) => {
                 target.check(&s)?;
@@ -652,56 +698,6 @@ impl<'a> Session<'a> {
             }
         }
         Ok(())
-    }
-}
-
-impl Sampler for Session<'_> {
-    fn have(&self, i: usize) -> Option<usize> {
-        match &self.subjects[i].1 {
-            SubjectState::Ready(r) => Some(r.samples.len()),
-            _ => None,
-        }
-    }
-
-    fn take_one(&mut self, i: usize) -> Result<()> {
-        Session::take_one(self, i)
-    }
-
-    fn check(&self) -> Result<()> {
-        interrupt::check()
-    }
-}
-
-/// The session plus the progress bar of one `ensure`.
-struct Filling<'s, 'a> {
-    s: &'s mut Session<'a>,
-    bar: Option<indicatif::ProgressBar>,
-}
-
-impl Sampler for Filling<'_, '_> {
-    fn have(&self, i: usize) -> Option<usize> {
-        Sampler::have(&*self.s, i)
-    }
-
-    fn take_one(&mut self, i: usize) -> Result<()> {
-        if let Some(b) = &self.bar {
-            let sub = self.s.subject(i);
-            let label = self
-                .s
-                .target(sub.lib)
-                .map(|t| t.label.clone())
-                .unwrap_or_default();
-            b.set_message(format!("{label} {} t={}", sub.spec.short(), sub.threads));
-        }
-        self.s.take_one(i)?;
-        if let Some(b) = &self.bar {
-            b.inc(1);
-        }
-        Ok(())
-    }
-
-    fn check(&self) -> Result<()> {
-        interrupt::check()
     }
 }
 

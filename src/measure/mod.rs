@@ -4,6 +4,7 @@
 
 pub mod compile;
 pub mod engine;
+pub mod exec;
 pub mod kernel;
 pub mod metric;
 pub mod perftools;

@@ -1,0 +1,120 @@
+//! The executor seam: where builds and samples are made. The engine turns a search's needs into
+//! *waves* — builds to have, and blocks of subjects to sample together — and hands them to an
+//! [`Executor`], which answers one [`Answer`] at a time, as each is ready. The engine keeps
+//! everything a decision depends on (which samples count, the sample cache, the identity checks);
+//! an executor only runs things: here in this process ([`local::Local`]), or as jobs elsewhere.
+//!
+//! A block is the unit of trust: its subjects are sampled on one host, in interleaved rounds
+//! whose order is drawn afresh per round (see [`crate::analysis::rounds`]), so a comparison
+//! between them is not biased by drift or by where it ran.
+
+pub mod local;
+
+use anyhow::Result;
+
+use crate::build::builds::Built;
+use crate::build::prefix::Prefix;
+use crate::build::repo::CommitInfo;
+use crate::measure::compile::CompiledKernel;
+use crate::measure::kernel::ToolSpec;
+use crate::measure::metric::Metric;
+use crate::measure::runner::SampleOutcome;
+
+/// How each sample is taken.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// Seconds each sample measures for.
+    pub duration: f64,
+    /// Kill a sample after this long (None: derived from the duration).
+    pub timeout: Option<f64>,
+    /// A crashed or timed-out sample is taken again this many times, in a new process, before
+    /// its subject is given up: one bad moment must not skip a commit for good.
+    pub retries: usize,
+    /// What a sample measures.
+    pub metric: Metric,
+}
+
+/// One revision to have built (from the cache, or made now).
+#[derive(Debug, Clone)]
+pub struct BuildJob {
+    /// How errors name it (the label the user gave).
+    pub label: String,
+    pub commit: CommitInfo,
+}
+
+/// One subject of a block: a compiled kernel on a library, at a thread count.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// How progress lines name the library.
+    pub label: String,
+    pub kernel: CompiledKernel,
+    pub spec: ToolSpec,
+    pub prefix: Prefix,
+    pub threads: usize,
+    /// Samples the subject holds already.
+    pub have: usize,
+    /// Samples it should hold when the block is done.
+    pub want: usize,
+}
+
+/// Subjects sampled together: on one host, in interleaved randomized rounds.
+#[derive(Debug, Clone)]
+pub struct Block {
+    pub timing: Timing,
+    pub runs: Vec<Run>,
+}
+
+/// What the engine needs now: builds (of the probes it measures next, or ahead of them) and
+/// blocks to sample. An executor makes a wave's builds before its blocks' samples.
+#[derive(Debug, Clone, Default)]
+pub struct Wave {
+    pub builds: Vec<BuildJob>,
+    pub blocks: Vec<Block>,
+}
+
+/// A submitted wave, as its answers name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ticket(pub u64);
+
+/// Where a sample was taken: every sample of a block has the same one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Taken {
+    pub host: String,
+    /// The block's round the sample belongs to (1 = the first).
+    pub round: usize,
+}
+
+/// One thing an executor has finished.
+// Each answer is moved once, from the executor to the engine: boxing would buy nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Answer {
+    /// `wave.builds[job]` is built, from the cache or now, or could not be tried.
+    Built {
+        ticket: Ticket,
+        job: usize,
+        built: Result<Built>,
+    },
+    /// One sample of `wave.blocks[block].runs[run]`, or why that run cannot be measured (it then
+    /// leaves its block's rounds). `retried` failed samples were taken again first.
+    Sampled {
+        ticket: Ticket,
+        block: usize,
+        run: usize,
+        outcome: SampleOutcome,
+        retried: usize,
+        taken: Taken,
+    },
+    /// Every build and sample of the wave is answered.
+    WaveDone { ticket: Ticket },
+}
+
+/// Runs waves and answers them. Answers of one block come in the order the samples were taken;
+/// nothing else about their order is promised.
+pub trait Executor {
+    /// Hand a wave over; its answers come from [`Executor::next`].
+    fn submit(&mut self, wave: Wave) -> Result<Ticket>;
+    /// The next answer of any submitted wave, waiting until one is ready; `None` once every
+    /// submitted wave is answered. An error (Ctrl-C, a machine that cannot run children) ends
+    /// the command.
+    fn next(&mut self) -> Result<Option<Answer>>;
+}
