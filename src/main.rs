@@ -57,6 +57,9 @@ enum Command {
     /// One sample in a fresh process (used by perfbisect itself)
     #[command(name = "__sample", hide = true)]
     Sample(cli::run::SampleArgs),
+    /// One block of samples of a fleet's measurement job (used by perfbisect itself)
+    #[command(name = "__block", hide = true)]
+    Block(cli::exec::BlockArgs),
 }
 
 fn main() -> ExitCode {
@@ -115,6 +118,7 @@ fn main() -> ExitCode {
         Command::Simulate(a) => cli::simulate::run(a),
         Command::Recipes => cli::recipes::run(),
         Command::Cache(a) => cli::cache::run(&cli.global, a),
+        Command::Block(a) => cli::exec::block_job(&cli.global, a),
         Command::Sample(_) => unreachable!("handled above"),
     };
     match result {

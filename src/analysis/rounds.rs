@@ -181,6 +181,9 @@ mod tests {
             }
         }
         use Pick::*;
-        assert_eq!(picks, vec![NewRound, Take(0), NewRound, Take(0), NewRound, Done]);
+        assert_eq!(
+            picks,
+            vec![NewRound, Take(0), NewRound, Take(0), NewRound, Done]
+        );
     }
 }

@@ -200,6 +200,17 @@ pub fn cached(
     if o.rebuild {
         return Ok(None);
     }
+    published(cache, repo, c, o)
+}
+
+/// The published cache entry for this commit and recipe, even under `--rebuild`: what a build
+/// made elsewhere (a fleet's build job) left in the shared cache.
+pub fn published(
+    cache: &Cache,
+    repo: &Repo,
+    c: &CommitInfo,
+    o: &BuildOptions,
+) -> Result<Option<Built>> {
     let version = commit_version(repo, c)?;
     let resolved = o.recipe.resolve(&version, compiler::id());
     read_entry(&cache.dir("builds")?.join(entry_key(c, &resolved)))
@@ -553,7 +564,7 @@ fn publish(
 }
 
 /// `  built 6fb327f5aa (OpenSSL 3.2.1) in 96 s, ccache 84%`, or `… FAILED …` with the log.
-fn built_line(b: &Built, short: &str) -> String {
+pub fn built_line(b: &Built, short: &str) -> String {
     let cc = b
         .meta
         .ccache_hit_rate
@@ -572,6 +583,9 @@ fn built_line(b: &Built, short: &str) -> String {
         ),
     }
 }
+
+/// Where work trees live when set (default: the cache's `work/`).
+pub const WORK_DIR_ENV: &str = "PERFBISECT_WORK_DIR";
 
 /// Beyond this many commits a work tree is not worth keeping a build away from: with a free
 /// slot, the build starts a tree of its own instead of moving this one (far apart, an
@@ -592,7 +606,15 @@ fn pick_work_tree(
     resolved: &crate::build::recipe::ResolvedRecipe,
     o: &BuildOptions,
 ) -> Result<(PathBuf, cache::Lock)> {
-    let root = cache.dir("work")?;
+    // A fleet's build jobs keep their trees on the node's own disk (see exec::slurm).
+    let root = match std::env::var_os(WORK_DIR_ENV) {
+        Some(d) if !d.is_empty() => {
+            let d = PathBuf::from(d);
+            fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+            d
+        }
+        _ => cache.dir("work")?,
+    };
     let slot_dir = |k: usize| {
         if k == 0 {
             root.clone()

@@ -2,14 +2,14 @@
 //! identifies it (so compiled kernels are cached per library, not per path).
 
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::build::version::OpenSslVersion;
 use crate::hashing::{self, Hasher};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Prefix {
     /// What the user named (a directory, "system", or a revision).
     pub label: String,

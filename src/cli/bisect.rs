@@ -36,6 +36,8 @@ pub struct BisectArgs {
     budget: Option<std::time::Duration>,
     #[command(flatten)]
     build: BuildArgs,
+    #[command(flatten)]
+    exec: crate::cli::exec::ExecArgs,
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     format: BisectFormat,
@@ -157,6 +159,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     let (repo, recipe) = a.build.open()?;
     let range = repo.range(&good, &bad)?;
     let cache = Cache::open(g.cache.as_deref())?;
+    let exec = a.exec.executor((&cache, &repo), &a.build, &recipe)?;
     let n = range.commits.len();
     cfg.validate(n)?;
 
@@ -207,7 +210,8 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
         a.sampling.timing.timing(),
         Reuse::Context(format!("bisect {id}")),
     )
-    .with_repo(&repo, a.build.options(&recipe));
+    .with_repo(&repo, a.build.options(&recipe))
+    .with_executor(exec);
     // Subject c·k + t is commit c at the t-th thread count: one build per commit, k subjects.
     let threads = a.tool.thread_counts();
     a.tool.warn_oversubscribed();
@@ -466,6 +470,7 @@ fn as_scan(a: BisectArgs) -> Result<super::scan::ScanArgs> {
         sampling: a.sampling,
         stats: a.stats,
         build: a.build,
+        exec: a.exec,
         format,
         links: a.links,
         plot: a.plot,

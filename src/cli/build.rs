@@ -1,5 +1,5 @@
 use crate::cli::exit::Exit;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -56,6 +56,36 @@ impl BuildArgs {
         let recipe = recipe::load(&self.recipe, None)?;
         let repo = Repo::open(&self.repo)?;
         Ok((repo, recipe))
+    }
+
+    /// These options as `perfbisect build` takes them on another machine (a fleet's build job):
+    /// paths made absolute, the number of jobs left to that machine unless given.
+    pub fn forward(&self) -> Result<Vec<String>> {
+        let abs = |p: &std::path::Path| -> Result<String> {
+            let p = p
+                .canonicalize()
+                .with_context(|| format!("cannot resolve {}", p.display()))?;
+            Ok(p.to_string_lossy().into_owned())
+        };
+        let recipe = match std::path::Path::new(&self.recipe) {
+            p if p.is_file() => abs(p)?,
+            _ => self.recipe.clone(),
+        };
+        let mut v = vec!["--repo".into(), abs(&self.repo)?, "--recipe".into(), recipe];
+        v.extend(["--work-trees".into(), self.work_trees.to_string()]);
+        if self.rebuild {
+            v.push("--rebuild".into());
+        }
+        if self.clean_build {
+            v.push("--clean-build".into());
+        }
+        if let Some(j) = self.jobs {
+            v.extend(["--jobs".into(), j.to_string()]);
+        }
+        if let Some(url) = &self.ccache_remote {
+            v.extend(["--ccache-remote".into(), url.clone()]);
+        }
+        Ok(v)
     }
 
     pub fn options<'a>(&self, recipe: &'a Recipe) -> BuildOptions<'a> {

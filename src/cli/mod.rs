@@ -9,6 +9,7 @@ pub mod bisect;
 pub mod build;
 pub mod cache;
 pub mod compare;
+pub mod exec;
 pub mod exit;
 pub mod explain;
 pub mod gate;

@@ -31,6 +31,8 @@ pub struct ScanArgs {
     pub stats: StatsArgs,
     #[command(flatten)]
     pub build: BuildArgs,
+    #[command(flatten)]
+    pub exec: crate::cli::exec::ExecArgs,
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     pub format: ScanFormat,
@@ -101,6 +103,7 @@ pub fn run(g: &Global, a: ScanArgs) -> Result<Exit> {
     let (repo, recipe) = a.build.open()?;
     let range = repo.range(&good, &bad)?;
     let cache = Cache::open(g.cache.as_deref())?;
+    let exec = a.exec.executor((&cache, &repo), &a.build, &recipe)?;
     let commits = range.commits.clone();
     let n = commits.len();
     cfg.validate(n)?;
@@ -187,7 +190,8 @@ pub fn run(g: &Global, a: ScanArgs) -> Result<Exit> {
         a.sampling.timing.timing(),
         Reuse::Context(format!("scan {id}")),
     )
-    .with_repo(&repo, a.build.options(&recipe));
+    .with_repo(&repo, a.build.options(&recipe))
+    .with_executor(exec);
     for c in &commits {
         let lib = session.add_library(Library::Revision {
             label: c.short.clone(),

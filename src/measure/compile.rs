@@ -21,7 +21,7 @@ const COMPILE_SCHEME: &str = "2";
 const RUNTIME_NAME: &str = "perfbisect-runtime.c";
 const RUNTIME_SOURCE: &str = "#define PB_RUNTIME\n#include \"perfbisect.h\"\n";
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CompiledKernel {
     pub so: PathBuf,
     pub sha256: String,

@@ -240,9 +240,11 @@ impl<'a> Session<'a> {
         self
     }
 
-    /// Builds and samples are made by `exec` (the local executor unless this is called).
-    pub fn with_executor(mut self, exec: Box<dyn Executor + 'a>) -> Self {
-        self.exec = exec;
+    /// Builds and samples are made by `exec` when given (else by the local executor).
+    pub fn with_executor(mut self, exec: Option<Box<dyn Executor + 'a>>) -> Self {
+        if let Some(e) = exec {
+            self.exec = e;
+        }
         self
     }
 

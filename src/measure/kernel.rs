@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Context, Result};
 use include_dir::{include_dir, Dir};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -17,17 +17,17 @@ static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/kernels");
 
 pub const HEADER_NAME: &str = "perfbisect.h";
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ArgSpec {
     pub name: String,
     pub default: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<String>,
     pub integer: bool,
     pub description: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Kernel {
     pub name: String,
     pub summary: String,
@@ -35,9 +35,9 @@ pub struct Kernel {
     pub min_version: OpenSslVersion,
     pub link_ssl: bool,
     /// Argument whose value is the number of bytes one operation processes.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_arg: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub counters: Vec<String>,
     #[serde(skip)]
     pub source: String,
@@ -46,7 +46,7 @@ pub struct Kernel {
 }
 
 /// A kernel with every argument resolved: what one measurement cell runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolSpec {
     pub kernel: Kernel,
     pub args: BTreeMap<String, String>,

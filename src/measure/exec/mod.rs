@@ -9,8 +9,11 @@
 //! between them is not biased by drift or by where it ran.
 
 pub mod local;
+pub mod node;
+pub mod slurm;
 
 use anyhow::Result;
+use serde::{Deserialize, Serialize};
 
 use crate::build::builds::Built;
 use crate::build::prefix::Prefix;
@@ -21,7 +24,7 @@ use crate::measure::metric::Metric;
 use crate::measure::runner::SampleOutcome;
 
 /// How each sample is taken.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Timing {
     /// Seconds each sample measures for.
     pub duration: f64,
@@ -43,7 +46,7 @@ pub struct BuildJob {
 }
 
 /// One subject of a block: a compiled kernel on a library, at a thread count.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Run {
     /// How progress lines name the library.
     pub label: String,
@@ -58,7 +61,7 @@ pub struct Run {
 }
 
 /// Subjects sampled together: on one host, in interleaved randomized rounds.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Block {
     pub timing: Timing,
     pub runs: Vec<Run>,
@@ -77,7 +80,7 @@ pub struct Wave {
 pub struct Ticket(pub u64);
 
 /// Where a sample was taken: every sample of a block has the same one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Taken {
     pub host: String,
     /// The block's round the sample belongs to (1 = the first).

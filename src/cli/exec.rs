@@ -1,0 +1,124 @@
+//! `--executor`: where a search's builds and samples are made (this machine, or Slurm jobs),
+//! and the hidden subcommand a Slurm measurement job runs.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+
+use crate::build::recipe::Recipe;
+use crate::build::repo::Repo;
+use crate::cache::Cache;
+use crate::cli::args::parse_count;
+use crate::cli::build::BuildArgs;
+use crate::cli::exit::Exit;
+use crate::measure::exec::slurm::{Slurm, SlurmConfig};
+use crate::measure::exec::{node, Executor};
+use crate::Global;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExecutorKind {
+    Local,
+    Slurm,
+}
+
+/// Options of the executor.
+#[derive(Args, Clone, Debug)]
+pub struct ExecArgs {
+    /// Where builds and measurements run: this machine, or every build and every block of
+    /// samples as a job of a Slurm cluster that shares the cache's filesystem
+    #[arg(long, value_enum, default_value_t = ExecutorKind::Local)]
+    pub executor: ExecutorKind,
+    /// A TOML file whose [slurm] table sets build_partition, measure_partition, max_jobs,
+    /// sbatch_args, job_retries and work_dir (flags win over it)
+    #[arg(long, value_name = "FILE")]
+    pub slurm_config: Option<PathBuf>,
+    /// Slurm partition for builds [default: build]
+    #[arg(long, value_name = "NAME")]
+    pub slurm_build_partition: Option<String>,
+    /// Slurm partition for measurements, one exclusive node per block [default: measure]
+    #[arg(long, value_name = "NAME")]
+    pub slurm_measure_partition: Option<String>,
+    /// Slurm jobs queued or running at once [default: 16]
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub slurm_max_jobs: Option<usize>,
+    /// An argument for every sbatch, e.g. --sbatch-arg=--account=perf (repeatable)
+    #[arg(long = "sbatch-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub sbatch_args: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    slurm: SlurmConfig,
+}
+
+impl ExecArgs {
+    /// The Slurm configuration asked for (`None`: the local executor); flags given for an
+    /// executor that is not chosen are refused rather than ignored.
+    pub fn slurm(&self) -> Result<Option<SlurmConfig>> {
+        let slurm_flags = self.slurm_config.is_some()
+            || self.slurm_build_partition.is_some()
+            || self.slurm_measure_partition.is_some()
+            || self.slurm_max_jobs.is_some()
+            || !self.sbatch_args.is_empty();
+        if self.executor == ExecutorKind::Local {
+            if slurm_flags {
+                bail!("--slurm-* and --sbatch-arg need --executor slurm");
+            }
+            return Ok(None);
+        }
+        let mut cfg = match &self.slurm_config {
+            Some(p) => read_config(p)?,
+            None => SlurmConfig::default(),
+        };
+        if let Some(p) = &self.slurm_build_partition {
+            cfg.build_partition = p.clone();
+        }
+        if let Some(p) = &self.slurm_measure_partition {
+            cfg.measure_partition = p.clone();
+        }
+        if let Some(n) = self.slurm_max_jobs {
+            cfg.max_jobs = n;
+        }
+        cfg.sbatch_args.extend(self.sbatch_args.iter().cloned());
+        Ok(Some(cfg))
+    }
+
+    /// The executor asked for, connected and checked (`None`: the session's local one).
+    pub fn executor<'a>(
+        &self,
+        (cache, repo): (&'a Cache, &'a Repo),
+        build: &BuildArgs,
+        recipe: &'a Recipe,
+    ) -> Result<Option<Box<dyn Executor + 'a>>> {
+        let Some(cfg) = self.slurm()? else {
+            return Ok(None);
+        };
+        let slurm = Slurm::connect(cache, repo, build.options(recipe), build.forward()?, cfg)?;
+        Ok(Some(Box::new(slurm)))
+    }
+}
+
+fn read_config(path: &Path) -> Result<SlurmConfig> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let f: ConfigFile = toml::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message()))?;
+    if f.slurm.max_jobs == 0 {
+        bail!("{}: max_jobs must be at least 1", path.display());
+    }
+    Ok(f.slurm)
+}
+
+/// `perfbisect __block DIR`: a measurement job's side (see measure::exec::node).
+#[derive(Args)]
+pub struct BlockArgs {
+    dir: PathBuf,
+}
+
+pub fn block_job(g: &Global, a: BlockArgs) -> Result<Exit> {
+    let cache = Cache::open(g.cache.as_deref())?;
+    node::run_block(&cache, &a.dir)?;
+    Ok(Exit::Done)
+}

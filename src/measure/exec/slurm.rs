@@ -1,0 +1,718 @@
+//! The Slurm executor: every build and every block of samples is a Slurm job. Builds go to a
+//! build partition (any node, `make -j` of that node's cores, work trees on the node's own
+//! disk); blocks go to a measurement partition with the node to themselves (`--exclusive`), so
+//! nothing else runs beside a measurement and all samples of a block come from one host.
+//!
+//! The cache is the only channel: it lives on a filesystem every node sees. A build job runs
+//! `perfbisect build`, which publishes atomically under the build's lock; its answer is the
+//! entry it published. A block job streams its samples into an answers file (see
+//! [`node`](super::node)). A job that ends without its result — failed, cancelled, its node
+//! lost — is submitted again, up to `job_retries` times, continuing from the samples already
+//! answered. Dropping the executor (an error, Ctrl-C) cancels what is still queued or running.
+
+use std::collections::{HashMap, VecDeque};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::build::builds::{self, BuildOptions};
+use crate::build::repo::Repo;
+use crate::cache::Cache;
+use crate::interrupt;
+use crate::measure::exec::node::{self, Line};
+use crate::measure::exec::{Answer, Block, BuildJob, Executor, Taken, Ticket, Wave};
+use crate::progress;
+
+/// How perfbisect uses a Slurm cluster (flags, or a `[slurm]` table in a config file).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SlurmConfig {
+    /// Where builds run.
+    pub build_partition: String,
+    /// Where blocks are sampled, one node each, exclusively.
+    pub measure_partition: String,
+    /// Jobs queued or running at once.
+    pub max_jobs: usize,
+    /// Given to every `sbatch` as they are (an account, a QOS, a constraint).
+    pub sbatch_args: Vec<String>,
+    /// A job that ends without its result is submitted again this many times.
+    pub job_retries: usize,
+    /// Work trees of build jobs, on each node's own disk.
+    pub work_dir: PathBuf,
+}
+
+impl Default for SlurmConfig {
+    fn default() -> Self {
+        SlurmConfig {
+            build_partition: "build".into(),
+            measure_partition: "measure".into(),
+            max_jobs: 16,
+            sbatch_args: Vec::new(),
+            job_retries: 2,
+            work_dir: std::env::temp_dir().join("perfbisect-work"),
+        }
+    }
+}
+
+/// One job this executor submitted, as `jobs.jsonl` records it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JobRecord {
+    pub id: String,
+    pub name: String,
+    pub partition: String,
+    /// What it makes: the build's commit key, or the block's directory.
+    pub what: String,
+    /// 1 for the first try.
+    pub attempt: usize,
+}
+
+/// The record of every job of a run (a test checks them against Slurm's own accounting).
+pub const JOBS_FILE: &str = "jobs.jsonl";
+
+/// A job in the queue or running.
+struct Running {
+    id: String,
+    attempt: usize,
+    log: PathBuf,
+}
+
+struct BuildTask {
+    job: BuildJob,
+    running: Option<Running>,
+    answered: bool,
+}
+
+struct BlockTask {
+    dir: PathBuf,
+    block: Block,
+    /// Per run the samples answered so far, `None` once it cannot be measured.
+    have: Vec<Option<usize>>,
+    /// Rounds of earlier attempts: a new attempt's rounds are numbered after them.
+    rounds_before: usize,
+    rounds_seen: usize,
+    read: u64,
+    running: Option<Running>,
+    done: bool,
+}
+
+struct Pending {
+    ticket: Ticket,
+    builds: Vec<BuildTask>,
+    blocks: Vec<BlockTask>,
+}
+
+pub struct Slurm<'a> {
+    cache: &'a Cache,
+    repo: &'a Repo,
+    opts: BuildOptions<'a>,
+    /// `perfbisect build`'s options, as a build job gives them.
+    build_args: Vec<String>,
+    cfg: SlurmConfig,
+    exe: PathBuf,
+    /// This run's job files.
+    dir: PathBuf,
+    waves: VecDeque<Pending>,
+    answered: VecDeque<Answer>,
+    next_ticket: u64,
+    next_block: usize,
+}
+
+/// Seconds between looks at the queue and the answers files.
+const POLL: Duration = Duration::from_millis(200);
+
+impl<'a> Slurm<'a> {
+    /// Checks that Slurm answers, that both partitions exist and that their nodes can write
+    /// the cache (one tiny job on each); any failure is one line for the user.
+    pub fn connect(
+        cache: &'a Cache,
+        repo: &'a Repo,
+        opts: BuildOptions<'a>,
+        build_args: Vec<String>,
+        cfg: SlurmConfig,
+    ) -> Result<Slurm<'a>> {
+        if cfg.max_jobs == 0 {
+            bail!("the Slurm executor needs max_jobs of at least 1");
+        }
+        let partitions = partitions()?;
+        for p in [&cfg.build_partition, &cfg.measure_partition] {
+            if !partitions.contains(p) {
+                bail!(
+                    "unknown Slurm partition '{p}' (the cluster has: {})",
+                    partitions.join(", ")
+                );
+            }
+        }
+        let exe = std::env::current_exe().context("cannot find the perfbisect executable")?;
+        let dir = cache.dir("jobs")?.join(format!(
+            "{}-{}",
+            chrono::Local::now().format("%Y%m%dT%H%M%S"),
+            std::process::id()
+        ));
+        fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let s = Slurm {
+            cache,
+            repo,
+            opts,
+            build_args,
+            cfg,
+            exe,
+            dir,
+            waves: VecDeque::new(),
+            answered: VecDeque::new(),
+            next_ticket: 0,
+            next_block: 0,
+        };
+        for p in [&s.cfg.build_partition, &s.cfg.measure_partition] {
+            s.check_sees_cache(p)?;
+        }
+        progress::info(&format!(
+            "Slurm: builds on partition {}, measurements on {} (exclusive nodes); job files in {}",
+            s.cfg.build_partition,
+            s.cfg.measure_partition,
+            s.dir.display()
+        ));
+        Ok(s)
+    }
+
+    /// A job on partition `p` writes a file into the cache, which this process must then see.
+    fn check_sees_cache(&self, p: &str) -> Result<()> {
+        let probe = self.dir.join(format!("probe-{p}"));
+        let script = format!("touch {}", shell_words::quote(&probe.to_string_lossy()));
+        let log = self.dir.join(format!("probe-{p}.out"));
+        let mut cmd = Command::new("sbatch");
+        cmd.args([
+            "--parsable",
+            "--wait",
+            "-p",
+            p,
+            "-J",
+            "perfbisect-probe",
+            "-o",
+        ])
+        .arg(&log)
+        .args(&self.cfg.sbatch_args)
+        .args(["--wrap", &script]);
+        let out = cmd
+            .output()
+            .context("cannot run sbatch (is Slurm installed?)")?;
+        if !out.status.success() {
+            bail!(
+                "sbatch on partition {p} failed: {}",
+                one_line(&String::from_utf8_lossy(&out.stderr))
+            );
+        }
+        if !probe.exists() {
+            bail!(
+                "the nodes of Slurm partition {p} cannot write the cache {} (a probe job could not; see {}): the cache must be on a filesystem every node sees",
+                self.cache.root.display(),
+                log.display()
+            );
+        }
+        Ok(())
+    }
+
+    fn record(&self, r: &JobRecord) -> Result<()> {
+        use std::io::Write;
+        let path = self.dir.join(JOBS_FILE);
+        let mut f = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        writeln!(f, "{}", serde_json::to_string(r)?)?;
+        Ok(())
+    }
+
+    /// Submits `argv` (with `env` set) as a job; returns its id.
+    fn sbatch(&self, name: &str, partition: &str, exclusive: bool, script: &Job) -> Result<String> {
+        let mut cmd = Command::new("sbatch");
+        cmd.args(["--parsable", "-p", partition, "-J", name, "-o"])
+            .arg(&script.log);
+        if exclusive {
+            cmd.arg("--exclusive");
+        }
+        cmd.args(&self.cfg.sbatch_args)
+            .args(["--wrap", &script.wrap()]);
+        let out = cmd.output().context("cannot run sbatch")?;
+        if !out.status.success() {
+            bail!(
+                "sbatch of {name} failed: {}",
+                one_line(&String::from_utf8_lossy(&out.stderr))
+            );
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let id = text.trim().split(';').next().unwrap_or("").to_string();
+        if id.is_empty() {
+            bail!("sbatch of {name} printed no job id");
+        }
+        Ok(id)
+    }
+
+    fn submit_build(&self, t: &mut BuildTask, attempt: usize) -> Result<()> {
+        let key = t.job.commit.key();
+        let short = &t.job.commit.short;
+        let log = self
+            .dir
+            .join(format!("build-{}-{attempt}.out", t.job.commit.short));
+        let mut argv = vec![
+            self.exe.to_string_lossy().into_owned(),
+            "--cache".into(),
+            self.cache.root.to_string_lossy().into_owned(),
+            "build".into(),
+            rev_spec(&t.job),
+        ];
+        argv.extend(self.build_args.iter().cloned());
+        let job = Job {
+            argv,
+            env: vec![(
+                builds::WORK_DIR_ENV.into(),
+                self.cfg.work_dir.to_string_lossy().into_owned(),
+            )],
+            log: log.clone(),
+        };
+        let name = format!("perfbisect-build-{short}");
+        let id = self.sbatch(&name, &self.cfg.build_partition, false, &job)?;
+        self.record(&JobRecord {
+            id: id.clone(),
+            name,
+            partition: self.cfg.build_partition.clone(),
+            what: key,
+            attempt,
+        })?;
+        progress::detail(&format!(
+            "  Slurm job {id}: build of {short} (log {})",
+            log.display()
+        ));
+        t.running = Some(Running { id, attempt, log });
+        Ok(())
+    }
+
+    fn submit_block(&self, t: &mut BlockTask, attempt: usize) -> Result<()> {
+        let mut block = t.block.clone();
+        for (run, have) in block.runs.iter_mut().zip(&t.have) {
+            match have {
+                Some(h) => run.have = *h,
+                // Out of the rounds: nothing more is wanted of it.
+                None => run.want = 0,
+            }
+        }
+        let dir = t.dir.join(format!("attempt-{attempt}"));
+        node::write_block(&dir, &block)?;
+        let log = dir.join("slurm.out");
+        let job = Job {
+            argv: vec![
+                self.exe.to_string_lossy().into_owned(),
+                "--cache".into(),
+                self.cache.root.to_string_lossy().into_owned(),
+                node::HIDDEN_SUBCOMMAND.into(),
+                dir.to_string_lossy().into_owned(),
+            ],
+            env: Vec::new(),
+            log: log.clone(),
+        };
+        let name = "perfbisect-measure".to_string();
+        let id = self.sbatch(&name, &self.cfg.measure_partition, true, &job)?;
+        self.record(&JobRecord {
+            id: id.clone(),
+            name,
+            partition: self.cfg.measure_partition.clone(),
+            what: dir.to_string_lossy().into_owned(),
+            attempt,
+        })?;
+        progress::detail(&format!(
+            "  Slurm job {id}: {} sampled on partition {} (log {})",
+            describe(&t.block),
+            self.cfg.measure_partition,
+            log.display()
+        ));
+        t.read = 0;
+        t.rounds_before = t.rounds_seen;
+        t.running = Some(Running { id, attempt, log });
+        Ok(())
+    }
+
+    /// Moves the front wave on: submits what may start, answers what has ended. Returns whether
+    /// the wave is complete.
+    fn step(&mut self, states: &HashMap<String, String>) -> Result<bool> {
+        let Some(mut p) = self.waves.pop_front() else {
+            return Ok(false);
+        };
+        let result = self.step_wave(&mut p, states);
+        let complete = p.builds.iter().all(|b| b.answered) && p.blocks.iter().all(|b| b.done);
+        if complete && result.is_ok() {
+            self.answered
+                .push_back(Answer::WaveDone { ticket: p.ticket });
+        } else {
+            self.waves.push_front(p);
+        }
+        result.map(|()| complete)
+    }
+
+    fn step_wave(&mut self, p: &mut Pending, states: &HashMap<String, String>) -> Result<()> {
+        let mut slots = self.cfg.max_jobs.saturating_sub(running(p));
+        for (job, t) in p.builds.iter_mut().enumerate() {
+            if t.answered {
+                continue;
+            }
+            match &t.running {
+                None if slots > 0 => {
+                    self.submit_build(t, 1)?;
+                    slots -= 1;
+                }
+                None => {}
+                Some(r) if ended(states, &r.id) => {
+                    if let Some(a) = self.build_ended(p.ticket, job, t)? {
+                        self.answered.push_back(a);
+                        t.answered = true;
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        if !p.builds.iter().all(|b| b.answered) {
+            return Ok(());
+        }
+        for (b, t) in p.blocks.iter_mut().enumerate() {
+            if t.done {
+                continue;
+            }
+            match &t.running {
+                None if slots > 0 => {
+                    self.submit_block(t, 1)?;
+                    slots -= 1;
+                }
+                None => {}
+                Some(r) => {
+                    let finished = ended(states, &r.id);
+                    self.read_block(p.ticket, b, t)?;
+                    if finished && !t.done {
+                        // Its last lines may have landed after the look above.
+                        self.read_block(p.ticket, b, t)?;
+                        if !t.done {
+                            self.block_lost(t)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A build job has left the queue: its entry, or a new attempt.
+    fn build_ended(&self, ticket: Ticket, job: usize, t: &mut BuildTask) -> Result<Option<Answer>> {
+        let r = t.running.take().expect("an ended job was running");
+        match builds::published(self.cache, self.repo, &t.job.commit, &self.opts)? {
+            Some(mut built) => {
+                // Not in the cache when the job was submitted: the job made it.
+                built.fresh = true;
+                let node = node_of(&r.log);
+                progress::info(&format!(
+                    "{} on {node} (Slurm job {})",
+                    builds::built_line(&built, &t.job.commit.short),
+                    r.id
+                ));
+                Ok(Some(Answer::Built {
+                    ticket,
+                    job,
+                    built: Ok(built),
+                }))
+            }
+            None if r.attempt <= self.cfg.job_retries => {
+                progress::info(&format!(
+                    "  Slurm job {} (build of {}) ended without a build (log {}): submitting it again",
+                    r.id,
+                    t.job.commit.short,
+                    r.log.display()
+                ));
+                self.submit_build(t, r.attempt + 1)?;
+                Ok(None)
+            }
+            None => Ok(Some(Answer::Built {
+                ticket,
+                job,
+                built: Err(anyhow::anyhow!(
+                    "the Slurm build job of {} ended without a build {} times (last log {})",
+                    t.job.label,
+                    r.attempt,
+                    r.log.display()
+                )),
+            })),
+        }
+    }
+
+    /// New answer lines of a block's running attempt.
+    fn read_block(&mut self, ticket: Ticket, block: usize, t: &mut BlockTask) -> Result<()> {
+        let Some(r) = &t.running else {
+            return Ok(());
+        };
+        let path = r.log.with_file_name(node::ANSWERS_FILE);
+        let (lines, read) = node::read_answers(&path, t.read)?;
+        t.read = read;
+        for line in lines {
+            match line {
+                Line::Sampled {
+                    run,
+                    outcome,
+                    retried,
+                    taken,
+                } => {
+                    t.have[run] = match (&outcome, t.have[run]) {
+                        (Ok(_), Some(h)) => Some(h + 1),
+                        _ => None,
+                    };
+                    let round = t.rounds_before + taken.round;
+                    t.rounds_seen = t.rounds_seen.max(round);
+                    self.answered.push_back(Answer::Sampled {
+                        ticket,
+                        block,
+                        run,
+                        outcome,
+                        retried,
+                        taken: Taken { round, ..taken },
+                    });
+                }
+                Line::Done => {
+                    t.done = true;
+                    t.running = None;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A block job ended before its last line: again, from the samples answered so far.
+    fn block_lost(&mut self, t: &mut BlockTask) -> Result<()> {
+        let r = t.running.take().expect("a lost block was running");
+        if r.attempt > self.cfg.job_retries {
+            bail!(
+                "the Slurm job sampling {} ended before it was done {} times (last log {})",
+                describe(&t.block),
+                r.attempt,
+                r.log.display()
+            );
+        }
+        progress::info(&format!(
+            "  Slurm job {} ({}) ended before it was done (log {}): submitting it again",
+            r.id,
+            describe(&t.block),
+            r.log.display()
+        ));
+        self.submit_block(t, r.attempt + 1)
+    }
+
+    fn cancel_all(&mut self) {
+        let ids: Vec<String> = self
+            .waves
+            .iter()
+            .flat_map(|p| {
+                let b = p.builds.iter().filter_map(|t| t.running.as_ref());
+                let m = p.blocks.iter().filter_map(|t| t.running.as_ref());
+                b.chain(m).map(|r| r.id.clone()).collect::<Vec<_>>()
+            })
+            .collect();
+        if !ids.is_empty() {
+            let _ = Command::new("scancel").args(&ids).status();
+        }
+        self.waves.clear();
+    }
+}
+
+impl Executor for Slurm<'_> {
+    fn submit(&mut self, wave: Wave) -> Result<Ticket> {
+        let ticket = Ticket(self.next_ticket);
+        self.next_ticket += 1;
+        let mut builds = Vec::new();
+        for (job, j) in wave.builds.into_iter().enumerate() {
+            let cached = builds::cached(self.cache, self.repo, &j.commit, &self.opts)?;
+            let answered = cached.is_some();
+            if let Some(built) = cached {
+                self.answered.push_back(Answer::Built {
+                    ticket,
+                    job,
+                    built: Ok(built),
+                });
+            }
+            builds.push(BuildTask {
+                job: j,
+                running: None,
+                answered,
+            });
+        }
+        let blocks = wave
+            .blocks
+            .into_iter()
+            .map(|block| {
+                self.next_block += 1;
+                BlockTask {
+                    dir: self.dir.join(format!("block-{}", self.next_block)),
+                    have: block.runs.iter().map(|r| Some(r.have)).collect(),
+                    block,
+                    rounds_before: 0,
+                    rounds_seen: 0,
+                    read: 0,
+                    running: None,
+                    done: false,
+                }
+            })
+            .collect();
+        self.waves.push_back(Pending {
+            ticket,
+            builds,
+            blocks,
+        });
+        Ok(ticket)
+    }
+
+    fn next(&mut self) -> Result<Option<Answer>> {
+        loop {
+            if let Some(a) = self.answered.pop_front() {
+                return Ok(Some(a));
+            }
+            if self.waves.is_empty() {
+                return Ok(None);
+            }
+            if let Err(e) = interrupt::check() {
+                self.cancel_all();
+                return Err(e);
+            }
+            let states = queue_states(&self.waves)?;
+            let complete = self.step(&states)?;
+            if !complete && self.answered.is_empty() {
+                std::thread::sleep(POLL);
+            }
+        }
+    }
+}
+
+impl Drop for Slurm<'_> {
+    fn drop(&mut self) {
+        self.cancel_all();
+    }
+}
+
+/// A job's command line and environment.
+struct Job {
+    argv: Vec<String>,
+    env: Vec<(String, String)>,
+    log: PathBuf,
+}
+
+impl Job {
+    /// The shell line `sbatch --wrap` runs.
+    fn wrap(&self) -> String {
+        let env: Vec<String> = self
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k}={}", shell_words::quote(v)))
+            .collect();
+        let cmd = shell_words::join(&self.argv);
+        // The first line of the log names the node (see node_of).
+        let head = "echo \"perfbisect job on $(hostname)\"";
+        match env.is_empty() {
+            true => format!("{head}; exec {cmd}"),
+            false => format!("{head}; export {}; exec {cmd}", env.join(" ")),
+        }
+    }
+}
+
+/// How `perfbisect build` names the job's revision: the commit and its patches' files.
+fn rev_spec(j: &BuildJob) -> String {
+    let mut s = j.commit.id.clone();
+    for p in &j.commit.patches {
+        s.push('+');
+        s.push_str(&p.path.to_string_lossy());
+    }
+    s
+}
+
+fn describe(b: &Block) -> String {
+    let labels: Vec<&str> = b.runs.iter().map(|r| r.label.as_str()).collect();
+    format!("a block of {}", labels.join(" "))
+}
+
+fn running(p: &Pending) -> usize {
+    let b = p.builds.iter().filter(|t| t.running.is_some()).count();
+    b + p.blocks.iter().filter(|t| t.running.is_some()).count()
+}
+
+/// Whether a job is out of the queue: finished, failed, cancelled, or forgotten by Slurm.
+fn ended(states: &HashMap<String, String>, id: &str) -> bool {
+    !matches!(
+        states.get(id).map(String::as_str),
+        Some(
+            "PENDING"
+                | "RUNNING"
+                | "CONFIGURING"
+                | "COMPLETING"
+                | "REQUEUED"
+                | "RESIZING"
+                | "SUSPENDED"
+        )
+    )
+}
+
+/// The state of every job of `waves` the queue knows.
+fn queue_states(waves: &VecDeque<Pending>) -> Result<HashMap<String, String>> {
+    let ids: Vec<String> = waves
+        .iter()
+        .flat_map(|p| {
+            let b = p.builds.iter().filter_map(|t| t.running.as_ref());
+            let m = p.blocks.iter().filter_map(|t| t.running.as_ref());
+            b.chain(m).map(|r| r.id.clone()).collect::<Vec<_>>()
+        })
+        .collect();
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let out = Command::new("squeue")
+        .args(["-h", "-t", "all", "-o", "%i %T", "-j", &ids.join(",")])
+        .output()
+        .context("cannot run squeue")?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && !stderr.contains("Invalid job id") {
+        bail!("squeue failed: {}", one_line(&stderr));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(i, s)| (i.to_string(), s.trim().to_string()))
+        .collect())
+}
+
+/// The partitions of the cluster (`sinfo`), or why Slurm cannot be asked.
+fn partitions() -> Result<Vec<String>> {
+    let out = Command::new("sinfo")
+        .args(["-h", "-o", "%P"])
+        .output()
+        .context("Slurm is not reachable: cannot run sinfo (is slurm-wlm installed?)")?;
+    if !out.status.success() {
+        bail!(
+            "Slurm is not reachable: sinfo: {}",
+            one_line(&String::from_utf8_lossy(&out.stderr))
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim().trim_end_matches('*').to_string())
+        .filter(|l| !l.is_empty())
+        .collect())
+}
+
+/// The node a job ran on, from the first line its log starts with (see `Job::wrap`).
+fn node_of(log: &Path) -> String {
+    fs::read_to_string(log)
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("perfbisect job on ").map(str::to_string))
+        })
+        .unwrap_or_else(|| "a node".into())
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,317 @@
+//! The Slurm executor on a real one-node cluster (`scripts/slurm-up`, which `scripts/test` and
+//! `.ci/run` start): a bisect and a scan of the fake OpenSSL give the answers the local
+//! executor gives, every build and every block of samples ran as a Slurm job (checked against
+//! Slurm's own job records), and a measurement job cancelled mid-way is submitted again.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use common::{assert_usage_error, fake_openssl_repo, perfbisect, stderr, stdout, test_kernels};
+use perfbisect::measure::exec::slurm::{JobRecord, JOBS_FILE};
+use perfbisect::report::bisect::BisectReport;
+use perfbisect::report::scan::ScanReport;
+
+/// Slurm's record of every job that ended (jobcomp/filetxt, see scripts/slurm-up).
+const JOBCOMP: &str = "/var/log/slurm/jobcomp.log";
+
+/// The cluster must be up: a test that skipped itself here would pass without testing.
+fn require_cluster() {
+    let o = Command::new("sinfo").args(["-h", "-o", "%P %a"]).output();
+    let ok = o.as_ref().is_ok_and(|o| {
+        let t = String::from_utf8_lossy(&o.stdout);
+        o.status.success() && t.contains("build") && t.contains("measure")
+    });
+    assert!(
+        ok,
+        "no Slurm cluster with partitions build and measure: run scripts/slurm-up (scripts/test does) — {o:?}"
+    );
+}
+
+/// Eight commits; the fifth makes the fake kernel ten times slower.
+fn repo(dir: &Path) -> (PathBuf, Vec<String>) {
+    let repo = dir.join("repo");
+    let slow: &[(&str, &str)] = &[("fake_cost.h", "#define FAKE_COST 2000\n")];
+    let ids = fake_openssl_repo(
+        &repo,
+        &[
+            ("base", &[("fake_cost.h", "#define FAKE_COST 200\n")]),
+            ("one", &[("notes/1.txt", "1\n")]),
+            ("two", &[("notes/2.txt", "2\n")]),
+            ("three", &[("notes/3.txt", "3\n")]),
+            ("slower", slow),
+            ("five", &[("notes/5.txt", "5\n")]),
+            ("six", &[("notes/6.txt", "6\n")]),
+            ("seven", &[("notes/7.txt", "7\n")]),
+        ],
+    );
+    (repo, ids)
+}
+
+const SAMPLING: &[&str] = &[
+    "--tool",
+    "fakework",
+    "--samples",
+    "4",
+    "--max-samples",
+    "16",
+    "--duration",
+    "0.05",
+    "--alpha",
+    "0.5",
+    "--min-effect",
+    "100%",
+    "--jobs",
+    "1",
+    "--format",
+    "json",
+];
+
+fn search(cache: &Path, repo: &Path, command: &str, executor: &[&str]) -> Output {
+    perfbisect(cache)
+        .arg("--kernels-dir")
+        .arg(test_kernels())
+        .arg(command)
+        .args(SAMPLING)
+        .args(executor)
+        .arg("--repo")
+        .arg(repo)
+        .arg("HEAD~7..HEAD")
+        .output()
+        .unwrap()
+}
+
+fn slurm_flags(work: &Path) -> Vec<String> {
+    vec![
+        "--executor".into(),
+        "slurm".into(),
+        "--slurm-config".into(),
+        work.join("slurm.toml").to_string_lossy().into_owned(),
+    ]
+}
+
+/// The jobs the executor submitted, from every run directory of the cache.
+fn submitted(cache: &Path) -> Vec<JobRecord> {
+    let mut v = Vec::new();
+    for run in std::fs::read_dir(cache.join("jobs")).unwrap().flatten() {
+        let Ok(text) = std::fs::read_to_string(run.path().join(JOBS_FILE)) else {
+            continue;
+        };
+        v.extend(text.lines().map(|l| serde_json::from_str(l).unwrap()));
+    }
+    v
+}
+
+/// Slurm's own records: job id → (name, state, partition). A restarted controller may hand an
+/// id out again, so a record counts only with the job's name too (see `record`).
+fn slurm_records() -> HashMap<String, Vec<(String, String, String)>> {
+    let text = std::fs::read_to_string(JOBCOMP).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let f: HashMap<&str, &str> = l
+                .split_whitespace()
+                .filter_map(|kv| kv.split_once('='))
+                .collect();
+            let id = f.get("JobId")?.to_string();
+            let field = |k: &str| f.get(k).map(|s| s.to_string()).unwrap_or_default();
+            Some((id, (field("Name"), field("JobState"), field("Partition"))))
+        })
+        .fold(HashMap::new(), |mut m, (id, r)| {
+            m.entry(id).or_insert_with(Vec::new).push(r);
+            m
+        })
+}
+
+/// Slurm's record of `job`: (state, partition).
+fn record(
+    records: &HashMap<String, Vec<(String, String, String)>>,
+    job: &JobRecord,
+) -> (String, String) {
+    let r = records
+        .get(&job.id)
+        .and_then(|v| v.iter().rev().find(|(name, ..)| *name == job.name))
+        .unwrap_or_else(|| panic!("Slurm has no record of job {} ({})", job.id, job.name));
+    (r.1.clone(), r.2.clone())
+}
+
+/// Waits until Slurm has recorded each job (jobcomp is written as a job ends).
+fn records_of(jobs: &[JobRecord]) -> HashMap<String, Vec<(String, String, String)>> {
+    let started = Instant::now();
+    loop {
+        let r = slurm_records();
+        let all = jobs.iter().all(|j| {
+            r.get(&j.id)
+                .is_some_and(|v| v.iter().any(|(name, ..)| *name == j.name))
+        });
+        if all || started.elapsed() > Duration::from_secs(30) {
+            return r;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Cancels the first measurement job of `cache` once it has answered a sample: a job lost
+/// mid-way. Returns its id.
+fn cancel_first_block_midway(cache: PathBuf) -> std::thread::JoinHandle<Option<String>> {
+    std::thread::spawn(move || {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(120) {
+            let blocks: Vec<JobRecord> = submitted_or_none(&cache)
+                .into_iter()
+                .filter(|j| j.partition == "measure")
+                .collect();
+            if let Some(j) = blocks.first() {
+                let answers = Path::new(&j.what).join("answers.jsonl");
+                if std::fs::read_to_string(&answers).is_ok_and(|t| t.lines().count() >= 1) {
+                    let o = Command::new("scancel").arg(&j.id).output().unwrap();
+                    assert!(o.status.success(), "{}", stderr(&o));
+                    return Some(j.id.clone());
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    })
+}
+
+fn submitted_or_none(cache: &Path) -> Vec<JobRecord> {
+    if cache.join("jobs").is_dir() {
+        submitted(cache)
+    } else {
+        Vec::new()
+    }
+}
+
+#[test]
+fn bisect_and_scan_through_slurm_answer_as_the_local_executor_does() {
+    require_cluster();
+    let d = tempfile::tempdir().unwrap();
+    let (repo, ids) = repo(d.path());
+    std::fs::write(
+        d.path().join("slurm.toml"),
+        format!(
+            "[slurm]\nbuild_partition = \"build\"\nmeasure_partition = \"measure\"\nmax_jobs = 4\njob_retries = 2\nwork_dir = \"{}\"\n",
+            d.path().join("node-work").display()
+        ),
+    )
+    .unwrap();
+    let flags = slurm_flags(d.path());
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+
+    let local = search(&d.path().join("local"), &repo, "bisect", &[]);
+    assert!(local.status.success(), "{}", stderr(&local));
+    let local: BisectReport = serde_json::from_slice(&local.stdout).unwrap();
+
+    let cache = d.path().join("slurm");
+    let killer = cancel_first_block_midway(cache.clone());
+    let o = search(&cache, &repo, "bisect", &flags);
+    let cancelled = killer.join().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let slurm: BisectReport = serde_json::from_slice(&o.stdout).unwrap();
+
+    let culprits = |r: &BisectReport| -> Vec<String> {
+        r.culprits.iter().map(|c| c.info.commit.clone()).collect()
+    };
+    assert_eq!(culprits(&slurm), vec![ids[4].clone()], "{}", stdout(&o));
+    assert_eq!(culprits(&slurm), culprits(&local));
+
+    // Every build the bisect used was made by a Slurm build job, every sample by a block job,
+    // and Slurm recorded each.
+    let jobs = submitted(&cache);
+    let records = records_of(&jobs);
+    for b in &slurm.builds {
+        let job = jobs
+            .iter()
+            .find(|j| j.partition == "build" && j.what.starts_with(&b.commit))
+            .unwrap_or_else(|| panic!("no Slurm build job for {}: {jobs:?}", b.commit));
+        assert_eq!(record(&records, job), ("COMPLETED".into(), "build".into()));
+        assert!(b.ok && b.fresh, "{b:?}");
+    }
+    let blocks: Vec<&JobRecord> = jobs.iter().filter(|j| j.partition == "measure").collect();
+    let answered: usize = blocks
+        .iter()
+        .map(|j| {
+            let t = std::fs::read_to_string(Path::new(&j.what).join("answers.jsonl")).unwrap();
+            t.lines().filter(|l| l.contains("\"sampled\"")).count()
+        })
+        .sum();
+    assert_eq!(answered, slurm.samples_taken_now, "{jobs:?}");
+
+    // The cancelled job: Slurm says so, and its block was submitted again and finished.
+    let cancelled = cancelled.expect("no measurement job was seen running");
+    let lost = blocks.iter().find(|j| j.id == cancelled).unwrap();
+    assert_eq!(record(&records, lost).0, "CANCELLED");
+    let block_dir = Path::new(&lost.what).parent().unwrap();
+    let again = blocks
+        .iter()
+        .find(|j| j.attempt == 2 && Path::new(&j.what).parent() == Some(block_dir))
+        .unwrap_or_else(|| panic!("the cancelled block was not submitted again: {jobs:?}"));
+    assert_eq!(
+        record(&records, again),
+        ("COMPLETED".into(), "measure".into())
+    );
+    for j in &blocks {
+        let (state, partition) = record(&records, j);
+        assert_eq!(partition, "measure");
+        assert!(state == "COMPLETED" || j.id == cancelled, "{j:?}: {state}");
+    }
+    assert!(
+        stderr(&o).contains("ended before it was done"),
+        "{}",
+        stderr(&o)
+    );
+
+    // A scan: its grid's builds are one wave of jobs; the same change as the local scan.
+    let local = search(&d.path().join("local"), &repo, "scan", &[]);
+    assert!(local.status.success(), "{}", stderr(&local));
+    let local: ScanReport = serde_json::from_slice(&local.stdout).unwrap();
+    let o = search(&cache, &repo, "scan", &flags);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let scan: ScanReport = serde_json::from_slice(&o.stdout).unwrap();
+    let confirmed = |r: &ScanReport| -> Vec<String> {
+        r.changes
+            .iter()
+            .filter(|c| c.culprit.confirmed)
+            .map(|c| c.culprit.info.commit.clone())
+            .collect()
+    };
+    assert_eq!(confirmed(&scan), vec![ids[4].clone()]);
+    assert_eq!(confirmed(&scan), confirmed(&local));
+}
+
+#[test]
+fn slurm_that_cannot_serve_the_run_is_one_line_and_exit_2() {
+    require_cluster();
+    let d = tempfile::tempdir().unwrap();
+    let (repo, _) = repo(d.path());
+    let cache = d.path().join("cache");
+    let o = search(
+        &cache,
+        &repo,
+        "bisect",
+        &["--executor", "slurm", "--slurm-measure-partition", "nosuch"],
+    );
+    assert_usage_error(
+        &o,
+        "unknown Slurm partition 'nosuch' (the cluster has: build, measure)",
+    );
+    let o = search(&cache, &repo, "bisect", &["--slurm-max-jobs", "2"]);
+    assert_usage_error(&o, "--slurm-* and --sbatch-arg need --executor slurm");
+    std::fs::write(d.path().join("bad.toml"), "[slurm]\nmax_job = 3\n").unwrap();
+    let bad = d.path().join("bad.toml");
+    let o = search(
+        &cache,
+        &repo,
+        "bisect",
+        &[
+            "--executor",
+            "slurm",
+            "--slurm-config",
+            bad.to_str().unwrap(),
+        ],
+    );
+    assert_usage_error(&o, "unknown field `max_job`");
+}
