@@ -12,11 +12,19 @@ use std::time::{Duration, Instant};
 
 use common::{assert_usage_error, fake_openssl_repo, perfbisect, stderr, stdout, test_kernels};
 use perfbisect::measure::exec::slurm::{JobRecord, JOBS_FILE};
+use perfbisect::measure::exec::ExecutorKind;
 use perfbisect::report::bisect::BisectReport;
 use perfbisect::report::scan::ScanReport;
 
 /// Slurm's record of every job that ended (jobcomp/filetxt, see scripts/slurm-up).
 const JOBCOMP: &str = "/var/log/slurm/jobcomp.log";
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string()
+}
 
 /// The cluster must be up: a test that skipped itself here would pass without testing.
 fn require_cluster() {
@@ -217,6 +225,10 @@ fn bisect_and_scan_through_slurm_answer_as_the_local_executor_does() {
     };
     assert_eq!(culprits(&slurm), vec![ids[4].clone()], "{}", stdout(&o));
     assert_eq!(culprits(&slurm), culprits(&local));
+    // Every sample was taken on the cluster's one node, and the report says so.
+    assert_eq!(slurm.placement.executor, ExecutorKind::Slurm);
+    assert_eq!(slurm.placement.hosts, vec![hostname()]);
+    assert_eq!(local.placement.executor, ExecutorKind::Local);
 
     // Every build the bisect used was made by a Slurm build job, every sample by a block job,
     // and Slurm recorded each.

@@ -325,6 +325,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
         builds: session.builds.values().cloned().collect(),
         samples: samples_total,
         samples_taken_now: session.samples_taken,
+        placement: session.placement(),
         shared_probes: session.shared,
         alpha_per_test: result.alpha_per_test,
         notes,

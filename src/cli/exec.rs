@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use crate::build::recipe::Recipe;
 use crate::build::repo::Repo;
@@ -13,14 +13,8 @@ use crate::cli::args::parse_count;
 use crate::cli::build::BuildArgs;
 use crate::cli::exit::Exit;
 use crate::measure::exec::slurm::{Slurm, SlurmConfig};
-use crate::measure::exec::{node, Executor};
+use crate::measure::exec::{node, Executor, ExecutorKind};
 use crate::Global;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExecutorKind {
-    Local,
-    Slurm,
-}
 
 /// Options of the executor.
 #[derive(Args, Clone, Debug)]

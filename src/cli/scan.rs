@@ -300,6 +300,7 @@ pub fn run(g: &Global, a: ScanArgs) -> Result<Exit> {
             builds: session.builds.values().cloned().collect(),
             samples: samples_total,
             samples_taken_now: session.samples_taken,
+            placement: session.placement(),
             alpha: cfg.alpha,
             min_effect: cfg.min_effect,
             notes,

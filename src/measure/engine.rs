@@ -22,7 +22,7 @@ use crate::cache::Cache;
 use crate::interrupt;
 use crate::measure::compile::{self, CompiledKernel};
 use crate::measure::exec::local::Local;
-use crate::measure::exec::{Answer, Block, BuildJob, Executor, Run, Wave};
+use crate::measure::exec::{Answer, Block, BuildJob, Executor, Placement, Run, Taken, Wave};
 use crate::measure::kernel::ToolSpec;
 use crate::measure::metric::{self, Metric};
 use crate::measure::runner::{self, Sample, SampleOutcome, SampleRequest};
@@ -206,6 +206,10 @@ pub struct Session<'a> {
     pub retried: usize,
     /// Subjects measured as another one with byte-identical binaries (probes saved).
     pub shared: usize,
+    /// Rounds of the blocks answered so far: a block's rounds are numbered after them.
+    rounds: u64,
+    /// Hosts that took this session's samples.
+    hosts: std::collections::BTreeSet<String>,
     /// Builds made ahead by [`builds::ensure_all`], taken by `prepare_library`.
     prebuilt: HashMap<String, Result<builds::Built>>,
 }
@@ -230,6 +234,8 @@ impl<'a> Session<'a> {
             retries: timing.retries,
             retried: 0,
             shared: 0,
+            rounds: 0,
+            hosts: Default::default(),
             prebuilt: HashMap::new(),
         }
     }
@@ -565,6 +571,7 @@ impl<'a> Session<'a> {
             builds: Vec::new(),
             blocks: vec![block],
         })?;
+        let mut last_round = 0;
         while let Some(a) = self.exec.next()? {
             match a {
                 Answer::Sampled {
@@ -572,10 +579,12 @@ impl<'a> Session<'a> {
                     run,
                     outcome,
                     retried,
+                    taken,
                     ..
                 } if t == ticket => {
                     self.retried += retried;
-                    self.took(subjects[run], outcome)?;
+                    last_round = last_round.max(taken.round as u64);
+                    self.took(subjects[run], outcome, taken)?;
                     if let Some(b) = &bar {
                         b.inc(1);
                     }
@@ -584,10 +593,19 @@ impl<'a> Session<'a> {
                 _ => anyhow::bail!("the executor answered a wave that is not waited for"),
             }
         }
+        self.rounds += last_round;
         if let Some(b) = bar {
             b.finish_and_clear();
         }
         Ok(())
+    }
+
+    /// Where this session's samples were taken, for reports.
+    pub fn placement(&self) -> Placement {
+        Placement {
+            executor: self.exec.kind(),
+            hosts: self.hosts.iter().cloned().collect(),
+        }
     }
 
     /// The block that brings each measurable (subject, n) to n samples, and the subject of
@@ -663,7 +681,7 @@ impl<'a> Session<'a> {
 
     /// A sample of subject `i` has come back (or why it cannot be measured any more): it counts
     /// only if it passes the library's checks, and is kept in the sample cache.
-    fn took(&mut self, i: usize, outcome: SampleOutcome) -> Result<()> {
+    fn took(&mut self, i: usize, outcome: SampleOutcome, taken: Taken) -> Result<()> {
         let (subject, state) = &mut self.subjects[i];
         let SubjectState::Ready(r) = state else {
             return Ok(());
@@ -672,8 +690,11 @@ impl<'a> Session<'a> {
             return Ok(());
         };
         match outcome {
-            Ok(s) => {
+            Ok(mut s) => {
                 target.check(&s)?;
+                s.round = Some(self.rounds + taken.round as u64);
+                self.hosts.insert(taken.host.clone());
+                s.host = Some(taken.host);
                 if let Some(store) = &r.store {
                     store.append(&s)?;
                 }

@@ -41,6 +41,12 @@ pub struct Sample {
     /// Set for samples taken with `--metric instructions` (and only for them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<InstructionCount>,
+    /// The machine that took it (set by the engine; absent in samples stored before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The round of its session it was taken in: samples of one round were taken side by side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u64>,
 }
 
 impl Sample {
@@ -71,7 +77,7 @@ pub type SampleOutcome = std::result::Result<Sample, Unavailable>;
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 enum ChildReport {
-    Ok(Sample),
+    Ok(Box<Sample>),
     NotApplicable {
         message: String,
     },
@@ -276,7 +282,7 @@ pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
                     req.prefix.lib_dir.display()
                 );
             }
-            Ok(Ok(s))
+            Ok(Ok(*s))
         }
         ChildReport::NotApplicable { message } => Ok(Err(Unavailable::NotApplicable { message })),
         ChildReport::MissingSymbol { symbol } => Ok(Err(Unavailable::MissingSymbol {
@@ -575,7 +581,7 @@ fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
         let mb_per_s = a
             .bytes_per_op
             .map(|bytes| bytes * total as f64 / wall / 1e6);
-        Ok(ChildReport::Ok(Sample {
+        Ok(ChildReport::Ok(Box::new(Sample {
             us_per_op,
             ops_per_thread: per_thread.iter().map(|t| t.ops).collect(),
             wall_s: wall,
@@ -586,7 +592,9 @@ fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
             counters,
             mb_per_s,
             instructions: None,
-        }))
+            host: None,
+            round: None,
+        })))
     }
 }
 

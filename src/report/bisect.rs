@@ -13,6 +13,7 @@ use crate::analysis::bisect::{ChangePoint, LeftBecause, Step, StepVerdict, Unexp
 use crate::analysis::stats::{Comparison, RatioCi, Size, Verdict};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
+use crate::measure::exec::Placement;
 use crate::measure::metric::Metric;
 use crate::report::{may_hide, us};
 use crate::unavailable::Unavailable;
@@ -214,6 +215,9 @@ pub struct BisectReport {
     pub builds: Vec<BuildUse>,
     pub samples: usize,
     pub samples_taken_now: usize,
+    /// Which executor took the samples, and on which hosts.
+    #[serde(default)]
+    pub placement: Placement,
     /// Tested commits whose loaded binaries were byte-identical to another tested commit's:
     /// measured once, as that commit (probes saved).
     #[serde(default)]
@@ -755,6 +759,9 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
         j.samples_taken_now,
         j.wall_s
     ));
+    if let Some(line) = j.placement.line() {
+        s.push_str(&format!("{line}\n"));
+    }
     if j.shared_probes > 0 {
         s.push_str(&format!(
             "probes saved: {} tested commit(s) load byte-identical binaries to another tested commit and shared its samples\n",

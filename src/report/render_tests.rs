@@ -91,6 +91,7 @@ fn bisect_report() -> BisectReport {
     };
     BisectReport {
         metric: Metric::Time,
+        placement: Default::default(),
         explanations: Vec::new(),
         kind: super::bisect::BISECT_KIND.into(),
         tool: "pkeyread:format=pem,key=ec".into(),
@@ -250,6 +251,7 @@ fn bisect_over(
     let ends = comparison(&samples(0), &samples(commits - 1));
     BisectReport {
         metric: Metric::Time,
+        placement: Default::default(),
         explanations: Vec::new(),
         kind: super::bisect::BISECT_KIND.into(),
         tool: "pkeyread:format=pem,key=ec".into(),
@@ -447,6 +449,8 @@ fn run_report() -> RunReport {
         counters: BTreeMap::new(),
         mb_per_s: None,
         instructions: None,
+        host: None,
+        round: None,
     };
     let registry = crate::measure::kernel::Registry::load(None).unwrap();
     let spec = registry.parse_spec("randbytes").unwrap();
@@ -550,6 +554,26 @@ fn bisect_renderers() {
     let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
     assert_eq!(back.culprits[0].info.commit, r.culprits[0].info.commit);
     assert_eq!(back.ends.verdict, r.ends.verdict);
+}
+
+/// Samples taken by a fleet name the executor and hosts in text and JSON; a local run's text
+/// says nothing of it.
+#[test]
+fn bisect_names_where_it_was_measured() {
+    use crate::measure::exec::{ExecutorKind, Placement};
+    let mut r = bisect_report();
+    assert!(!Text.export(&r).unwrap().contains("measured on"));
+    r.placement = Placement {
+        executor: ExecutorKind::Slurm,
+        hosts: vec!["node1".into(), "node2".into()],
+    };
+    let text = Text.export(&r).unwrap();
+    assert!(
+        text.contains("\nmeasured on: node1, node2 (Slurm jobs)\n"),
+        "{text}"
+    );
+    let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
+    assert_eq!(back.placement, r.placement);
 }
 
 /// A bisect stopped by its time budget, with a change against the range's direction: what was
@@ -952,6 +976,7 @@ fn scan_report() -> super::scan::ScanReport {
     super::scan::ScanReport::new(
         &r,
         super::scan::ScanContext {
+            placement: Default::default(),
             tool: "pkeyread:format=pem,key=ec".into(),
             threads: 1,
             range: "v1..v2".into(),

@@ -13,6 +13,7 @@ use super::plot::{self, Level, Mark, PointKind, Profile, ProfilePoint};
 use crate::analysis::scan::{Cancel, ScanResult};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
+use crate::measure::exec::Placement;
 use crate::report::{may_hide, ratio_pct, us};
 
 formats!(ScanFormat for ScanReport { Text, Markdown, Json, Html });
@@ -119,6 +120,9 @@ pub struct ScanReport {
     pub builds: Vec<BuildUse>,
     pub samples: usize,
     pub samples_taken_now: usize,
+    /// Which executor took the samples, and on which hosts.
+    #[serde(default)]
+    pub placement: Placement,
     pub alpha: f64,
     /// Level per place of the step fit and its penalty; alpha of each interval search.
     pub fit_level: f64,
@@ -155,6 +159,7 @@ pub struct ScanContext<'a> {
     pub builds: Vec<BuildUse>,
     pub samples: usize,
     pub samples_taken_now: usize,
+    pub placement: Placement,
     pub alpha: f64,
     pub min_effect: f64,
     pub notes: Vec<String>,
@@ -312,6 +317,7 @@ impl ScanReport {
             builds: x.builds,
             samples: x.samples,
             samples_taken_now: x.samples_taken_now,
+            placement: x.placement,
             alpha: x.alpha,
             fit_level: r.grid.fit_level,
             penalty: r.grid.penalty,
@@ -372,7 +378,7 @@ impl ScanReport {
             self.samples,
             self.samples_taken_now,
             self.wall_s
-        )
+        ) + &self.placement.line().map(|l| format!("; {l}")).unwrap_or_default()
     }
 
     fn change_line(&self, i: usize, links_suffix: &str) -> String {

@@ -15,7 +15,7 @@ use crate::build::repo::{CommitInfo, Repo};
 use crate::cache::Cache;
 use crate::host;
 use crate::interrupt;
-use crate::measure::exec::{Answer, Block, Executor, Run, Taken, Ticket, Wave};
+use crate::measure::exec::{Answer, Block, Executor, ExecutorKind, Run, Taken, Ticket, Wave};
 use crate::measure::runner::{self, SampleOutcome, SampleRequest};
 use crate::progress;
 
@@ -168,6 +168,10 @@ fn take(cache: &Cache, block: &Block, run: &Run) -> Result<(SampleOutcome, usize
 }
 
 impl Executor for Local<'_> {
+    fn kind(&self) -> ExecutorKind {
+        ExecutorKind::Local
+    }
+
     fn submit(&mut self, wave: Wave) -> Result<Ticket> {
         let ticket = Ticket(self.next_ticket);
         self.next_ticket += 1;

@@ -23,6 +23,36 @@ use crate::measure::kernel::ToolSpec;
 use crate::measure::metric::Metric;
 use crate::measure::runner::SampleOutcome;
 
+/// Which executor made a run's builds and samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutorKind {
+    #[default]
+    Local,
+    Slurm,
+}
+
+/// Where a run's samples were taken, for its report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    pub executor: ExecutorKind,
+    /// Every host that took a sample in this run, sorted.
+    pub hosts: Vec<String>,
+}
+
+impl Placement {
+    /// A line for text reports; none for the local executor (this machine, as always).
+    pub fn line(&self) -> Option<String> {
+        match self.executor {
+            ExecutorKind::Local => None,
+            ExecutorKind::Slurm => Some(format!(
+                "measured on: {} (Slurm jobs)",
+                self.hosts.join(", ")
+            )),
+        }
+    }
+}
+
 /// How each sample is taken.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Timing {
@@ -114,6 +144,7 @@ pub enum Answer {
 /// Runs waves and answers them. Answers of one block come in the order the samples were taken;
 /// nothing else about their order is promised.
 pub trait Executor {
+    fn kind(&self) -> ExecutorKind;
     /// Hand a wave over; its answers come from [`Executor::next`].
     fn submit(&mut self, wave: Wave) -> Result<Ticket>;
     /// The next answer of any submitted wave, waiting until one is ready; `None` once every

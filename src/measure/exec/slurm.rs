@@ -24,7 +24,7 @@ use crate::build::repo::Repo;
 use crate::cache::Cache;
 use crate::interrupt;
 use crate::measure::exec::node::{self, Line};
-use crate::measure::exec::{Answer, Block, BuildJob, Executor, Taken, Ticket, Wave};
+use crate::measure::exec::{Answer, Block, BuildJob, Executor, ExecutorKind, Taken, Ticket, Wave};
 use crate::progress;
 
 /// How perfbisect uses a Slurm cluster (flags, or a `[slurm]` table in a config file).
@@ -119,6 +119,9 @@ pub struct Slurm<'a> {
     answered: VecDeque<Answer>,
     next_ticket: u64,
     next_block: usize,
+    /// The node the first block ran on: every later block runs there too, so that no test
+    /// pools samples of two machines.
+    measure_node: Option<String>,
 }
 
 /// Seconds between looks at the queue and the answers files.
@@ -165,6 +168,7 @@ impl<'a> Slurm<'a> {
             answered: VecDeque::new(),
             next_ticket: 0,
             next_block: 0,
+            measure_node: None,
         };
         for p in [&s.cfg.build_partition, &s.cfg.measure_partition] {
             s.check_sees_cache(p)?;
@@ -228,12 +232,15 @@ impl<'a> Slurm<'a> {
     }
 
     /// Submits `argv` (with `env` set) as a job; returns its id.
-    fn sbatch(&self, name: &str, partition: &str, exclusive: bool, script: &Job) -> Result<String> {
+    fn sbatch(&self, name: &str, partition: &str, at: Placing, script: &Job) -> Result<String> {
         let mut cmd = Command::new("sbatch");
         cmd.args(["--parsable", "-p", partition, "-J", name, "-o"])
             .arg(&script.log);
-        if exclusive {
+        if let Placing::Exclusive(node) = at {
             cmd.arg("--exclusive");
+            if let Some(n) = node {
+                cmd.args(["-w", n]);
+            }
         }
         cmd.args(&self.cfg.sbatch_args)
             .args(["--wrap", &script.wrap()]);
@@ -275,7 +282,7 @@ impl<'a> Slurm<'a> {
             log: log.clone(),
         };
         let name = format!("perfbisect-build-{short}");
-        let id = self.sbatch(&name, &self.cfg.build_partition, false, &job)?;
+        let id = self.sbatch(&name, &self.cfg.build_partition, Placing::Any, &job)?;
         self.record(&JobRecord {
             id: id.clone(),
             name,
@@ -315,7 +322,12 @@ impl<'a> Slurm<'a> {
             log: log.clone(),
         };
         let name = "perfbisect-measure".to_string();
-        let id = self.sbatch(&name, &self.cfg.measure_partition, true, &job)?;
+        let id = self.sbatch(
+            &name,
+            &self.cfg.measure_partition,
+            Placing::Exclusive(self.measure_node.as_deref()),
+            &job,
+        )?;
         self.record(&JobRecord {
             id: id.clone(),
             name,
@@ -337,7 +349,7 @@ impl<'a> Slurm<'a> {
 
     /// Moves the front wave on: submits what may start, answers what has ended. Returns whether
     /// the wave is complete.
-    fn step(&mut self, states: &HashMap<String, String>) -> Result<bool> {
+    fn step(&mut self, states: &HashMap<String, (String, String)>) -> Result<bool> {
         let Some(mut p) = self.waves.pop_front() else {
             return Ok(false);
         };
@@ -352,7 +364,11 @@ impl<'a> Slurm<'a> {
         result.map(|()| complete)
     }
 
-    fn step_wave(&mut self, p: &mut Pending, states: &HashMap<String, String>) -> Result<()> {
+    fn step_wave(
+        &mut self,
+        p: &mut Pending,
+        states: &HashMap<String, (String, String)>,
+    ) -> Result<()> {
         let mut slots = self.cfg.max_jobs.saturating_sub(running(p));
         for (job, t) in p.builds.iter_mut().enumerate() {
             if t.answered {
@@ -387,6 +403,11 @@ impl<'a> Slurm<'a> {
                 }
                 None => {}
                 Some(r) => {
+                    if let (None, Some((state, node))) = (&self.measure_node, states.get(&r.id)) {
+                        if state == "RUNNING" && !node.is_empty() {
+                            self.measure_node = Some(node.clone());
+                        }
+                    }
                     let finished = ended(states, &r.id);
                     self.read_block(p.ticket, b, t)?;
                     if finished && !t.done {
@@ -522,6 +543,10 @@ impl<'a> Slurm<'a> {
 }
 
 impl Executor for Slurm<'_> {
+    fn kind(&self) -> ExecutorKind {
+        ExecutorKind::Slurm
+    }
+
     fn submit(&mut self, wave: Wave) -> Result<Ticket> {
         let ticket = Ticket(self.next_ticket);
         self.next_ticket += 1;
@@ -594,6 +619,14 @@ impl Drop for Slurm<'_> {
     }
 }
 
+/// Where a job may run.
+enum Placing<'n> {
+    /// Any node of its partition, beside other jobs.
+    Any,
+    /// A node to itself: this one, when given.
+    Exclusive(Option<&'n str>),
+}
+
 /// A job's command line and environment.
 struct Job {
     argv: Vec<String>,
@@ -640,9 +673,9 @@ fn running(p: &Pending) -> usize {
 }
 
 /// Whether a job is out of the queue: finished, failed, cancelled, or forgotten by Slurm.
-fn ended(states: &HashMap<String, String>, id: &str) -> bool {
+fn ended(states: &HashMap<String, (String, String)>, id: &str) -> bool {
     !matches!(
-        states.get(id).map(String::as_str),
+        states.get(id).map(|(state, _)| state.as_str()),
         Some(
             "PENDING"
                 | "RUNNING"
@@ -656,7 +689,7 @@ fn ended(states: &HashMap<String, String>, id: &str) -> bool {
 }
 
 /// The state of every job of `waves` the queue knows.
-fn queue_states(waves: &VecDeque<Pending>) -> Result<HashMap<String, String>> {
+fn queue_states(waves: &VecDeque<Pending>) -> Result<HashMap<String, (String, String)>> {
     let ids: Vec<String> = waves
         .iter()
         .flat_map(|p| {
@@ -669,7 +702,7 @@ fn queue_states(waves: &VecDeque<Pending>) -> Result<HashMap<String, String>> {
         return Ok(HashMap::new());
     }
     let out = Command::new("squeue")
-        .args(["-h", "-t", "all", "-o", "%i %T", "-j", &ids.join(",")])
+        .args(["-h", "-t", "all", "-o", "%i %T %N", "-j", &ids.join(",")])
         .output()
         .context("cannot run squeue")?;
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -678,8 +711,12 @@ fn queue_states(waves: &VecDeque<Pending>) -> Result<HashMap<String, String>> {
     }
     Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter_map(|l| l.split_once(' '))
-        .map(|(i, s)| (i.to_string(), s.trim().to_string()))
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (id, state) = (f.next()?, f.next()?);
+            let node = f.next().unwrap_or("");
+            Some((id.to_string(), (state.to_string(), node.to_string())))
+        })
         .collect())
 }
 
