@@ -201,7 +201,7 @@ fn bisect_and_scan_through_slurm_answer_as_the_local_executor_does() {
     std::fs::write(
         d.path().join("slurm.toml"),
         format!(
-            "[slurm]\nbuild_partition = \"build\"\nmeasure_partition = \"measure\"\nmax_jobs = 4\njob_retries = 2\nwork_dir = \"{}\"\n",
+            "[slurm]\nbuild_partition = \"build\"\nmeasure_partition = \"measure\"\nmax_jobs = 4\njob_retries = 2\nprefetch = true\nwork_dir = \"{}\"\n",
             d.path().join("node-work").display()
         ),
     )
@@ -242,6 +242,10 @@ fn bisect_and_scan_through_slurm_answer_as_the_local_executor_does() {
         assert_eq!(record(&records, job), ("COMPLETED".into(), "build".into()));
         assert!(b.ok && b.fresh, "{b:?}");
     }
+    // prefetch = true: the commits the search might probe next were built while it measured,
+    // so some builds were made that the search then did not need.
+    let build_jobs = jobs.iter().filter(|j| j.partition == "build").count();
+    assert!(build_jobs > slurm.builds.len(), "{build_jobs} build jobs: {jobs:?}");
     let blocks: Vec<&JobRecord> = jobs.iter().filter(|j| j.partition == "measure").collect();
     let answered: usize = blocks
         .iter()

@@ -104,6 +104,10 @@ pub trait Measurer {
     fn ensure_series(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Vec<Probe>>> {
         Ok(self.ensure(wants)?.into_iter().map(|p| vec![p]).collect())
     }
+    /// The commits the search may probe next (after the one it is about to measure, whichever
+    /// way that goes): a measurer with build machines apart from its measuring ones builds them
+    /// now, while this probe is measured. A hint: nothing may depend on it. Default: ignored.
+    fn prefetch(&mut self, _commits: &[usize]) {}
     /// How errors name commit `i` (a short sha in the real pipeline).
     fn name(&self, i: usize) -> String {
         format!("commit {i}")
@@ -968,6 +972,15 @@ impl Searcher<'_> {
                     push_outer_checks(&mut work, bounds, uncertain, self.k, newer);
                     break;
                 };
+                let skipped = |i: usize| self.skipped.contains_key(&i);
+                let next: Vec<usize> = [
+                    pick_candidate(lo, c, skipped),
+                    pick_candidate(c, hi, skipped),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                self.m.prefetch(&next);
                 let (step, status) = self.classify(c, lo, hi, &active)?;
                 let verdict = step.verdict.clone();
                 let position = step.position;

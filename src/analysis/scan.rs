@@ -216,6 +216,9 @@ impl Measurer for Tracker<'_> {
     fn identical(&self, a: usize, b: usize) -> bool {
         self.m.identical(a, b)
     }
+    fn prefetch(&mut self, commits: &[usize]) {
+        self.m.prefetch(commits)
+    }
     fn name(&self, i: usize) -> String {
         self.m.name(i)
     }
@@ -272,6 +275,10 @@ impl Measurer for Sub<'_, '_> {
     }
     fn identical(&self, a: usize, b: usize) -> bool {
         self.m.identical(self.lo + a, self.lo + b)
+    }
+    fn prefetch(&mut self, commits: &[usize]) {
+        let global: Vec<usize> = commits.iter().map(|c| self.lo + c).collect();
+        self.m.prefetch(&global)
     }
     fn name(&self, i: usize) -> String {
         self.m.name(self.lo + i)

@@ -106,6 +106,12 @@ impl Measurer for Live<'_, '_> {
             .collect())
     }
 
+    fn prefetch(&mut self, commits: &[usize]) {
+        let k = self.threads.len();
+        let subjects: Vec<usize> = commits.iter().map(|c| c * k).collect();
+        self.session.prefetch(&subjects);
+    }
+
     fn should_stop(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
     }

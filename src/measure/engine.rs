@@ -22,7 +22,9 @@ use crate::cache::Cache;
 use crate::interrupt;
 use crate::measure::compile::{self, CompiledKernel};
 use crate::measure::exec::local::Local;
-use crate::measure::exec::{Answer, Block, BuildJob, Executor, Placement, Run, Taken, Wave};
+use crate::measure::exec::{
+    Answer, Block, BuildJob, Executor, Placement, Run, Taken, Ticket, Wave,
+};
 use crate::measure::kernel::ToolSpec;
 use crate::measure::metric::{self, Metric};
 use crate::measure::runner::{self, Sample, SampleOutcome, SampleRequest};
@@ -210,6 +212,10 @@ pub struct Session<'a> {
     rounds: u64,
     /// Hosts that took this session's samples.
     hosts: std::collections::BTreeSet<String>,
+    /// Build waves in flight: the commit key of each job.
+    ahead: HashMap<Ticket, Vec<String>>,
+    /// Commit keys being built and not answered yet.
+    in_flight: std::collections::HashSet<String>,
     /// Builds made ahead by [`builds::ensure_all`], taken by `prepare_library`.
     prebuilt: HashMap<String, Result<builds::Built>>,
 }
@@ -236,6 +242,8 @@ impl<'a> Session<'a> {
             shared: 0,
             rounds: 0,
             hosts: Default::default(),
+            ahead: HashMap::new(),
+            in_flight: Default::default(),
             prebuilt: HashMap::new(),
         }
     }
@@ -392,27 +400,94 @@ impl<'a> Session<'a> {
     }
 
     /// One wave of builds, answered in the order of `jobs`.
+    /// Builds made ahead are taken as they are (or waited for), the rest go out as one wave.
     fn build(&mut self, jobs: Vec<BuildJob>) -> Result<Vec<Result<builds::Built>>> {
-        let n = jobs.len();
-        let ticket = self.exec.submit(Wave {
-            builds: jobs,
-            blocks: Vec::new(),
-        })?;
-        let mut out: Vec<Option<Result<builds::Built>>> = (0..n).map(|_| None).collect();
-        while let Some(a) = self.exec.next()? {
-            match a {
-                Answer::Built {
-                    ticket: t,
-                    job,
-                    built,
-                } if t == ticket => out[job] = Some(built),
-                Answer::WaveDone { ticket: t } if t == ticket => break,
-                _ => anyhow::bail!("the executor answered a wave that is not waited for"),
+        let keys: Vec<String> = jobs.iter().map(|j| j.commit.key()).collect();
+        let (ahead, now): (Vec<BuildJob>, Vec<BuildJob>) = jobs
+            .into_iter()
+            .partition(|j| self.in_flight.contains(&j.commit.key()));
+        let ahead_keys: Vec<String> = ahead.iter().map(|j| j.commit.key()).collect();
+        let now_keys: Vec<String> = now.iter().map(|j| j.commit.key()).collect();
+        if !now.is_empty() {
+            let ticket = self.exec.submit(Wave {
+                builds: now,
+                blocks: Vec::new(),
+            })?;
+            self.ahead.insert(ticket, now_keys.clone());
+            self.in_flight.extend(now_keys.iter().cloned());
+        }
+        while !now_keys
+            .iter()
+            .chain(&ahead_keys)
+            .all(|k| self.prebuilt.contains_key(k))
+        {
+            let a = self.exec.next()?.ok_or_else(|| {
+                anyhow::anyhow!("the executor stopped answering before its builds were done")
+            })?;
+            self.stash(a)?;
+        }
+        Ok(keys
+            .iter()
+            .map(|k| self.prebuilt.remove(k).expect("waited for above"))
+            .collect())
+    }
+
+    /// Keeps a build's answer until its library is prepared.
+    fn stash(&mut self, a: Answer) -> Result<()> {
+        match a {
+            Answer::Built { ticket, job, built } => {
+                let key = self
+                    .ahead
+                    .get(&ticket)
+                    .and_then(|keys| keys.get(job))
+                    .cloned()
+                    .ok_or_else(|| {
+                        anyhow::anyhow!("the executor answered a build not asked for")
+                    })?;
+                self.in_flight.remove(&key);
+                self.prebuilt.insert(key, built);
+            }
+            Answer::WaveDone { ticket } if self.ahead.remove(&ticket).is_some() => {}
+            _ => anyhow::bail!("the executor answered a wave that is not waited for"),
+        }
+        Ok(())
+    }
+
+    /// Builds the search may ask for next, made now where builds do not disturb measurements
+    /// ([`Executor::builds_apart`]); elsewhere nothing is built before it is needed.
+    pub fn prefetch(&mut self, subjects: &[usize]) {
+        if !self.exec.builds_apart() {
+            return;
+        }
+        let mut jobs: Vec<BuildJob> = Vec::new();
+        for &i in subjects {
+            let lib = &self.libs[self.subjects[i].0.lib];
+            if let (Library::Revision { label, commit }, LibState::Unknown) = (&lib.0, &lib.1) {
+                let key = commit.key();
+                let known = self.in_flight.contains(&key) || self.prebuilt.contains_key(&key);
+                if !known && !jobs.iter().any(|j| j.commit.key() == key) {
+                    jobs.push(BuildJob {
+                        label: label.clone(),
+                        commit: commit.clone(),
+                    });
+                }
             }
         }
-        out.into_iter()
-            .map(|b| b.ok_or_else(|| anyhow::anyhow!("the executor left a build unanswered")))
-            .collect()
+        if jobs.is_empty() {
+            return;
+        }
+        let keys: Vec<String> = jobs.iter().map(|j| j.commit.key()).collect();
+        match self.exec.submit(Wave {
+            builds: jobs,
+            blocks: Vec::new(),
+        }) {
+            Ok(ticket) => {
+                self.in_flight.extend(keys.iter().cloned());
+                self.ahead.insert(ticket, keys);
+            }
+            // A hint only: the build is made when it is needed.
+            Err(e) => progress::detail(&format!("  cannot build ahead: {e:#}")),
+        }
     }
 
     /// Library, version check, kernel compile and cached samples of subject `i`.
@@ -590,7 +665,7 @@ impl<'a> Session<'a> {
                     }
                 }
                 Answer::WaveDone { ticket: t } if t == ticket => break,
-                _ => anyhow::bail!("the executor answered a wave that is not waited for"),
+                other => self.stash(other)?,
             }
         }
         self.rounds += last_round;
@@ -740,6 +815,10 @@ impl Measurer for Session<'_> {
 
     fn prepare(&mut self, i: usize) -> Result<()> {
         Session::prepare(self, i)
+    }
+
+    fn prefetch(&mut self, subjects: &[usize]) {
+        Session::prefetch(self, subjects)
     }
 
     fn decided(&mut self, step: &Step) {

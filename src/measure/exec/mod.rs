@@ -145,6 +145,14 @@ pub enum Answer {
 /// nothing else about their order is promised.
 pub trait Executor {
     fn kind(&self) -> ExecutorKind;
+    /// Whether builds run where no measurement is taken at the time, so that builds the search
+    /// may need next can be made while it measures (see [`Measurer::prefetch`]). Default: no —
+    /// on one machine a build beside a measurement doubles its noise.
+    ///
+    /// [`Measurer::prefetch`]: crate::analysis::bisect::Measurer::prefetch
+    fn builds_apart(&self) -> bool {
+        false
+    }
     /// Hand a wave over; its answers come from [`Executor::next`].
     fn submit(&mut self, wave: Wave) -> Result<Ticket>;
     /// The next answer of any submitted wave, waiting until one is ready; `None` once every

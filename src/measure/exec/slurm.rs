@@ -43,6 +43,9 @@ pub struct SlurmConfig {
     pub job_retries: usize,
     /// Work trees of build jobs, on each node's own disk.
     pub work_dir: PathBuf,
+    /// Build the commits a bisect may probe next while it measures. Default: when no node is
+    /// in both partitions (on a shared node the builds would only hold the measurement back).
+    pub prefetch: Option<bool>,
 }
 
 impl Default for SlurmConfig {
@@ -54,6 +57,7 @@ impl Default for SlurmConfig {
             sbatch_args: Vec::new(),
             job_retries: 2,
             work_dir: std::env::temp_dir().join("perfbisect-work"),
+            prefetch: None,
         }
     }
 }
@@ -119,6 +123,8 @@ pub struct Slurm<'a> {
     answered: VecDeque<Answer>,
     next_ticket: u64,
     next_block: usize,
+    /// Whether builds are made ahead (see [`SlurmConfig::prefetch`]).
+    prefetch: bool,
     /// The node the first block ran on: every later block runs there too, so that no test
     /// pools samples of two machines.
     measure_node: Option<String>,
@@ -169,13 +175,25 @@ impl<'a> Slurm<'a> {
             next_ticket: 0,
             next_block: 0,
             measure_node: None,
+            prefetch: false,
         };
         for p in [&s.cfg.build_partition, &s.cfg.measure_partition] {
             s.check_sees_cache(p)?;
         }
+        let mut s = s;
+        s.prefetch = match s.cfg.prefetch {
+            Some(on) => on,
+            None => {
+                let build = nodes(&s.cfg.build_partition)?;
+                nodes(&s.cfg.measure_partition)?
+                    .iter()
+                    .all(|n| !build.contains(n))
+            }
+        };
         progress::info(&format!(
-            "Slurm: builds on partition {}, measurements on {} (exclusive nodes); job files in {}",
+            "Slurm: builds on partition {}{}, measurements on {} (exclusive nodes); job files in {}",
             s.cfg.build_partition,
+            if s.prefetch { " (ahead of the search)" } else { "" },
             s.cfg.measure_partition,
             s.dir.display()
         ));
@@ -347,37 +365,44 @@ impl<'a> Slurm<'a> {
         Ok(())
     }
 
-    /// Moves the front wave on: submits what may start, answers what has ended. Returns whether
-    /// the wave is complete.
-    fn step(&mut self, states: &HashMap<String, (String, String)>) -> Result<bool> {
-        let Some(mut p) = self.waves.pop_front() else {
-            return Ok(false);
-        };
-        let result = self.step_wave(&mut p, states);
-        let complete = p.builds.iter().all(|b| b.answered) && p.blocks.iter().all(|b| b.done);
-        if complete && result.is_ok() {
-            self.answered
-                .push_back(Answer::WaveDone { ticket: p.ticket });
-        } else {
-            self.waves.push_front(p);
+    /// Moves every wave on, oldest first: submits what may start, answers what has ended. A
+    /// wave whose builds are not done holds back only its own blocks.
+    fn step(&mut self, states: &HashMap<String, (String, String)>) -> Result<()> {
+        let mut slots = self
+            .cfg
+            .max_jobs
+            .saturating_sub(self.waves.iter().map(running).sum());
+        let mut result = Ok(());
+        for mut p in std::mem::take(&mut self.waves) {
+            if result.is_ok() {
+                result = self.step_wave(&mut p, states, &mut slots);
+            }
+            let complete = p.builds.iter().all(|b| b.answered) && p.blocks.iter().all(|b| b.done);
+            if complete && result.is_ok() {
+                self.answered
+                    .push_back(Answer::WaveDone { ticket: p.ticket });
+            } else {
+                // Kept on an error too: dropping the executor cancels its jobs.
+                self.waves.push_back(p);
+            }
         }
-        result.map(|()| complete)
+        result
     }
 
     fn step_wave(
         &mut self,
         p: &mut Pending,
         states: &HashMap<String, (String, String)>,
+        slots: &mut usize,
     ) -> Result<()> {
-        let mut slots = self.cfg.max_jobs.saturating_sub(running(p));
         for (job, t) in p.builds.iter_mut().enumerate() {
             if t.answered {
                 continue;
             }
             match &t.running {
-                None if slots > 0 => {
+                None if *slots > 0 => {
                     self.submit_build(t, 1)?;
-                    slots -= 1;
+                    *slots -= 1;
                 }
                 None => {}
                 Some(r) if ended(states, &r.id) => {
@@ -397,9 +422,9 @@ impl<'a> Slurm<'a> {
                 continue;
             }
             match &t.running {
-                None if slots > 0 => {
+                None if *slots > 0 => {
                     self.submit_block(t, 1)?;
-                    slots -= 1;
+                    *slots -= 1;
                 }
                 None => {}
                 Some(r) => {
@@ -547,6 +572,12 @@ impl Executor for Slurm<'_> {
         ExecutorKind::Slurm
     }
 
+    /// A measurement job has its node to itself, so a build never runs beside it; building
+    /// ahead pays when builds have nodes of their own (see [`SlurmConfig::prefetch`]).
+    fn builds_apart(&self) -> bool {
+        self.prefetch
+    }
+
     fn submit(&mut self, wave: Wave) -> Result<Ticket> {
         let ticket = Ticket(self.next_ticket);
         self.next_ticket += 1;
@@ -605,8 +636,8 @@ impl Executor for Slurm<'_> {
                 return Err(e);
             }
             let states = queue_states(&self.waves)?;
-            let complete = self.step(&states)?;
-            if !complete && self.answered.is_empty() {
+            self.step(&states)?;
+            if self.answered.is_empty() {
                 std::thread::sleep(POLL);
             }
         }
@@ -736,6 +767,26 @@ fn partitions() -> Result<Vec<String>> {
         .lines()
         .map(|l| l.trim().trim_end_matches('*').to_string())
         .filter(|l| !l.is_empty())
+        .collect())
+}
+
+/// The nodes of a partition, one name each.
+fn nodes(partition: &str) -> Result<Vec<String>> {
+    let out = Command::new("sinfo")
+        .args(["-h", "-p", partition, "-o", "%N"])
+        .output()
+        .context("cannot run sinfo")?;
+    let list = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if list.is_empty() {
+        return Ok(Vec::new());
+    }
+    let out = Command::new("scontrol")
+        .args(["show", "hostnames", &list])
+        .output()
+        .context("cannot run scontrol")?;
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
         .collect())
 }
 
