@@ -596,3 +596,43 @@ fn explain_bad_inputs_exit_2_with_one_line() {
         .unwrap();
     assert_usage_error(&o, "nosuchkernel");
 }
+
+/// Every sample says what decided libcrypto's code paths: this CPU's flags, narrowed by an
+/// OPENSSL_ia32cap pin, or the pin alone when it sets the words outright.
+#[test]
+fn samples_record_the_cpu_capabilities_their_code_ran_under() {
+    let d = tempfile::tempdir().unwrap();
+    let caps = |pin: Option<&str>| -> String {
+        let mut cmd = perfbisect(d.path());
+        cmd.args([
+            "run",
+            "--tool",
+            "randbytes",
+            "--samples",
+            "1",
+            "--duration",
+            "0.05",
+        ])
+        .args(["--format", "json"]);
+        match pin {
+            Some(p) => cmd.env("OPENSSL_ia32cap", p),
+            None => cmd.env_remove("OPENSSL_ia32cap"),
+        };
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["results"][0]["samples"][0]["cpu_caps"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no cpu_caps in {v}"))
+            .to_string()
+    };
+    let detected = caps(None);
+    assert!(detected.starts_with("cpu flags "), "{detected}");
+    let narrowed = caps(Some("~0x200000000000000:0"));
+    assert_eq!(
+        narrowed,
+        format!("{detected}, OPENSSL_ia32cap=~0x200000000000000:0")
+    );
+    // An absolute pin decides alone: two hosts with different CPUs run the same paths under it.
+    assert_eq!(caps(Some("0x4:0")), "OPENSSL_ia32cap=0x4:0");
+}

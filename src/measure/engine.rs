@@ -212,6 +212,9 @@ pub struct Session<'a> {
     rounds: u64,
     /// Hosts that took this session's samples.
     hosts: std::collections::BTreeSet<String>,
+    /// The CPU capability vector of the session's samples (the first one's): every sample must
+    /// have run the same code paths.
+    cpu_caps: Option<String>,
     /// Build waves in flight: the commit key of each job.
     ahead: HashMap<Ticket, Vec<String>>,
     /// Commit keys being built and not answered yet.
@@ -242,6 +245,7 @@ impl<'a> Session<'a> {
             shared: 0,
             rounds: 0,
             hosts: Default::default(),
+            cpu_caps: None,
             ahead: HashMap::new(),
             in_flight: Default::default(),
             prebuilt: HashMap::new(),
@@ -549,11 +553,12 @@ impl<'a> Session<'a> {
                     &format!("{context}|{}", side.key()),
                 )?;
                 // A stored sample must pass the same checks as a fresh one.
-                let samples = store
+                let mut samples: Vec<Sample> = store
                     .load()?
                     .into_iter()
                     .filter(|s| target.check(s).is_ok())
                     .collect();
+                samples.retain(|s| self.same_code_path(s).is_ok());
                 (Some(store), samples)
             }
         };
@@ -680,6 +685,26 @@ impl<'a> Session<'a> {
         Placement {
             executor: self.exec.kind(),
             hosts: self.hosts.iter().cloned().collect(),
+            cpu_caps: self.cpu_caps.clone(),
+        }
+    }
+
+    /// Whether `s` ran the code paths of the session's other samples (the first one sets them):
+    /// counts or times of different paths are never compared.
+    fn same_code_path(&mut self, s: &Sample) -> std::result::Result<(), String> {
+        let Some(caps) = &s.cpu_caps else {
+            return Ok(());
+        };
+        match &self.cpu_caps {
+            None => {
+                self.cpu_caps = Some(caps.clone());
+                Ok(())
+            }
+            Some(first) if first == caps => Ok(()),
+            Some(first) => Err(format!(
+                "this sample's libcrypto ran with CPU capabilities {caps}, the session's first with {first}: samples of different code paths are never compared (pin one with {}=…)",
+                crate::measure::runner::CPU_CAPS_VARS[0]
+            )),
         }
     }
 
@@ -757,44 +782,46 @@ impl<'a> Session<'a> {
     /// A sample of subject `i` has come back (or why it cannot be measured any more): it counts
     /// only if it passes the library's checks, and is kept in the sample cache.
     fn took(&mut self, i: usize, outcome: SampleOutcome, taken: Taken) -> Result<()> {
-        let (subject, state) = &mut self.subjects[i];
-        let SubjectState::Ready(r) = state else {
+        let (subject, state) = &self.subjects[i];
+        let (SubjectState::Ready(_), LibState::Ready(target)) = (state, &self.libs[subject.lib].1)
+        else {
             return Ok(());
         };
-        let LibState::Ready(target) = &self.libs[subject.lib].1 else {
-            return Ok(());
-        };
-        match outcome {
-            Ok(mut s) => {
-                target.check(&s)?;
-                s.round = Some(self.rounds + taken.round as u64);
-                self.hosts.insert(taken.host.clone());
-                s.host = Some(taken.host);
-                if let Some(store) = &r.store {
-                    store.append(&s)?;
-                }
-                self.samples_taken += 1;
-                progress::detail(&format!(
-                    "  sample {} {} t={} #{}: {:.4} {}",
-                    target.label,
-                    subject.spec.short(),
-                    subject.threads,
-                    r.samples.len() + 1,
-                    s.value(self.metric),
-                    self.metric.unit_ascii()
-                ));
-                r.samples.push(s);
-            }
+        let what = format!(
+            "{} {} t={}",
+            target.label,
+            subject.spec.short(),
+            subject.threads
+        );
+        let mut s = match outcome {
+            Ok(s) => s,
             Err(u) => {
-                progress::detail(&format!(
-                    "  {} {} t={}: {u}",
-                    target.label,
-                    subject.spec.short(),
-                    subject.threads
-                ));
-                *state = SubjectState::Unavailable(u);
+                progress::detail(&format!("  {what}: {u}"));
+                self.subjects[i].1 = SubjectState::Unavailable(u);
+                return Ok(());
             }
+        };
+        target.check(&s)?;
+        if let Err(why) = self.same_code_path(&s) {
+            anyhow::bail!("{}: {why}", what);
         }
+        s.round = Some(self.rounds + taken.round as u64);
+        self.hosts.insert(taken.host.clone());
+        s.host = Some(taken.host);
+        let SubjectState::Ready(r) = &mut self.subjects[i].1 else {
+            unreachable!("matched above")
+        };
+        if let Some(store) = &r.store {
+            store.append(&s)?;
+        }
+        self.samples_taken += 1;
+        progress::detail(&format!(
+            "  sample {what} #{}: {:.4} {}",
+            r.samples.len() + 1,
+            s.value(self.metric),
+            self.metric.unit_ascii()
+        ));
+        r.samples.push(s);
         Ok(())
     }
 }
@@ -842,5 +869,53 @@ impl Measurer for Session<'_> {
             Library::Revision { commit, .. } => commit.short.clone(),
             Library::Installed(t) => t.label.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(caps: Option<&str>) -> Sample {
+        Sample {
+            us_per_op: 1.0,
+            ops_per_thread: vec![1],
+            wall_s: 1.0,
+            cpu_s: 1.0,
+            threads: 1,
+            libcrypto_path: "/x/lib/libcrypto.so.3".into(),
+            openssl_version: "OpenSSL 3.0.0".into(),
+            counters: Default::default(),
+            mb_per_s: None,
+            instructions: None,
+            host: None,
+            round: None,
+            cpu_caps: caps.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn samples_of_two_code_paths_are_never_one_session() {
+        let d = tempfile::tempdir().unwrap();
+        let cache = Cache::open(Some(d.path())).unwrap();
+        let timing = Timing {
+            duration: 1.0,
+            timeout: None,
+            retries: 0,
+            metric: Metric::Instructions,
+        };
+        let mut s = Session::new(&cache, timing, Reuse::Nothing);
+        // Samples stored before capabilities were recorded say nothing, and pass.
+        assert!(s.same_code_path(&sample(None)).is_ok());
+        assert!(s.same_code_path(&sample(Some("cpu flags aaaa"))).is_ok());
+        assert!(s.same_code_path(&sample(Some("cpu flags aaaa"))).is_ok());
+        let why = s
+            .same_code_path(&sample(Some("cpu flags bbbb")))
+            .unwrap_err();
+        assert!(
+            why.contains("cpu flags bbbb") && why.contains("cpu flags aaaa"),
+            "{why}"
+        );
+        assert_eq!(s.placement().cpu_caps.as_deref(), Some("cpu flags aaaa"));
     }
 }

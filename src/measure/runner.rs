@@ -25,6 +25,10 @@ use crate::unavailable::Unavailable;
 
 pub const HIDDEN_SUBCOMMAND: &str = "__sample";
 
+/// OpenSSL's variables that pin the CPU capabilities it uses: the one setting a sampling child
+/// takes from the user (every host of a fleet runs the same code path under one pin).
+pub const CPU_CAPS_VARS: [&str; 2] = ["OPENSSL_ia32cap", "OPENSSL_armcap"];
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Sample {
     pub us_per_op: f64,
@@ -47,6 +51,10 @@ pub struct Sample {
     /// The round of its session it was taken in: samples of one round were taken side by side.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<u64>,
+    /// What decided libcrypto's code paths (see `cpu_caps`): samples taken under different
+    /// ones may have executed different code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_caps: Option<String>,
 }
 
 impl Sample {
@@ -313,7 +321,7 @@ impl Drop for RemoveOnDrop {
 fn scrub_env(cmd: &mut Command, cache: &Cache, prefix: &Prefix) -> Result<()> {
     for (k, _) in std::env::vars_os() {
         let Some(k) = k.to_str() else { continue };
-        let keep_cpu_caps = k == "OPENSSL_ia32cap" || k == "OPENSSL_armcap";
+        let keep_cpu_caps = CPU_CAPS_VARS.contains(&k);
         if k.starts_with("LD_") || (k.starts_with("OPENSSL_") && !keep_cpu_caps) {
             cmd.env_remove(k);
         }
@@ -581,6 +589,7 @@ fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
         let mb_per_s = a
             .bytes_per_op
             .map(|bytes| bytes * total as f64 / wall / 1e6);
+        let cpu_caps = cpu_caps();
         Ok(ChildReport::Ok(Box::new(Sample {
             us_per_op,
             ops_per_thread: per_thread.iter().map(|t| t.ops).collect(),
@@ -594,8 +603,41 @@ fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
             instructions: None,
             host: None,
             round: None,
+            cpu_caps,
         })))
     }
+}
+
+/// What decides the code paths libcrypto takes on this machine: the CPU's feature flags
+/// (`/proc/cpuinfo`, as a short hash) narrowed by a pin of [`CPU_CAPS_VARS`], or the pin alone
+/// when it sets every word outright (no `~`: the detected features are then not used).
+/// OpenSSL 3 exports no accessor of the vector it settled on, so this is read, not asked.
+fn cpu_caps() -> Option<String> {
+    let pin = CPU_CAPS_VARS.iter().find_map(|v| {
+        let p = std::env::var(v).ok().filter(|p| !p.is_empty())?;
+        Some(format!("{v}={p}"))
+    });
+    if let Some(p) = &pin {
+        if !p.contains('~') {
+            return Some(p.clone());
+        }
+    }
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let flags = info
+        .lines()
+        .find(|l| l.starts_with("flags") || l.starts_with("Features"))?
+        .split_once(':')?
+        .1;
+    let mut sorted: Vec<&str> = flags.split_whitespace().collect();
+    sorted.sort_unstable();
+    let id = hashing::Hasher::new()
+        .field(&sorted.join(" "))
+        .finish_short();
+    let flags = format!("cpu flags {id}");
+    Some(match pin {
+        Some(p) => format!("{flags}, {p}"),
+        None => flags,
+    })
 }
 
 /// Every batch of operations runs through this one function, so that

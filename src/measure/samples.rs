@@ -13,7 +13,7 @@ use crate::hashing::Hasher;
 use crate::host::Host;
 use crate::measure::kernel::ToolSpec;
 use crate::measure::metric::Metric;
-use crate::measure::runner::Sample;
+use crate::measure::runner::{Sample, CPU_CAPS_VARS};
 
 pub struct SampleSet {
     path: PathBuf,
@@ -48,6 +48,12 @@ impl SampleSet {
         // key is the one it had before metrics existed, so old caches stay valid).
         if !metric.is_time() {
             h.field(&format!("metric={}", metric.name()));
+        }
+        // A pinned capability vector is another code path (absent: the key it always had).
+        for var in CPU_CAPS_VARS {
+            if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+                h.field(&format!("{var}={}", v.to_string_lossy()));
+            }
         }
         let dir = cache.dir("samples")?;
         Ok(SampleSet {

@@ -451,6 +451,7 @@ fn run_report() -> RunReport {
         instructions: None,
         host: None,
         round: None,
+        cpu_caps: None,
     };
     let registry = crate::measure::kernel::Registry::load(None).unwrap();
     let spec = registry.parse_spec("randbytes").unwrap();
@@ -566,6 +567,7 @@ fn bisect_names_where_it_was_measured() {
     r.placement = Placement {
         executor: ExecutorKind::Slurm,
         hosts: vec!["node1".into(), "node2".into()],
+        cpu_caps: None,
     };
     let text = Text.export(&r).unwrap();
     assert!(

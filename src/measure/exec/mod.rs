@@ -38,6 +38,10 @@ pub struct Placement {
     pub executor: ExecutorKind,
     /// Every host that took a sample in this run, sorted.
     pub hosts: Vec<String>,
+    /// What decided libcrypto's code paths in every sample: the CPU's flags and any pin (see
+    /// `runner::CPU_CAPS_VARS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_caps: Option<String>,
 }
 
 impl Placement {
