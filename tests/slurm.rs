@@ -245,7 +245,10 @@ fn bisect_and_scan_through_slurm_answer_as_the_local_executor_does() {
     // prefetch = true: the commits the search might probe next were built while it measured,
     // so some builds were made that the search then did not need.
     let build_jobs = jobs.iter().filter(|j| j.partition == "build").count();
-    assert!(build_jobs > slurm.builds.len(), "{build_jobs} build jobs: {jobs:?}");
+    assert!(
+        build_jobs > slurm.builds.len(),
+        "{build_jobs} build jobs: {jobs:?}"
+    );
     let blocks: Vec<&JobRecord> = jobs.iter().filter(|j| j.partition == "measure").collect();
     let answered: usize = blocks
         .iter()
