@@ -132,6 +132,8 @@ pub struct Slurm<'a> {
 
 /// Seconds between looks at the queue and the answers files.
 const POLL: Duration = Duration::from_millis(200);
+/// How long the probe jobs of `connect` may take before Slurm is called unable to serve.
+const PROBE_WAIT: Duration = Duration::from_secs(120);
 
 impl<'a> Slurm<'a> {
     /// Checks that Slurm answers, that both partitions exist and that their nodes can write
@@ -177,9 +179,7 @@ impl<'a> Slurm<'a> {
             measure_node: None,
             prefetch: false,
         };
-        for p in [&s.cfg.build_partition, &s.cfg.measure_partition] {
-            s.check_sees_cache(p)?;
-        }
+        s.check_sees_cache()?;
         let mut s = s;
         s.prefetch = match s.cfg.prefetch {
             Some(on) => on,
@@ -200,39 +200,44 @@ impl<'a> Slurm<'a> {
         Ok(s)
     }
 
-    /// A job on partition `p` writes a file into the cache, which this process must then see.
-    fn check_sees_cache(&self, p: &str) -> Result<()> {
-        let probe = self.dir.join(format!("probe-{p}"));
-        let script = format!("touch {}", shell_words::quote(&probe.to_string_lossy()));
-        let log = self.dir.join(format!("probe-{p}.out"));
-        let mut cmd = Command::new("sbatch");
-        cmd.args([
-            "--parsable",
-            "--wait",
-            "-p",
-            p,
-            "-J",
-            "perfbisect-probe",
-            "-o",
-        ])
-        .arg(&log)
-        .args(&self.cfg.sbatch_args)
-        .args(["--wrap", &script]);
-        let out = cmd
-            .output()
-            .context("cannot run sbatch (is Slurm installed?)")?;
-        if !out.status.success() {
-            bail!(
-                "sbatch on partition {p} failed: {}",
-                one_line(&String::from_utf8_lossy(&out.stderr))
-            );
+    /// A job on each partition writes a file into the cache, which this process must then see.
+    fn check_sees_cache(&self) -> Result<()> {
+        let mut probes = Vec::new();
+        for p in [&self.cfg.build_partition, &self.cfg.measure_partition] {
+            let file = self.dir.join(format!("probe-{p}"));
+            let job = Job {
+                argv: vec!["touch".into(), file.to_string_lossy().into_owned()],
+                env: Vec::new(),
+                log: self.dir.join(format!("probe-{p}.out")),
+            };
+            let id = self.sbatch("perfbisect-probe", p, Placing::Any, &job)?;
+            probes.push((p.clone(), id, file, job.log));
         }
-        if !probe.exists() {
-            bail!(
-                "the nodes of Slurm partition {p} cannot write the cache {} (a probe job could not; see {}): the cache must be on a filesystem every node sees",
-                self.cache.root.display(),
-                log.display()
-            );
+        let ids: Vec<String> = probes.iter().map(|(_, id, ..)| id.clone()).collect();
+        let started = std::time::Instant::now();
+        loop {
+            let states = states_of(&ids)?;
+            if ids.iter().all(|id| ended(&states, id)) {
+                break;
+            }
+            if started.elapsed() > PROBE_WAIT {
+                let _ = Command::new("scancel").args(&ids).status();
+                bail!(
+                    "Slurm ran no probe job within {} s (jobs {}): are the partitions' nodes up?",
+                    PROBE_WAIT.as_secs(),
+                    ids.join(", ")
+                );
+            }
+            std::thread::sleep(POLL);
+        }
+        for (p, _, file, log) in probes {
+            if !file.exists() {
+                bail!(
+                    "the nodes of Slurm partition {p} cannot write the cache {} (a probe job could not; see {}): the cache must be on a filesystem every node sees",
+                    self.cache.root.display(),
+                    log.display()
+                );
+            }
         }
         Ok(())
     }
@@ -729,6 +734,11 @@ fn queue_states(waves: &VecDeque<Pending>) -> Result<HashMap<String, (String, St
             b.chain(m).map(|r| r.id.clone()).collect::<Vec<_>>()
         })
         .collect();
+    states_of(&ids)
+}
+
+/// Job id → (state, node) for the jobs the queue still knows among `ids`.
+fn states_of(ids: &[String]) -> Result<HashMap<String, (String, String)>> {
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
