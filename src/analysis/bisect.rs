@@ -53,6 +53,10 @@ use std::collections::{HashMap, HashSet};
 /// steps as often as 99% did, with far fewer commits left ambiguous at the sample cap.
 const POSITION_CONF: f64 = 0.8;
 
+/// A confirmation block still undecided at the sample cap grows to this many times the cap
+/// before its change point is called located but of unresolved size.
+pub const UNRESOLVED_CAP: usize = 2;
+
 /// What measuring a commit gave.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -232,6 +236,11 @@ pub struct ChangePoint {
     /// The confirmation found the change significant (at its own share of alpha), and the two
     /// commits' binaries are not byte-identical.
     pub confirmed: bool,
+    /// Not confirmed, and not refuted either: the fresh block was still undecided after
+    /// [`UNRESOLVED_CAP`] × the sample cap. The search's tests located the change here; its size
+    /// is the (wide) interval of `comparison`.
+    #[serde(default)]
+    pub unresolved: bool,
     /// Parent and culprit load byte-identical libraries: never a culprit.
     pub identical_binaries: bool,
     /// This change's share of the ends' change, on the log scale (ln ratio / ln ends' ratio):
@@ -1074,6 +1083,23 @@ impl Searcher<'_> {
         Ok(out)
     }
 
+    /// The comparisons of a confirmation block, or the error of a pair that can no longer be
+    /// measured.
+    fn confirmed_series(
+        &self,
+        f: &Found,
+        r: std::result::Result<Compared, Unmeasurable>,
+    ) -> Result<Vec<Comparison>> {
+        match r {
+            Ok((series, _, _)) => Ok(series),
+            Err((_, why, _)) => bail!(
+                "{} or {} was measured before but now cannot be: {why}",
+                self.m.name(f.last_old),
+                self.m.name(f.first_new)
+            ),
+        }
+    }
+
     /// Confirm a change point: its parent against it on a fresh block of samples (after every
     /// sample the search used), grown over the looks of the schedule from 2 × initial on, at
     /// `alpha_look` per look and series. The reported numbers come from this block alone.
@@ -1096,19 +1122,29 @@ impl Searcher<'_> {
             self.spend(k, alpha_look);
             Ok(w)
         })?;
-        let (series, _, _) = match r {
-            Ok(done) => done,
-            Err((_, why, _)) => bail!(
-                "{} or {} was measured before but now cannot be: {why}",
-                self.m.name(f.last_old),
-                self.m.name(f.first_new)
-            ),
-        };
-        let comparison = series[self.primary];
+        let mut series = self.confirmed_series(f, r)?;
         // A parent and child with byte-identical binaries cannot differ in speed: whatever the
         // samples say, that is noise, never a culprit.
         let identical = self.m.identical(f.last_old, f.first_new);
+        // Located is not refuted: a block still undecided at the cap gets more samples, and if
+        // it stays undecided the change point is reported as located, its size unresolved.
+        let undecided = |s: &[Comparison]| {
+            !s.iter().any(significant) && s.iter().any(|c| c.verdict == Verdict::Undecided)
+        };
+        if !identical && undecided(&series) {
+            let more = self.cfg.schedule.max * UNRESOLVED_CAP;
+            let r = sequential(&[more], alpha_look, me, true, |look| {
+                let w = self.windows(&commits, &bases, look)?;
+                self.claim(f.last_old, bases[0] + look);
+                self.claim(f.first_new, bases[1] + look);
+                self.spend(k, alpha_look);
+                Ok(w)
+            })?;
+            series = self.confirmed_series(f, r)?;
+        }
+        let comparison = series[self.primary];
         let confirmed = !identical && series.iter().any(significant);
+        let unresolved = !identical && undecided(&series);
         // "Clearly smaller": the whole interval of this change lies nearer to 1 than the
         // end-to-end ratio (estimated on every sample of the ends, see `search`).
         let e = &ends[self.primary];
@@ -1126,6 +1162,7 @@ impl Searcher<'_> {
             skipped_between,
             comparison,
             confirmed,
+            unresolved,
             identical_binaries: identical,
             share: comparison.ratio.ratio.ln() / e.ratio.ratio.ln(),
             partial: smaller,
@@ -1419,6 +1456,8 @@ mod tests {
         fail_after: Option<usize>,
         /// Pairs of commits whose binaries are byte-identical.
         same: HashSet<(usize, usize)>,
+        /// Commits measured with far more noise than the rest (a factor on the log-sd).
+        noisy: HashMap<usize, f64>,
     }
 
     impl Fake {
@@ -1447,6 +1486,7 @@ mod tests {
                 stop_after: None,
                 fail_after: None,
                 same: HashSet::new(),
+                noisy: HashMap::new(),
             }
         }
         fn skipping(mut self, s: &[usize]) -> Fake {
@@ -1474,7 +1514,8 @@ mod tests {
         }
         fn take_one(&mut self, c: usize) -> Result<()> {
             let r = self.root(c);
-            let x = self.means[r] * self.noise.sample(&mut self.rng).exp();
+            let z = self.noise.sample(&mut self.rng) * self.noisy.get(&r).copied().unwrap_or(1.0);
+            let x = self.means[r] * z.exp();
             self.samples.entry(r).or_default().push(x);
             self.drawn += 1;
             Ok(())
@@ -1532,6 +1573,32 @@ mod tests {
 
     fn cfg() -> Config {
         Config::default()
+    }
+
+    /// A change the search locates but whose fresh block cannot size even at twice the cap:
+    /// "located, size unresolved", not "not confirmed"; the block did grow to the larger cap.
+    #[test]
+    fn located_but_unsizable_is_unresolved_not_refuted() {
+        let mut hits = 0;
+        for seed in 0..20 {
+            let mut m = Fake::new(3, &[(1, 0.1)], seed);
+            // The commit with the change is measured under 15× the noise (45% per sample).
+            m.noisy.insert(1, 15.0);
+            let r = search(3, &cfg(), &mut m).unwrap();
+            let Outcome::Changes(all) = &r.outcome else {
+                continue;
+            };
+            let cp = &all[0];
+            assert!(!(cp.confirmed && cp.unresolved), "{cp:?}");
+            if cp.unresolved {
+                hits += 1;
+                assert_eq!(cp.comparison.verdict, Verdict::Undecided, "{cp:?}");
+                let most = m.calls.iter().flatten().map(|w| w.1).max().unwrap();
+                assert!(most >= cfg().schedule.max * UNRESOLVED_CAP, "{most}");
+            }
+        }
+        // Measured: all 20 end unresolved at 80 samples each (a +10% step under 45% noise).
+        assert!(hits >= 15, "only {hits} of 20 searches ended unresolved");
     }
 
     #[test]

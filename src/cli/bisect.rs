@@ -382,7 +382,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
         progress::info(&format!("wrote {}", path.display()));
     }
     // 3: finished, but a candidate change point did not hold on its fresh block of samples.
-    if json.culprits.iter().any(|c| !c.confirmed) {
+    if json.culprits.iter().any(|c| !c.confirmed && !c.unresolved) {
         return Ok(Exit::Unconfirmed);
     }
     Ok(Exit::Done)

@@ -314,7 +314,11 @@ pub fn run(g: &Global, a: ScanArgs) -> Result<Exit> {
         progress::info(&format!("wrote {}", path.display()));
     }
     // 3: finished, but a candidate change point did not hold on its fresh block (as bisect).
-    if report.changes.iter().any(|c| !c.culprit.confirmed) {
+    if report
+        .changes
+        .iter()
+        .any(|c| !c.culprit.confirmed && !c.culprit.unresolved)
+    {
         return Ok(Exit::Unconfirmed);
     }
     Ok(Exit::Done)

@@ -79,6 +79,10 @@ pub struct CulpritJson {
     /// from that block. A candidate that did not hold is listed, marked, and not a culprit.
     #[serde(default = "yes")]
     pub confirmed: bool,
+    /// Neither confirmed nor refuted: the fresh block stayed undecided at twice the sample cap.
+    /// The search located the change here; `ratio_ci` is how little is known of its size.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unresolved: bool,
     /// Parent and culprit load byte-identical libraries and modules: never a culprit.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub identical_binaries: bool,
@@ -507,6 +511,7 @@ pub fn culprit_json(cp: &ChangePoint, commits: &[CommitInfo], threads: &[usize])
         partial: cp.partial,
         uncertain: cp.uncertain,
         confirmed: cp.confirmed,
+        unresolved: cp.unresolved,
         identical_binaries: cp.identical_binaries,
         share: cp.share,
         comparison: cp.comparison,
@@ -606,6 +611,8 @@ pub fn confirmed_line(c: &CulpritJson, spent: &str) -> String {
         "not a culprit (byte-identical libraries)"
     } else if c.confirmed {
         "change point confirmed"
+    } else if c.unresolved {
+        "change point located, size unresolved"
     } else {
         "NOT CONFIRMED on a fresh block"
     };
@@ -703,6 +710,12 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
             s.push_str(
                 "  NOT A CULPRIT: it loads byte-identical libraries and modules to its parent's\n",
             );
+        } else if c.unresolved {
+            s.push_str(&format!(
+                "  LOCATED, SIZE UNRESOLVED: the search's tests put the change here, but a fresh block of {} samples each could neither confirm nor refute it: {}\n",
+                c.comparison.a.n,
+                c.comparison.ratio.pct()
+            ));
         } else if !c.confirmed {
             s.push_str(
                 "  NOT CONFIRMED: a fresh block of samples did not show this change; a candidate, not a culprit\n",

@@ -118,6 +118,7 @@ fn bisect_report() -> BisectReport {
             partial: false,
             uncertain: false,
             confirmed: true,
+            unresolved: false,
             identical_binaries: false,
             share: 1.0,
             comparison: c,
@@ -241,6 +242,7 @@ fn bisect_over(
                 partial: changes.len() > 1,
                 uncertain: false,
                 confirmed: true,
+                unresolved: false,
                 identical_binaries: false,
                 share: cmp.ratio.ratio.ln() / ends_ratio.ln(),
                 comparison: cmp,
@@ -555,6 +557,19 @@ fn bisect_renderers() {
     let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
     assert_eq!(back.culprits[0].info.commit, r.culprits[0].info.commit);
     assert_eq!(back.ends.verdict, r.ends.verdict);
+}
+
+/// A change point located but not sized is said to be so, not called unconfirmed.
+#[test]
+fn bisect_says_located_size_unresolved() {
+    let mut r = bisect_report();
+    r.culprits[0].confirmed = false;
+    r.culprits[0].unresolved = true;
+    let text = Text.export(&r).unwrap();
+    assert!(text.contains("  LOCATED, SIZE UNRESOLVED: "), "{text}");
+    assert!(!text.contains("NOT CONFIRMED"), "{text}");
+    let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
+    assert!(back.culprits[0].unresolved);
 }
 
 /// Samples taken by a fleet name the executor and hosts in text and JSON; a local run's text

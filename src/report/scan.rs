@@ -387,6 +387,8 @@ impl ScanReport {
         let status = if !p.confirmed {
             if p.identical_binaries {
                 "NOT a culprit (identical binaries)"
+            } else if p.unresolved {
+                "located, size unresolved on its fresh block"
             } else {
                 "NOT confirmed on its fresh block"
             }
@@ -529,7 +531,11 @@ fn markdown(r: &ScanReport, links: &Links) -> String {
                 (p.ratio_ci.0 - 1.0) * 100.0,
                 (p.ratio_ci.1 - 1.0) * 100.0,
                 c.share_of_movement * 100.0,
-                if p.confirmed { "yes" } else { "**no**" },
+                match (p.confirmed, p.unresolved) {
+                    (true, _) => "yes",
+                    (false, true) => "unresolved",
+                    (false, false) => "**no**",
+                },
                 p.info.subject.replace('|', "\\|")
             ));
         }
@@ -789,6 +795,8 @@ impl HtmlSections for ScanReport {
                             "confirmed".to_string()
                         } else if p.identical_binaries {
                             "not a culprit (identical binaries)".to_string()
+                        } else if p.unresolved {
+                            "located, size unresolved".to_string()
                         } else {
                             "not confirmed".to_string()
                         },
