@@ -737,7 +737,30 @@ impl<'a> Session<'a> {
             retries: self.retries,
             metric: self.metric,
         };
-        (Block { timing, runs }, subjects)
+        let host = self.host_of(&subjects);
+        (
+            Block {
+                timing,
+                runs,
+                host,
+            },
+            subjects,
+        )
+    }
+
+    /// The host that took most of these subjects' samples so far (a resumed run's, from the
+    /// cache): new samples should come from it too.
+    fn host_of(&self, subjects: &[usize]) -> Option<String> {
+        let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+        for &i in subjects {
+            if let SubjectState::Ready(r) = &self.subjects[i].1 {
+                for h in r.samples.iter().filter_map(|s| s.host.as_deref()) {
+                    *count.entry(h).or_default() += 1;
+                }
+            }
+        }
+        let most = count.into_iter().max_by_key(|(_, n)| *n)?;
+        Some(most.0.to_string())
     }
 
     /// One callgrind profile of subject `i` (single thread), written to

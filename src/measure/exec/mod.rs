@@ -99,6 +99,10 @@ pub struct Run {
 pub struct Block {
     pub timing: Timing,
     pub runs: Vec<Run>,
+    /// The host that took the samples its runs hold already, if any: an executor with several
+    /// measures there when it can, so one test does not pool two machines' samples.
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 /// What the engine needs now: builds (of the probes it measures next, or ahead of them) and

@@ -125,6 +125,8 @@ pub struct Slurm<'a> {
     next_block: usize,
     /// Whether builds are made ahead (see [`SlurmConfig::prefetch`]).
     prefetch: bool,
+    /// The nodes of the measurement partition.
+    measure_nodes: Vec<String>,
     /// The node the first block ran on: every later block runs there too, so that no test
     /// pools samples of two machines.
     measure_node: Option<String>,
@@ -164,6 +166,7 @@ impl<'a> Slurm<'a> {
             std::process::id()
         ));
         fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let cfg_measure = cfg.measure_partition.clone();
         let s = Slurm {
             cache,
             repo,
@@ -178,6 +181,7 @@ impl<'a> Slurm<'a> {
             next_block: 0,
             measure_node: None,
             prefetch: false,
+            measure_nodes: nodes(&cfg_measure)?,
         };
         s.check_sees_cache()?;
         let mut s = s;
@@ -185,9 +189,7 @@ impl<'a> Slurm<'a> {
             Some(on) => on,
             None => {
                 let build = nodes(&s.cfg.build_partition)?;
-                nodes(&s.cfg.measure_partition)?
-                    .iter()
-                    .all(|n| !build.contains(n))
+                s.measure_nodes.iter().all(|n| !build.contains(n))
             }
         };
         progress::info(&format!(
@@ -321,7 +323,7 @@ impl<'a> Slurm<'a> {
         Ok(())
     }
 
-    fn submit_block(&self, t: &mut BlockTask, attempt: usize) -> Result<()> {
+    fn submit_block(&mut self, t: &mut BlockTask, attempt: usize) -> Result<()> {
         let mut block = t.block.clone();
         for (run, have) in block.runs.iter_mut().zip(&t.have) {
             match have {
@@ -345,6 +347,15 @@ impl<'a> Slurm<'a> {
             log: log.clone(),
         };
         let name = "perfbisect-measure".to_string();
+        // A resumed run measures where its cached samples were taken, while that node is in
+        // the partition.
+        if self.measure_node.is_none() {
+            self.measure_node = t
+                .block
+                .host
+                .clone()
+                .filter(|h| self.measure_nodes.contains(h));
+        }
         let id = self.sbatch(
             &name,
             &self.cfg.measure_partition,
