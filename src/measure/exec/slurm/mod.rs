@@ -12,12 +12,17 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
+
+mod cluster;
+mod config;
+
+pub use config::{JobRecord, SlurmConfig, JOBS_FILE};
+
+use cluster::{ended, node_of, nodes, partitions, states_of, Job, Placing};
 
 use crate::build::builds::{self, BuildOptions};
 use crate::build::repo::Repo;
@@ -26,56 +31,6 @@ use crate::interrupt;
 use crate::measure::exec::node::{self, Line};
 use crate::measure::exec::{Answer, Block, BuildJob, Executor, ExecutorKind, Taken, Ticket, Wave};
 use crate::progress;
-
-/// How perfbisect uses a Slurm cluster (flags, or a `[slurm]` table in a config file).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SlurmConfig {
-    /// Where builds run.
-    pub build_partition: String,
-    /// Where blocks are sampled, one node each, exclusively.
-    pub measure_partition: String,
-    /// Jobs queued or running at once.
-    pub max_jobs: usize,
-    /// Given to every `sbatch` as they are (an account, a QOS, a constraint).
-    pub sbatch_args: Vec<String>,
-    /// A job that ends without its result is submitted again this many times.
-    pub job_retries: usize,
-    /// Work trees of build jobs, on each node's own disk.
-    pub work_dir: PathBuf,
-    /// Build the commits a bisect may probe next while it measures. Default: when no node is
-    /// in both partitions (on a shared node the builds would only hold the measurement back).
-    pub prefetch: Option<bool>,
-}
-
-impl Default for SlurmConfig {
-    fn default() -> Self {
-        SlurmConfig {
-            build_partition: "build".into(),
-            measure_partition: "measure".into(),
-            max_jobs: 16,
-            sbatch_args: Vec::new(),
-            job_retries: 2,
-            work_dir: std::env::temp_dir().join("perfbisect-work"),
-            prefetch: None,
-        }
-    }
-}
-
-/// One job this executor submitted, as `jobs.jsonl` records it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct JobRecord {
-    pub id: String,
-    pub name: String,
-    pub partition: String,
-    /// What it makes: the build's commit key, or the block's directory.
-    pub what: String,
-    /// 1 for the first try.
-    pub attempt: usize,
-}
-
-/// The record of every job of a run (a test checks them against Slurm's own accounting).
-pub const JOBS_FILE: &str = "jobs.jsonl";
 
 /// A job in the queue or running.
 struct Running {
@@ -212,7 +167,13 @@ impl<'a> Slurm<'a> {
                 env: Vec::new(),
                 log: self.dir.join(format!("probe-{p}.out")),
             };
-            let id = self.sbatch("perfbisect-probe", p, Placing::Any, &job)?;
+            let id = cluster::sbatch(
+                "perfbisect-probe",
+                p,
+                Placing::Any,
+                &job,
+                &self.cfg.sbatch_args,
+            )?;
             probes.push((p.clone(), id, file, job.log));
         }
         let ids: Vec<String> = probes.iter().map(|(_, id, ..)| id.clone()).collect();
@@ -223,7 +184,7 @@ impl<'a> Slurm<'a> {
                 break;
             }
             if started.elapsed() > PROBE_WAIT {
-                let _ = Command::new("scancel").args(&ids).status();
+                cluster::scancel(&ids);
                 bail!(
                     "Slurm ran no probe job within {} s (jobs {}): are the partitions' nodes up?",
                     PROBE_WAIT.as_secs(),
@@ -256,34 +217,6 @@ impl<'a> Slurm<'a> {
         Ok(())
     }
 
-    /// Submits `argv` (with `env` set) as a job; returns its id.
-    fn sbatch(&self, name: &str, partition: &str, at: Placing, script: &Job) -> Result<String> {
-        let mut cmd = Command::new("sbatch");
-        cmd.args(["--parsable", "-p", partition, "-J", name, "-o"])
-            .arg(&script.log);
-        if let Placing::Exclusive(node) = at {
-            cmd.arg("--exclusive");
-            if let Some(n) = node {
-                cmd.args(["-w", n]);
-            }
-        }
-        cmd.args(&self.cfg.sbatch_args)
-            .args(["--wrap", &script.wrap()]);
-        let out = cmd.output().context("cannot run sbatch")?;
-        if !out.status.success() {
-            bail!(
-                "sbatch of {name} failed: {}",
-                one_line(&String::from_utf8_lossy(&out.stderr))
-            );
-        }
-        let text = String::from_utf8_lossy(&out.stdout);
-        let id = text.trim().split(';').next().unwrap_or("").to_string();
-        if id.is_empty() {
-            bail!("sbatch of {name} printed no job id");
-        }
-        Ok(id)
-    }
-
     fn submit_build(&self, t: &mut BuildTask, attempt: usize) -> Result<()> {
         let key = t.job.commit.key();
         let short = &t.job.commit.short;
@@ -307,7 +240,13 @@ impl<'a> Slurm<'a> {
             log: log.clone(),
         };
         let name = format!("perfbisect-build-{short}");
-        let id = self.sbatch(&name, &self.cfg.build_partition, Placing::Any, &job)?;
+        let id = cluster::sbatch(
+            &name,
+            &self.cfg.build_partition,
+            Placing::Any,
+            &job,
+            &self.cfg.sbatch_args,
+        )?;
         self.record(&JobRecord {
             id: id.clone(),
             name,
@@ -356,11 +295,12 @@ impl<'a> Slurm<'a> {
                 .clone()
                 .filter(|h| self.measure_nodes.contains(h));
         }
-        let id = self.sbatch(
+        let id = cluster::sbatch(
             &name,
             &self.cfg.measure_partition,
             Placing::Exclusive(self.measure_node.as_deref()),
             &job,
+            &self.cfg.sbatch_args,
         )?;
         self.record(&JobRecord {
             id: id.clone(),
@@ -577,7 +517,7 @@ impl<'a> Slurm<'a> {
             })
             .collect();
         if !ids.is_empty() {
-            let _ = Command::new("scancel").args(&ids).status();
+            cluster::scancel(&ids);
         }
         self.waves.clear();
     }
@@ -666,39 +606,6 @@ impl Drop for Slurm<'_> {
     }
 }
 
-/// Where a job may run.
-enum Placing<'n> {
-    /// Any node of its partition, beside other jobs.
-    Any,
-    /// A node to itself: this one, when given.
-    Exclusive(Option<&'n str>),
-}
-
-/// A job's command line and environment.
-struct Job {
-    argv: Vec<String>,
-    env: Vec<(String, String)>,
-    log: PathBuf,
-}
-
-impl Job {
-    /// The shell line `sbatch --wrap` runs.
-    fn wrap(&self) -> String {
-        let env: Vec<String> = self
-            .env
-            .iter()
-            .map(|(k, v)| format!("{k}={}", shell_words::quote(v)))
-            .collect();
-        let cmd = shell_words::join(&self.argv);
-        // The first line of the log names the node (see node_of).
-        let head = "echo \"perfbisect job on $(hostname)\"";
-        match env.is_empty() {
-            true => format!("{head}; exec {cmd}"),
-            false => format!("{head}; export {}; exec {cmd}", env.join(" ")),
-        }
-    }
-}
-
 /// How `perfbisect build` names the job's revision: the commit and its patches' files.
 fn rev_spec(j: &BuildJob) -> String {
     let mut s = j.commit.id.clone();
@@ -719,22 +626,6 @@ fn running(p: &Pending) -> usize {
     b + p.blocks.iter().filter(|t| t.running.is_some()).count()
 }
 
-/// Whether a job is out of the queue: finished, failed, cancelled, or forgotten by Slurm.
-fn ended(states: &HashMap<String, (String, String)>, id: &str) -> bool {
-    !matches!(
-        states.get(id).map(|(state, _)| state.as_str()),
-        Some(
-            "PENDING"
-                | "RUNNING"
-                | "CONFIGURING"
-                | "COMPLETING"
-                | "REQUEUED"
-                | "RESIZING"
-                | "SUSPENDED"
-        )
-    )
-}
-
 /// The state of every job of `waves` the queue knows.
 fn queue_states(waves: &VecDeque<Pending>) -> Result<HashMap<String, (String, String)>> {
     let ids: Vec<String> = waves
@@ -746,82 +637,4 @@ fn queue_states(waves: &VecDeque<Pending>) -> Result<HashMap<String, (String, St
         })
         .collect();
     states_of(&ids)
-}
-
-/// Job id → (state, node) for the jobs the queue still knows among `ids`.
-fn states_of(ids: &[String]) -> Result<HashMap<String, (String, String)>> {
-    if ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let out = Command::new("squeue")
-        .args(["-h", "-t", "all", "-o", "%i %T %N", "-j", &ids.join(",")])
-        .output()
-        .context("cannot run squeue")?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() && !stderr.contains("Invalid job id") {
-        bail!("squeue failed: {}", one_line(&stderr));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            let (id, state) = (f.next()?, f.next()?);
-            let node = f.next().unwrap_or("");
-            Some((id.to_string(), (state.to_string(), node.to_string())))
-        })
-        .collect())
-}
-
-/// The partitions of the cluster (`sinfo`), or why Slurm cannot be asked.
-fn partitions() -> Result<Vec<String>> {
-    let out = Command::new("sinfo")
-        .args(["-h", "-o", "%P"])
-        .output()
-        .context("Slurm is not reachable: cannot run sinfo (is slurm-wlm installed?)")?;
-    if !out.status.success() {
-        bail!(
-            "Slurm is not reachable: sinfo: {}",
-            one_line(&String::from_utf8_lossy(&out.stderr))
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.trim().trim_end_matches('*').to_string())
-        .filter(|l| !l.is_empty())
-        .collect())
-}
-
-/// The nodes of a partition, one name each.
-fn nodes(partition: &str) -> Result<Vec<String>> {
-    let out = Command::new("sinfo")
-        .args(["-h", "-p", partition, "-o", "%N"])
-        .output()
-        .context("cannot run sinfo")?;
-    let list = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    if list.is_empty() {
-        return Ok(Vec::new());
-    }
-    let out = Command::new("scontrol")
-        .args(["show", "hostnames", &list])
-        .output()
-        .context("cannot run scontrol")?;
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect())
-}
-
-/// The node a job ran on, from the first line its log starts with (see `Job::wrap`).
-fn node_of(log: &Path) -> String {
-    fs::read_to_string(log)
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find_map(|l| l.strip_prefix("perfbisect job on ").map(str::to_string))
-        })
-        .unwrap_or_else(|| "a node".into())
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }

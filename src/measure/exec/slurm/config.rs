@@ -1,0 +1,55 @@
+//! The Slurm executor's settings and its record of the jobs it submitted.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// How perfbisect uses a Slurm cluster (flags, or a `[slurm]` table in a config file).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SlurmConfig {
+    /// Where builds run.
+    pub build_partition: String,
+    /// Where blocks are sampled, one node each, exclusively.
+    pub measure_partition: String,
+    /// Jobs queued or running at once.
+    pub max_jobs: usize,
+    /// Given to every `sbatch` as they are (an account, a QOS, a constraint).
+    pub sbatch_args: Vec<String>,
+    /// A job that ends without its result is submitted again this many times.
+    pub job_retries: usize,
+    /// Work trees of build jobs, on each node's own disk.
+    pub work_dir: PathBuf,
+    /// Build the commits a bisect may probe next while it measures. Default: when no node is
+    /// in both partitions (on a shared node the builds would only hold the measurement back).
+    pub prefetch: Option<bool>,
+}
+
+impl Default for SlurmConfig {
+    fn default() -> Self {
+        SlurmConfig {
+            build_partition: "build".into(),
+            measure_partition: "measure".into(),
+            max_jobs: 16,
+            sbatch_args: Vec::new(),
+            job_retries: 2,
+            work_dir: std::env::temp_dir().join("perfbisect-work"),
+            prefetch: None,
+        }
+    }
+}
+
+/// One job this executor submitted, as `jobs.jsonl` records it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JobRecord {
+    pub id: String,
+    pub name: String,
+    pub partition: String,
+    /// What it makes: the build's commit key, or the block's directory.
+    pub what: String,
+    /// 1 for the first try.
+    pub attempt: usize,
+}
+
+/// The record of every job of a run (a test checks them against Slurm's own accounting).
+pub const JOBS_FILE: &str = "jobs.jsonl";
