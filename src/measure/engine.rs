@@ -738,14 +738,7 @@ impl<'a> Session<'a> {
             metric: self.metric,
         };
         let host = self.host_of(&subjects);
-        (
-            Block {
-                timing,
-                runs,
-                host,
-            },
-            subjects,
-        )
+        (Block { timing, runs, host }, subjects)
     }
 
     /// The host that took most of these subjects' samples so far (a resumed run's, from the
