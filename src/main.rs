@@ -38,6 +38,8 @@ enum Command {
     Log(cli::log::LogArgs),
     /// Check the search and its statistics on simulated commits
     Simulate(cli::simulate::SimulateArgs),
+    /// Predict the wall time of a scan or a bisect on a fleet of build and measurement nodes
+    Plan(cli::plan::PlanArgs),
     /// Version x thread-count tables (and SVG plots) of tools
     Matrix(cli::matrix::MatrixArgs),
     /// Fail CI on a significant slowdown of HEAD against BASE (exit 1)
@@ -116,6 +118,7 @@ fn main() -> ExitCode {
         Command::Log(a) => cli::log::run(&cli.global, a),
         Command::Explain(a) => cli::explain::run(&cli.global, a),
         Command::Simulate(a) => cli::simulate::run(a),
+        Command::Plan(a) => cli::plan::run(&cli.global, a),
         Command::Recipes => cli::recipes::run(),
         Command::Cache(a) => cli::cache::run(&cli.global, a),
         Command::Block(a) => cli::exec::block_job(&cli.global, a),

@@ -18,8 +18,8 @@ fn check(name: &str, args: &[&str]) {
 fn help_pins_the_command_surface() {
     check("help", &["--help"]);
     for cmd in [
-        "run", "bisect", "scan", "compare", "verify", "explain", "log", "simulate", "matrix",
-        "gate", "parity", "report", "build", "recipes", "cache", "kernels",
+        "run", "bisect", "scan", "compare", "verify", "explain", "log", "simulate", "plan",
+        "matrix", "gate", "parity", "report", "build", "recipes", "cache", "kernels",
     ] {
         check(&format!("{cmd}-help"), &[cmd, "--help"]);
     }

@@ -4,6 +4,7 @@
 
 pub mod alpha;
 pub mod bisect;
+pub mod fleet;
 pub mod profile;
 pub mod rounds;
 pub mod scan;

@@ -18,6 +18,7 @@ pub mod live;
 pub mod log;
 pub mod matrix;
 pub mod parity;
+pub mod plan;
 pub mod recipes;
 pub mod report;
 pub mod run;

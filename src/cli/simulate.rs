@@ -116,7 +116,8 @@ fn parse_effect_value(eff: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-fn parse_step(s: &str) -> Result<SimStep, String> {
+/// `EFFECT[@COMMIT][/SPREAD]`; `plan --step` takes the same steps.
+pub(crate) fn parse_step(s: &str) -> Result<SimStep, String> {
     let (rest, spread) = match s.split_once('/') {
         Some((r, k)) => match k.trim().parse::<usize>() {
             Ok(k) if k >= 1 => (r, k),

@@ -10,6 +10,7 @@ pub mod gate;
 pub mod html;
 pub mod matrix;
 pub mod parity;
+pub mod plan;
 pub mod plot;
 pub mod run;
 pub mod scan;

@@ -1,0 +1,974 @@
+//! The fleet model behind `perfbisect plan`: how long a scan or a bisect takes on N build nodes
+//! and M measurement nodes, from what one build and one sample cost on this machine and from the
+//! shape of the search (its builds and blocks of samples, in order, recorded from the real search
+//! on simulated commits: [`shape`]). Pure: no I/O, no clock.
+//!
+//! A search is a set of [`Chain`]s: sequences of [`Look`]s, each look a wave of builds followed by
+//! one block of samples on one measurement node. A bisect is one chain; a scan is the grid (one
+//! look: every grid point built in one wave, sampled in one block) and then one chain per grid
+//! interval it searched, each free to run beside the others. [`wall_time`] plays the chains on
+//! the fleet as an event simulation, every machine a queue:
+//!
+//! - a build node builds one commit at a time (`make -j` of its cores); a build goes to a node
+//!   holding a work tree within [`NEAR_COMMITS`] of it when there is one (it costs the
+//!   incremental time there, so a search's tree follows its probes), else to the node where it
+//!   is done first, so the builds of one wave spread over the build nodes;
+//! - a far build is cold without a shared ccache (the node's own ccache holds nothing of it) and
+//!   costs the warm-ccache time with one;
+//! - a measurement node takes one block at a time, and every block of one chain runs on the node
+//!   its first block ran on (no test pools samples of two machines);
+//! - every build and every block is one scheduler job, which costs the job overhead;
+//! - on [`Machines::Shared`] nodes a machine runs one job at a time (measurement jobs are
+//!   exclusive), so with one node nothing overlaps; on [`Machines::Separate`] nodes the search
+//!   builds the commits it may probe next while the current one is measured (the search's
+//!   prefetch hint), on build nodes that are idle.
+//!
+//! The placement is greedy, and a greedy schedule can get slower with more machines; a fleet
+//! can always leave nodes idle, so [`predict`] takes the best play on the fleet or on a smaller
+//! one ([`best_wall_time`]).
+
+pub mod shape;
+
+use serde::Serialize;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap};
+
+/// A build this close (in first-parent commits) to a work tree continues that tree: the
+/// builder's own threshold (`FAR_COMMITS` in build::builds), beyond which it starts afresh.
+pub const NEAR_COMMITS: usize = 64;
+
+/// An incremental build that rewrote at most this many files counts as a build near a tree. Here
+/// builds that moved a tree by 1–45 files took 1–31 s; moves of 461–1,238 files (a release
+/// apart) took 14–150 s, a far build's time, so they are left out of every class.
+pub const NEAR_FILES: usize = 200;
+
+/// Below this ccache hit rate a clean build is cold; from [`WARM_HIT_RATE`] on it is warm.
+pub const COLD_HIT_RATE: f64 = 0.1;
+pub const WARM_HIT_RATE: f64 = 0.5;
+
+/// Whether the nodes share one ccache (a far build then finds most objects compiled).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ccache {
+    Shared,
+    #[serde(rename = "none")]
+    Local,
+}
+
+/// Whether build nodes and measurement nodes are the same machines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Machines {
+    /// max(N, M) machines, each running one job at a time: a build never runs beside a
+    /// measurement, and nothing is built ahead.
+    Shared,
+    /// N build machines and M other measurement machines: builds of the next probes run while
+    /// the current probe is measured.
+    Separate,
+}
+
+/// How a scan's grid intervals are searched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Intervals {
+    /// All at once, each on its own measurement node.
+    Concurrent,
+    /// One after another, as `scan` does today.
+    Sequential,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Fleet {
+    pub build_nodes: usize,
+    pub measure_nodes: usize,
+    pub machines: Machines,
+    pub ccache: Ccache,
+    pub intervals: Intervals,
+    /// Work trees each build node keeps (`build --work-trees`).
+    pub work_trees: usize,
+}
+
+/// Seconds each unit of work takes.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Costs {
+    /// A clean build with an empty (or useless) ccache.
+    pub cold_build: f64,
+    /// A clean build whose objects are nearly all in ccache.
+    pub warm_build: f64,
+    /// A build that continues a work tree within [`NEAR_COMMITS`].
+    pub near_build: f64,
+    /// One sample: its duration plus the fresh process's overhead.
+    pub sample: f64,
+    /// Submitting a job until it runs, per build and per block.
+    pub job_overhead: f64,
+}
+
+impl Costs {
+    fn far_build(&self, ccache: Ccache) -> f64 {
+        match ccache {
+            Ccache::Shared => self.warm_build,
+            Ccache::Local => self.cold_build,
+        }
+    }
+}
+
+/// One call of the search for samples: the commits of one block (those not built yet are built
+/// first, in one wave), the commits it may probe next, and the samples the block takes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Look {
+    pub commits: Vec<usize>,
+    /// Built ahead on separate build machines while this block is measured.
+    pub prefetch: Vec<usize>,
+    pub samples: usize,
+}
+
+/// Looks that follow one another: each needs the answer of the one before.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Chain {
+    pub looks: Vec<Look>,
+    /// The chain that must be done before this one starts (a scan's grid; for an interval entered
+    /// as a fallback, the neighbour whose ends turned out equal).
+    pub after: Option<usize>,
+}
+
+/// What one search did, in the order it did it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Trace {
+    pub chains: Vec<Chain>,
+    /// Sequential decisions the search made.
+    pub decisions: usize,
+    /// Grid intervals a scan searched (0 for a bisect).
+    pub intervals: usize,
+}
+
+impl Trace {
+    /// Distinct commits built.
+    pub fn builds(&self) -> usize {
+        let mut all: Vec<usize> = self
+            .looks()
+            .flat_map(|l| l.commits.iter().copied())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all.len()
+    }
+
+    pub fn samples(&self) -> usize {
+        self.looks().map(|l| l.samples).sum()
+    }
+
+    /// More nodes than this can never all be busy: one per build (those built ahead included)
+    /// and one per chain's blocks.
+    fn most_nodes(&self) -> usize {
+        let mut all: Vec<usize> = self
+            .looks()
+            .flat_map(|l| l.commits.iter().chain(&l.prefetch).copied())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all.len() + self.chains.len()
+    }
+
+    fn looks(&self) -> impl Iterator<Item = &Look> {
+        self.chains.iter().flat_map(|c| c.looks.iter())
+    }
+
+    /// The same work with a scan's intervals searched one after another (in the order the scan
+    /// searched them), as today's `scan` does.
+    pub fn sequential(&self) -> Trace {
+        let mut t = self.clone();
+        for i in 1..t.chains.len() {
+            if t.chains[i].after.is_some() {
+                t.chains[i].after = Some(i - 1);
+            }
+        }
+        t
+    }
+}
+
+/// What one play of a trace on a fleet gave.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Played {
+    pub wall_s: f64,
+    /// Builds made, those built ahead and never probed included.
+    pub builds_made: usize,
+}
+
+struct Machine {
+    builds: bool,
+    measures: bool,
+    free_at: f64,
+    /// The commit each work tree holds.
+    trees: Vec<usize>,
+    /// Chains whose blocks run here and are not done.
+    pinned: usize,
+}
+
+/// The fleet's machines and what has been built, as time goes on.
+struct Floor<'a> {
+    fleet: &'a Fleet,
+    costs: &'a Costs,
+    /// Whether the search's next probes are built while it measures.
+    prefetch: bool,
+    machines: Vec<Machine>,
+    /// When each commit handed to a build node is built.
+    built: HashMap<usize, f64>,
+}
+
+impl<'a> Floor<'a> {
+    fn new(fleet: &'a Fleet, costs: &'a Costs, prefetch: bool) -> Floor<'a> {
+        let (n, m) = (fleet.build_nodes.max(1), fleet.measure_nodes.max(1));
+        let machine = |builds, measures| Machine {
+            builds,
+            measures,
+            free_at: 0.0,
+            trees: Vec::new(),
+            pinned: 0,
+        };
+        let machines = match fleet.machines {
+            Machines::Shared => (0..n.max(m)).map(|i| machine(i < n, i < m)).collect(),
+            Machines::Separate => (0..n)
+                .map(|_| machine(true, false))
+                .chain((0..m).map(|_| machine(false, true)))
+                .collect(),
+        };
+        Floor {
+            fleet,
+            costs,
+            prefetch,
+            machines,
+            built: HashMap::new(),
+        }
+    }
+
+    /// Whether build node `m` holds a work tree the build of `c` continues.
+    fn near(&self, m: usize, c: usize) -> bool {
+        self.machines[m]
+            .trees
+            .iter()
+            .any(|&t| t.abs_diff(c) <= NEAR_COMMITS)
+    }
+
+    fn build_cost(&self, m: usize, c: usize) -> f64 {
+        if self.near(m, c) {
+            self.costs.near_build
+        } else {
+            self.costs.far_build(self.fleet.ccache)
+        }
+    }
+
+    /// The tree the builder moves to `c`: a near one, else a free slot, else the nearest.
+    fn move_tree(&mut self, m: usize, c: usize) {
+        let slots = self.fleet.work_trees.max(1);
+        let trees = &mut self.machines[m].trees;
+        let nearest = trees
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, &t)| t.abs_diff(c))
+            .map(|(i, &t)| (i, t.abs_diff(c)));
+        match nearest {
+            Some((i, d)) if d <= NEAR_COMMITS || trees.len() >= slots => trees[i] = c,
+            _ => trees.push(c),
+        }
+    }
+
+    /// When `c` would be built on build node `m`, handed out at `at`.
+    fn finish_on(&self, m: usize, c: usize, at: f64) -> f64 {
+        self.machines[m].free_at.max(at) + self.costs.job_overhead + self.build_cost(m, c)
+    }
+
+    /// The build node for `c`: one holding a tree near it if any (the one done first; waiting
+    /// for it rather than building far elsewhere, so a search's tree follows its probes), else
+    /// the node where it would be done first.
+    fn place(&self, c: usize, at: f64) -> usize {
+        (0..self.machines.len())
+            .filter(|&i| self.machines[i].builds)
+            .min_by(|&a, &b| {
+                (self.near(b, c).cmp(&self.near(a, c)))
+                    .then(
+                        self.finish_on(a, c, at)
+                            .total_cmp(&self.finish_on(b, c, at)),
+                    )
+                    .then(a.cmp(&b))
+            })
+            .expect("a fleet has a build node")
+    }
+
+    /// Whether a build node is idle at `at`.
+    fn idle_builder(&self, at: f64) -> bool {
+        self.machines.iter().any(|m| m.builds && m.free_at <= at)
+    }
+
+    /// Hands `c` to a build node (once: a commit built or being built is not built again);
+    /// returns when it is built.
+    fn build(&mut self, c: usize, at: f64) -> f64 {
+        if let Some(&t) = self.built.get(&c) {
+            return t;
+        }
+        let m = self.place(c, at);
+        let end = self.finish_on(m, c, at);
+        self.machines[m].free_at = end;
+        self.move_tree(m, c);
+        self.built.insert(c, end);
+        end
+    }
+
+    /// The measurement node a chain's first block takes: the one fewest chains measure on (each
+    /// interval on its own node while there are enough), and of those the one free first.
+    fn pick_measurer(&self, at: f64) -> usize {
+        (0..self.machines.len())
+            .filter(|&i| self.machines[i].measures)
+            .min_by(|&a, &b| {
+                let (ma, mb) = (&self.machines[a], &self.machines[b]);
+                (ma.pinned.cmp(&mb.pinned))
+                    .then(ma.free_at.max(at).total_cmp(&mb.free_at.max(at)))
+                    .then(a.cmp(&b))
+            })
+            .expect("a fleet has a measurement node")
+    }
+
+    /// One block of `samples` on the chain's node; returns when it is done.
+    fn block(&mut self, samples: usize, at: f64, node: &mut Option<usize>) -> f64 {
+        if samples == 0 {
+            // Every sample was there already: the engine submits no job.
+            return at;
+        }
+        let m = match *node {
+            Some(m) => m,
+            None => {
+                let m = self.pick_measurer(at);
+                self.machines[m].pinned += 1;
+                *node = Some(m);
+                m
+            }
+        };
+        let start = self.machines[m].free_at.max(at);
+        let end = start + self.costs.job_overhead + samples as f64 * self.costs.sample;
+        self.machines[m].free_at = end;
+        end
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Phase {
+    Build,
+    Block,
+}
+
+/// Something that happens at a time: the next phase of a chain. Earliest first, then in the
+/// order they were made (so equal times keep the order of submission, as a queue does).
+#[derive(Clone, Copy, Debug)]
+struct Event {
+    at: f64,
+    seq: u64,
+    chain: usize,
+    phase: Phase,
+}
+
+impl PartialEq for Event {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Event {}
+impl PartialOrd for Event {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Event {
+    // Reversed: BinaryHeap pops the greatest, the earliest event must come first.
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.at.total_cmp(&self.at).then(o.seq.cmp(&self.seq))
+    }
+}
+
+/// Where each chain is.
+#[derive(Default, Clone)]
+struct Progress {
+    look: usize,
+    /// Its measurement node.
+    node: Option<usize>,
+}
+
+/// How a fleet runs a search.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct How {
+    intervals: Intervals,
+    /// Build the next probes while measuring (on by default where builds run apart).
+    prefetch: bool,
+}
+
+impl How {
+    fn of(f: &Fleet) -> How {
+        How {
+            intervals: f.intervals,
+            prefetch: f.machines == Machines::Separate,
+        }
+    }
+
+    /// What the fleet may do instead: search the intervals one after another (on few nodes,
+    /// concurrent searches only take each other's work trees), and not build ahead (with few
+    /// build nodes a build nobody needs can hold back the one that is).
+    fn choices(f: &Fleet) -> Vec<How> {
+        let mut v = vec![How::of(f)];
+        for h in [
+            How {
+                intervals: Intervals::Sequential,
+                ..How::of(f)
+            },
+            How {
+                prefetch: false,
+                ..How::of(f)
+            },
+            How {
+                intervals: Intervals::Sequential,
+                prefetch: false,
+            },
+        ] {
+            if !v.contains(&h) {
+                v.push(h);
+            }
+        }
+        v
+    }
+}
+
+/// Plays `trace` on `fleet` as configured: the wall time from the first build to the last
+/// sample.
+pub fn wall_time(trace: &Trace, fleet: &Fleet, costs: &Costs) -> Played {
+    play(trace, fleet, costs, How::of(fleet))
+}
+
+fn play(trace: &Trace, fleet: &Fleet, costs: &Costs, how: How) -> Played {
+    let trace = match how.intervals {
+        Intervals::Concurrent => trace.clone(),
+        Intervals::Sequential => trace.sequential(),
+    };
+    let mut floor = Floor::new(fleet, costs, how.prefetch);
+    let mut progress = vec![Progress::default(); trace.chains.len()];
+    let mut queue = BinaryHeap::new();
+    let mut seq = 0;
+    let mut push = |q: &mut BinaryHeap<Event>, at, chain, phase| {
+        seq += 1;
+        q.push(Event {
+            at,
+            seq,
+            chain,
+            phase,
+        });
+    };
+    for (i, c) in trace.chains.iter().enumerate() {
+        if c.after.is_none() {
+            push(&mut queue, 0.0, i, Phase::Build);
+        }
+    }
+    let mut wall: f64 = 0.0;
+    while let Some(e) = queue.pop() {
+        let chain = &trace.chains[e.chain];
+        let Some(look) = chain.looks.get(progress[e.chain].look) else {
+            continue;
+        };
+        match e.phase {
+            Phase::Build => {
+                let ready = build_look(&mut floor, look, e.at);
+                push(&mut queue, ready, e.chain, Phase::Block);
+            }
+            Phase::Block => {
+                let p = &mut progress[e.chain];
+                let end = floor.block(look.samples, e.at, &mut p.node);
+                p.look += 1;
+                wall = wall.max(end);
+                if p.look < chain.looks.len() {
+                    push(&mut queue, end, e.chain, Phase::Build);
+                    continue;
+                }
+                if let Some(m) = p.node {
+                    floor.machines[m].pinned -= 1;
+                }
+                for (j, c) in trace.chains.iter().enumerate() {
+                    if c.after == Some(e.chain) {
+                        push(&mut queue, end, j, Phase::Build);
+                    }
+                }
+            }
+        }
+    }
+    Played {
+        wall_s: wall,
+        builds_made: floor.built.len(),
+    }
+}
+
+/// The builds a look waits for, handed out at `at`; returns when the last is built. On separate
+/// machines the commits it may probe next go out first, as the search asks for them before it
+/// measures this one, but only to build nodes that are idle: building ahead never holds back a
+/// build that is needed now.
+fn build_look(floor: &mut Floor, look: &Look, at: f64) -> f64 {
+    if floor.prefetch {
+        for &c in &look.prefetch {
+            if floor.idle_builder(at) {
+                floor.build(c, at);
+            }
+        }
+    }
+    look.commits
+        .iter()
+        .map(|&c| floor.build(c, at))
+        .fold(at, f64::max)
+}
+
+/// The q-quantile (0..=1) of `v`, linearly interpolated between order statistics; NaN when
+/// empty.
+pub fn quantile(v: &[f64], q: f64) -> f64 {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if s.is_empty() {
+        return f64::NAN;
+    }
+    s.sort_by(f64::total_cmp);
+    let pos = q.clamp(0.0, 1.0) * (s.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    s[lo] + (s[hi] - s[lo]) * (pos - lo as f64)
+}
+
+/// Median and 90th percentile of a distribution over trials.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Spread {
+    pub median: f64,
+    pub p90: f64,
+}
+
+impl Spread {
+    pub fn of(v: &[f64]) -> Spread {
+        Spread {
+            median: quantile(v, 0.5),
+            p90: quantile(v, 0.9),
+        }
+    }
+}
+
+/// A search's predicted wall time on one fleet, over the trials' traces.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Prediction {
+    pub fleet: Fleet,
+    pub wall_s: Spread,
+    pub builds_made: Spread,
+}
+
+/// The fastest play of `trace` on `fleet` or on a smaller fleet (k build and k measurement
+/// nodes, at most the fleet's), run as configured or in a way the fleet may choose instead
+/// ([`How::choices`]): a fleet can always leave nodes idle, while a greedy placement, like any
+/// list schedule, can get slower with more machines (here by scattering a search's work trees
+/// over more nodes). Beyond the nodes a search can ever keep busy, more change nothing, so the
+/// smaller fleets stop there.
+pub fn best_wall_time(trace: &Trace, fleet: &Fleet, costs: &Costs) -> Played {
+    let top = fleet
+        .build_nodes
+        .max(fleet.measure_nodes)
+        .min(trace.most_nodes());
+    let fleets = (1..=top)
+        .map(|k| Fleet {
+            build_nodes: k.min(fleet.build_nodes),
+            measure_nodes: k.min(fleet.measure_nodes),
+            ..*fleet
+        })
+        .chain(std::iter::once(*fleet));
+    let hows = How::choices(fleet);
+    fleets
+        .flat_map(|f| hows.iter().map(move |&h| (f, h)))
+        .map(|(f, h)| play(trace, &f, costs, h))
+        .min_by(|a, b| a.wall_s.total_cmp(&b.wall_s))
+        .expect("at least the fleet itself")
+}
+
+pub fn predict(traces: &[Trace], fleet: &Fleet, costs: &Costs) -> Prediction {
+    let played: Vec<Played> = traces
+        .iter()
+        .map(|t| best_wall_time(t, fleet, costs))
+        .collect();
+    let walls: Vec<f64> = played.iter().map(|p| p.wall_s).collect();
+    let builds: Vec<f64> = played.iter().map(|p| p.builds_made as f64).collect();
+    Prediction {
+        fleet: *fleet,
+        wall_s: Spread::of(&walls),
+        builds_made: Spread::of(&builds),
+    }
+}
+
+/// What a build's record says about its cost, as far as the model needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuildRecord {
+    pub duration_s: f64,
+    pub ccache_hit_rate: Option<f64>,
+    /// Files written and removed to move a work tree, when the build continued one.
+    pub incremental_files: Option<usize>,
+    pub ok: bool,
+}
+
+/// Which of the model's build costs a record measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BuildClass {
+    Cold,
+    WarmCcache,
+    Near,
+}
+
+impl BuildClass {
+    /// Which build a record is, or none: a failed build, a clean build with a ccache partly
+    /// warm, or an incremental one that moved its tree far (neither near nor clean).
+    pub fn of(r: &BuildRecord) -> Option<BuildClass> {
+        if !r.ok || !r.duration_s.is_finite() {
+            return None;
+        }
+        match (r.incremental_files, r.ccache_hit_rate) {
+            (Some(files), _) => (files <= NEAR_FILES).then_some(BuildClass::Near),
+            (None, None) => Some(BuildClass::Cold),
+            (None, Some(h)) if h < COLD_HIT_RATE => Some(BuildClass::Cold),
+            (None, Some(h)) if h >= WARM_HIT_RATE => Some(BuildClass::WarmCcache),
+            (None, Some(_)) => None,
+        }
+    }
+}
+
+/// The median of one class's records, and what it rests on.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Recorded {
+    pub median_s: f64,
+    pub records: usize,
+    pub min_s: f64,
+    pub max_s: f64,
+}
+
+pub fn recorded(records: &[BuildRecord], class: BuildClass) -> Option<Recorded> {
+    let v: Vec<f64> = records
+        .iter()
+        .filter(|r| BuildClass::of(r) == Some(class))
+        .map(|r| r.duration_s)
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    Some(Recorded {
+        median_s: quantile(&v, 0.5),
+        records: v.len(),
+        min_s: v.iter().copied().fold(f64::INFINITY, f64::min),
+        max_s: v.iter().copied().fold(0.0, f64::max),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shape::{self, Search, ShapeConfig};
+    use super::*;
+    use crate::analysis::bisect::Config;
+
+    fn costs() -> Costs {
+        Costs {
+            cold_build: 150.0,
+            warm_build: 30.0,
+            near_build: 8.0,
+            sample: 1.015,
+            job_overhead: 1.0,
+        }
+    }
+
+    fn fleet(n: usize, ccache: Ccache) -> Fleet {
+        Fleet {
+            build_nodes: n,
+            measure_nodes: n,
+            machines: Machines::Shared,
+            ccache,
+            intervals: Intervals::Concurrent,
+            work_trees: 2,
+        }
+    }
+
+    fn traces(search: Search, commits: usize) -> Vec<Trace> {
+        let sc = ShapeConfig {
+            commits,
+            steps: shape::default_steps(commits),
+            noise: 0.03,
+            cfg: Config::default(),
+            trials: 6,
+            seed: 3,
+        };
+        shape::traces(&sc, search).unwrap()
+    }
+
+    fn scans() -> Vec<Trace> {
+        traces(Search::Scan { grid: 16 }, 4000)
+    }
+
+    /// Build costs far apart and close, samples long and short.
+    fn cost_sets() -> [Costs; 3] {
+        [
+            costs(),
+            Costs {
+                cold_build: 300.0,
+                warm_build: 100.0,
+                near_build: 20.0,
+                sample: 5.0,
+                job_overhead: 1.0,
+            },
+            Costs {
+                cold_build: 60.0,
+                warm_build: 15.0,
+                near_build: 2.0,
+                sample: 0.2,
+                job_overhead: 0.0,
+            },
+        ]
+    }
+
+    #[test]
+    fn more_nodes_never_predict_slower() {
+        let all: Vec<Trace> = scans()
+            .into_iter()
+            .chain(traces(Search::Bisect, 775))
+            .chain(traces(Search::Scan { grid: 8 }, 1500))
+            .collect();
+        for c in cost_sets() {
+            for ccache in [Ccache::Shared, Ccache::Local] {
+                for machines in [Machines::Shared, Machines::Separate] {
+                    let mut last = (f64::INFINITY, f64::INFINITY);
+                    for n in [1, 2, 3, 4, 5, 6, 8, 12, 16, 32] {
+                        let f = Fleet {
+                            machines,
+                            ..fleet(n, ccache)
+                        };
+                        for t in &all {
+                            let best = best_wall_time(t, &f, &c);
+                            assert!(best.wall_s <= wall_time(t, &f, &c).wall_s);
+                        }
+                        let p = predict(&all, &f, &c).wall_s;
+                        assert!(
+                            p.median <= last.0 && p.p90 <= last.1,
+                            "{n} nodes {machines:?} {ccache:?}: {p:?} after {last:?}"
+                        );
+                        last = (p.median, p.p90);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_shared_ccache_is_never_slower() {
+        let all: Vec<Trace> = scans()
+            .into_iter()
+            .chain(traces(Search::Bisect, 775))
+            .collect();
+        for c in cost_sets() {
+            for machines in [Machines::Shared, Machines::Separate] {
+                for n in [1, 4, 16] {
+                    let f = |ccache| Fleet {
+                        machines,
+                        ..fleet(n, ccache)
+                    };
+                    let with = predict(&all, &f(Ccache::Shared), &c).wall_s;
+                    let without = predict(&all, &f(Ccache::Local), &c).wall_s;
+                    assert!(with.median <= without.median, "{n}: {with:?} {without:?}");
+                    assert!(with.p90 <= without.p90, "{n}: {with:?} {without:?}");
+                }
+            }
+        }
+    }
+
+    /// Every build and every block, one after another.
+    fn serial(t: &Trace, build: f64, c: &Costs) -> f64 {
+        let blocks: f64 = t
+            .chains
+            .iter()
+            .flat_map(|ch| &ch.looks)
+            .filter(|l| l.samples > 0)
+            .map(|l| c.job_overhead + l.samples as f64 * c.sample)
+            .sum();
+        t.builds() as f64 * (c.job_overhead + build) + blocks
+    }
+
+    #[test]
+    fn one_node_does_everything_in_turn() {
+        // One build cost whatever the trees, so the sum is known exactly.
+        let c = Costs {
+            cold_build: 40.0,
+            warm_build: 40.0,
+            near_build: 40.0,
+            ..costs()
+        };
+        for t in scans() {
+            // grid builds + grid block + the interval searches one after another
+            let grid = &t.chains[0].looks[0];
+            let grid_s = grid.commits.len() as f64 * 41.0 + 1.0 + grid.samples as f64 * c.sample;
+            let rest = Trace {
+                chains: t.chains[1..]
+                    .iter()
+                    .map(|ch| Chain {
+                        after: None,
+                        looks: ch.looks.clone(),
+                    })
+                    .collect(),
+                ..t.clone()
+            };
+            // the intervals' own builds: those the grid did not build
+            let ends = grid.commits.iter().filter(|g| {
+                rest.chains
+                    .iter()
+                    .flat_map(|ch| &ch.looks)
+                    .any(|l| l.commits.contains(g))
+            });
+            let rest_s = serial(&rest, 40.0, &c) - ends.count() as f64 * 41.0;
+            for intervals in [Intervals::Concurrent, Intervals::Sequential] {
+                let f = Fleet {
+                    intervals,
+                    ..fleet(1, Ccache::Shared)
+                };
+                let w = wall_time(&t, &f, &c).wall_s;
+                assert!(
+                    (w - (grid_s + rest_s)).abs() < 1e-6,
+                    "{w} vs {grid_s} + {rest_s}"
+                );
+                assert!((w - serial(&t, 40.0, &c)).abs() < 1e-6);
+            }
+        }
+    }
+
+    #[test]
+    fn one_node_searches_the_intervals_in_turn() {
+        // On one machine concurrent searches only take each other's work trees: the prediction
+        // is the grid, then the interval searches one after another.
+        for c in cost_sets() {
+            for t in scans() {
+                let one = fleet(1, Ccache::Local);
+                let seq = Fleet {
+                    intervals: Intervals::Sequential,
+                    ..one
+                };
+                let best = best_wall_time(&t, &one, &c).wall_s;
+                assert_eq!(best, wall_time(&t, &seq, &c).wall_s);
+                assert!(best <= wall_time(&t, &one, &c).wall_s);
+            }
+        }
+    }
+
+    #[test]
+    fn separate_build_machines_overlap_builds_with_measurement() {
+        for t in traces(Search::Bisect, 775) {
+            let shared = wall_time(&t, &fleet(4, Ccache::Shared), &costs());
+            let apart = Fleet {
+                machines: Machines::Separate,
+                ..fleet(4, Ccache::Shared)
+            };
+            let separate = wall_time(&t, &apart, &costs());
+            assert!(separate.wall_s < shared.wall_s, "{separate:?} {shared:?}");
+            // what it builds ahead and never probes is built all the same
+            assert!(separate.builds_made > shared.builds_made);
+            assert_eq!(shared.builds_made, t.builds());
+        }
+    }
+
+    #[test]
+    fn concurrent_intervals_pay_on_many_nodes() {
+        for t in scans().into_iter().filter(|t| t.intervals >= 2) {
+            let f = fleet(16, Ccache::Shared);
+            let seq = Fleet {
+                intervals: Intervals::Sequential,
+                ..f
+            };
+            let (a, b) = (wall_time(&t, &f, &costs()), wall_time(&t, &seq, &costs()));
+            assert!(a.wall_s < b.wall_s, "{a:?} {b:?}");
+        }
+    }
+
+    #[test]
+    fn a_grid_wave_spreads_over_the_build_nodes() {
+        let t = Trace {
+            chains: vec![Chain {
+                looks: vec![Look {
+                    commits: (0..16).map(|i| i * 200).collect(),
+                    prefetch: vec![],
+                    samples: 160,
+                }],
+                after: None,
+            }],
+            decisions: 1,
+            intervals: 0,
+        };
+        let c = costs();
+        let block = 1.0 + 160.0 * c.sample;
+        for (n, waves) in [(1, 16.0), (4, 4.0), (16, 1.0), (5, 4.0)] {
+            let w = wall_time(&t, &fleet(n, Ccache::Local), &c).wall_s;
+            assert!((w - (waves * 151.0 + block)).abs() < 1e-9, "{n}: {w}");
+        }
+        // a commit built once is near for the next one on its node
+        let near = Trace {
+            chains: vec![Chain {
+                looks: vec![
+                    Look {
+                        commits: vec![100],
+                        prefetch: vec![],
+                        samples: 0,
+                    },
+                    Look {
+                        commits: vec![150],
+                        prefetch: vec![],
+                        samples: 0,
+                    },
+                ],
+                after: None,
+            }],
+            ..t
+        };
+        let w = wall_time(&near, &fleet(1, Ccache::Local), &c).wall_s;
+        assert!((w - (151.0 + 9.0)).abs() < 1e-9, "{w}");
+    }
+
+    #[test]
+    fn records_are_classified() {
+        let r = |d: f64, hit: Option<f64>, inc: Option<usize>, ok: bool| BuildRecord {
+            duration_s: d,
+            ccache_hit_rate: hit,
+            incremental_files: inc,
+            ok,
+        };
+        assert_eq!(
+            BuildClass::of(&r(1.0, None, None, true)),
+            Some(BuildClass::Cold)
+        );
+        assert_eq!(
+            BuildClass::of(&r(1.0, Some(0.05), None, true)),
+            Some(BuildClass::Cold)
+        );
+        assert_eq!(BuildClass::of(&r(1.0, Some(0.3), None, true)), None);
+        assert_eq!(
+            BuildClass::of(&r(1.0, Some(0.9), None, true)),
+            Some(BuildClass::WarmCcache)
+        );
+        assert_eq!(
+            BuildClass::of(&r(1.0, Some(0.0), Some(12), true)),
+            Some(BuildClass::Near)
+        );
+        assert_eq!(BuildClass::of(&r(1.0, Some(1.0), Some(900), true)), None);
+        assert_eq!(BuildClass::of(&r(1.0, None, None, false)), None);
+        let recs = [
+            r(160.0, Some(0.02), None, true),
+            r(100.0, None, None, true),
+            r(250.0, Some(0.0), None, true),
+            r(20.0, Some(1.0), None, true),
+        ];
+        let cold = recorded(&recs, BuildClass::Cold).unwrap();
+        assert_eq!(
+            (cold.median_s, cold.records, cold.min_s, cold.max_s),
+            (160.0, 3, 100.0, 250.0)
+        );
+        assert!(recorded(&recs, BuildClass::Near).is_none());
+    }
+
+    #[test]
+    fn quantiles_interpolate() {
+        assert_eq!(quantile(&[3.0, 1.0, 2.0], 0.5), 2.0);
+        assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0], 0.5), 2.5);
+        assert!((quantile(&(1..=11).map(f64::from).collect::<Vec<_>>(), 0.9) - 10.0).abs() < 1e-12);
+        assert!(quantile(&[], 0.5).is_nan());
+    }
+}
