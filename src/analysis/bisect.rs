@@ -1083,13 +1083,24 @@ impl Searcher<'_> {
         Ok(out)
     }
 
-    /// The comparisons of a confirmation block, or the error of a pair that can no longer be
-    /// measured.
-    fn confirmed_series(
-        &self,
+    /// The parent and culprit of `f` compared on a fresh block (the samples after `bases`),
+    /// looked at after each of `looks` samples, at `alpha_look` per look and series.
+    fn confirmation_block(
+        &mut self,
         f: &Found,
-        r: std::result::Result<Compared, Unmeasurable>,
+        bases: [usize; 2],
+        looks: &[usize],
+        alpha_look: f64,
     ) -> Result<Vec<Comparison>> {
+        let commits = [f.last_old, f.first_new];
+        let (me, k) = (self.cfg.min_effect, self.k);
+        let r = sequential(looks, alpha_look, me, true, |look| {
+            let w = self.windows(&commits, &bases, look)?;
+            self.claim(f.last_old, bases[0] + look);
+            self.claim(f.first_new, bases[1] + look);
+            self.spend(k, alpha_look);
+            Ok(w)
+        })?;
         match r {
             Ok((series, _, _)) => Ok(series),
             Err((_, why, _)) => bail!(
@@ -1104,8 +1115,6 @@ impl Searcher<'_> {
     /// sample the search used), grown over the looks of the schedule from 2 × initial on, at
     /// `alpha_look` per look and series. The reported numbers come from this block alone.
     fn confirm(&mut self, f: &Found, ends: &[Comparison], alpha_look: f64) -> Result<ChangePoint> {
-        let commits = [f.last_old, f.first_new];
-        let bases = [self.claimed(f.last_old), self.claimed(f.first_new)];
         let min = self.cfg.schedule.initial * 2;
         let looks: Vec<usize> = self
             .schedule
@@ -1114,15 +1123,9 @@ impl Searcher<'_> {
             .filter(|&k| k >= min)
             .collect();
         let looks = if looks.is_empty() { vec![min] } else { looks };
-        let (me, k) = (self.cfg.min_effect, self.k);
-        let r = sequential(&looks, alpha_look, me, true, |look| {
-            let w = self.windows(&commits, &bases, look)?;
-            self.claim(f.last_old, bases[0] + look);
-            self.claim(f.first_new, bases[1] + look);
-            self.spend(k, alpha_look);
-            Ok(w)
-        })?;
-        let mut series = self.confirmed_series(f, r)?;
+        // Every look of the block, the larger cap's too, counts from the same start.
+        let bases = [self.claimed(f.last_old), self.claimed(f.first_new)];
+        let mut series = self.confirmation_block(f, bases, &looks, alpha_look)?;
         // A parent and child with byte-identical binaries cannot differ in speed: whatever the
         // samples say, that is noise, never a culprit.
         let identical = self.m.identical(f.last_old, f.first_new);
@@ -1133,14 +1136,7 @@ impl Searcher<'_> {
         };
         if !identical && undecided(&series) {
             let more = self.cfg.schedule.max * UNRESOLVED_CAP;
-            let r = sequential(&[more], alpha_look, me, true, |look| {
-                let w = self.windows(&commits, &bases, look)?;
-                self.claim(f.last_old, bases[0] + look);
-                self.claim(f.first_new, bases[1] + look);
-                self.spend(k, alpha_look);
-                Ok(w)
-            })?;
-            series = self.confirmed_series(f, r)?;
+            series = self.confirmation_block(f, bases, &[more], alpha_look)?;
         }
         let comparison = series[self.primary];
         let confirmed = !identical && series.iter().any(significant);
