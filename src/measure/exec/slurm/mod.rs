@@ -217,43 +217,56 @@ impl<'a> Slurm<'a> {
         Ok(())
     }
 
+    /// `perfbisect --cache CACHE ARGS…` as a job runs it.
+    fn perfbisect(&self, args: impl IntoIterator<Item = String>) -> Vec<String> {
+        let mut argv = vec![
+            self.exe.to_string_lossy().into_owned(),
+            "--cache".into(),
+            self.cache.root.to_string_lossy().into_owned(),
+        ];
+        argv.extend(args);
+        argv
+    }
+
+    /// Submits `job` and records it in the run's job file; returns its id.
+    fn submit_job(&self, job: &Job, at: Placing, record: JobRecord) -> Result<String> {
+        let id = cluster::sbatch(
+            &record.name,
+            &record.partition,
+            at,
+            job,
+            &self.cfg.sbatch_args,
+        )?;
+        self.record(&JobRecord {
+            id: id.clone(),
+            ..record
+        })?;
+        Ok(id)
+    }
+
     fn submit_build(&self, t: &mut BuildTask, attempt: usize) -> Result<()> {
         let key = t.job.commit.key();
         let short = &t.job.commit.short;
         let log = self
             .dir
             .join(format!("build-{}-{attempt}.out", t.job.commit.short));
-        let mut argv = vec![
-            self.exe.to_string_lossy().into_owned(),
-            "--cache".into(),
-            self.cache.root.to_string_lossy().into_owned(),
-            "build".into(),
-            rev_spec(&t.job),
-        ];
-        argv.extend(self.build_args.iter().cloned());
+        let args = ["build".into(), rev_spec(&t.job)];
         let job = Job {
-            argv,
+            argv: self.perfbisect(args.into_iter().chain(self.build_args.iter().cloned())),
             env: vec![(
                 builds::WORK_DIR_ENV.into(),
                 self.cfg.work_dir.to_string_lossy().into_owned(),
             )],
             log: log.clone(),
         };
-        let name = format!("perfbisect-build-{short}");
-        let id = cluster::sbatch(
-            &name,
-            &self.cfg.build_partition,
-            Placing::Any,
-            &job,
-            &self.cfg.sbatch_args,
-        )?;
-        self.record(&JobRecord {
-            id: id.clone(),
-            name,
+        let record = JobRecord {
+            id: String::new(),
+            name: format!("perfbisect-build-{short}"),
             partition: self.cfg.build_partition.clone(),
             what: key,
             attempt,
-        })?;
+        };
+        let id = self.submit_job(&job, Placing::Any, record)?;
         progress::detail(&format!(
             "  Slurm job {id}: build of {short} (log {})",
             log.display()
@@ -275,17 +288,13 @@ impl<'a> Slurm<'a> {
         node::write_block(&dir, &block)?;
         let log = dir.join("slurm.out");
         let job = Job {
-            argv: vec![
-                self.exe.to_string_lossy().into_owned(),
-                "--cache".into(),
-                self.cache.root.to_string_lossy().into_owned(),
+            argv: self.perfbisect([
                 node::HIDDEN_SUBCOMMAND.into(),
                 dir.to_string_lossy().into_owned(),
-            ],
+            ]),
             env: Vec::new(),
             log: log.clone(),
         };
-        let name = "perfbisect-measure".to_string();
         // A resumed run measures where its cached samples were taken, while that node is in
         // the partition.
         if self.measure_node.is_none() {
@@ -295,20 +304,15 @@ impl<'a> Slurm<'a> {
                 .clone()
                 .filter(|h| self.measure_nodes.contains(h));
         }
-        let id = cluster::sbatch(
-            &name,
-            &self.cfg.measure_partition,
-            Placing::Exclusive(self.measure_node.as_deref()),
-            &job,
-            &self.cfg.sbatch_args,
-        )?;
-        self.record(&JobRecord {
-            id: id.clone(),
-            name,
+        let record = JobRecord {
+            id: String::new(),
+            name: "perfbisect-measure".into(),
             partition: self.cfg.measure_partition.clone(),
             what: dir.to_string_lossy().into_owned(),
             attempt,
-        })?;
+        };
+        let at = Placing::Exclusive(self.measure_node.as_deref());
+        let id = self.submit_job(&job, at, record)?;
         progress::detail(&format!(
             "  Slurm job {id}: {} sampled on partition {} (log {})",
             describe(&t.block),
