@@ -40,6 +40,7 @@
 //! `POSITION_CONF`), not a test.
 
 use crate::analysis::alpha::{self, Schedule};
+use crate::analysis::samples::Samples;
 use crate::analysis::stats::{self, Comparison, RatioCi, Verdict};
 use crate::unavailable::Unavailable;
 use anyhow::{bail, Result};
@@ -61,7 +62,7 @@ pub const UNRESOLVED_CAP: usize = 2;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Probe {
-    Samples(Vec<f64>),
+    Samples(Samples),
     /// Build failed / kernel not applicable / crashed: the reason.
     Skip(Unavailable),
 }
@@ -449,7 +450,7 @@ pub(crate) fn pick_candidate<F: Fn(usize) -> bool>(
 
 enum Window {
     /// One window per series (thread count), in the measurer's series order.
-    Samples(Vec<Vec<f64>>),
+    Samples(Vec<Samples>),
     Skip(Unavailable),
 }
 
@@ -558,8 +559,7 @@ impl Searcher<'_> {
                 match p {
                     Probe::Samples(v) => {
                         *seen = (*seen).max(v.len());
-                        let end = (base + k).min(v.len());
-                        series.push(v[base.min(end)..end].to_vec());
+                        series.push(v.window(base, base + k));
                     }
                     // A commit that cannot be measured at one thread count is skipped whole.
                     Probe::Skip(reason) => skip = skip.or(Some(reason)),
@@ -591,18 +591,18 @@ impl Searcher<'_> {
     /// A step from the windows of each series; its mean and interval are of series `shown`.
     fn step(
         commit: usize,
-        xs: &[Vec<f64>],
+        xs: &[Samples],
         shown: usize,
         verdict: StepVerdict,
         position: Option<f64>,
         positions: &[Option<f64>],
     ) -> Step {
-        let s = stats::summarize(xs.get(shown).map_or(&[][..], |v| &v[..]));
+        let s = stats::summarize(xs.get(shown).map_or(&[][..], |v| &v.values[..]));
         let series = if xs.len() > 1 {
             xs.iter()
                 .enumerate()
                 .map(|(t, x)| {
-                    let s = stats::summarize(x);
+                    let s = stats::summarize(&x.values);
                     SeriesPoint {
                         mean: s.mean,
                         ci95: s.ci95,
@@ -708,13 +708,18 @@ impl Searcher<'_> {
                 let vn = stats::compare_rounds(&xn[t], &x[t], self.alpha, self.cfg.min_effect);
                 self.spend(2, self.alpha);
                 let (d_old, d_new) = (significant(&vo), significant(&vn));
-                let pos = position(&xo[t], &x[t], &xn[t], POSITION_CONF);
+                let pos = position(&xo[t].values, &x[t].values, &xn[t].values, POSITION_CONF);
                 positions[t] = pos.map(|p| p.0);
-                spread[t] = stats::compare(&xo[t], &xn[t], self.alpha, self.cfg.min_effect)
-                    .ratio
-                    .ratio
-                    .ln()
-                    .abs();
+                spread[t] = stats::compare(
+                    &xo[t].values,
+                    &xn[t].values,
+                    self.alpha,
+                    self.cfg.min_effect,
+                )
+                .ratio
+                .ratio
+                .ln()
+                .abs();
                 status[t] = if d_old && d_new {
                     SeriesStatus::Between
                 } else if d_new && !d_old && pos.is_some_and(|p| p.2 < 0.5) {
@@ -798,7 +803,7 @@ impl Searcher<'_> {
             for t in 0..self.k {
                 let c = stats::compare_rounds(&a[t], &b[t], self.alpha, me);
                 differs[t] = significant(&c);
-                same[t] = stats::ratio_ci(&a[t], &b[t], 1.0 - self.cfg.alpha)
+                same[t] = stats::ratio_ci(&a[t].values, &b[t].values, 1.0 - self.cfg.alpha)
                     .is_some_and(|r| r.lo >= 1.0 - me && r.hi <= 1.0 + me);
                 if t == self.primary {
                     share = c.ratio.ratio.ln() / self.total_log;
@@ -866,8 +871,8 @@ impl Searcher<'_> {
             Ok(match (p[0].get(t), p[1].get(t)) {
                 (Some(Probe::Samples(x)), Some(Probe::Samples(y))) => {
                     let r = stats::compare(
-                        &x[..na.min(x.len())],
-                        &y[..nb.min(y.len())],
+                        &x.first(na).values,
+                        &y.first(nb).values,
                         0.05,
                         self.cfg.min_effect,
                     )
@@ -1073,8 +1078,9 @@ impl Searcher<'_> {
         if let (Some(o), Some(b)) = (all.first(), all.get(1)) {
             for (t, slot) in out.iter_mut().enumerate() {
                 if let (Some(Probe::Samples(o)), Some(Probe::Samples(b))) = (o.get(t), b.get(t)) {
-                    let (o, b) = (&o[..c0.min(o.len())], &b[..cn.min(b.len())]);
-                    let mut c = stats::compare(o, b, self.alpha, self.cfg.min_effect);
+                    let (o, b) = (o.first(c0), b.first(cn));
+                    let mut c =
+                        stats::compare(&o.values, &b.values, self.alpha, self.cfg.min_effect);
                     c.verdict = first[t].verdict;
                     *slot = c;
                 }
@@ -1178,7 +1184,7 @@ pub enum Side {
 
 type Unmeasurable = (Side, Unavailable, Unavailable);
 /// A decided (or capped) comparison per series with the windows it was made on.
-type Compared = (Vec<Comparison>, Vec<Vec<f64>>, Vec<Vec<f64>>);
+type Compared = (Vec<Comparison>, Vec<Samples>, Vec<Samples>);
 
 /// The one sequential comparison: windows of `k` samples for each look `k`, compared at every
 /// series until each series' verdict is decided or the last look. `window(k)` returns the two
@@ -1248,7 +1254,7 @@ pub fn compare_pair(
         Ok(probes
             .into_iter()
             .map(|p| match p {
-                Probe::Samples(v) => Window::Samples(vec![v[..k.min(v.len())].to_vec()]),
+                Probe::Samples(v) => Window::Samples(vec![v.first(k)]),
                 Probe::Skip(r) => Window::Skip(r),
             })
             .collect())
@@ -1441,7 +1447,8 @@ mod tests {
         skip: HashSet<usize>,
         noise: Normal<f64>,
         rng: StdRng,
-        samples: HashMap<usize, Vec<f64>>,
+        samples: HashMap<usize, Samples>,
+        round: u64,
         drawn: usize,
         calls: Vec<Vec<(usize, usize)>>,
         decided: Vec<usize>,
@@ -1475,6 +1482,7 @@ mod tests {
                 noise: Normal::new(0.0, 0.03).unwrap(),
                 rng: StdRng::seed_from_u64(seed),
                 samples: HashMap::new(),
+                round: 0,
                 drawn: 0,
                 calls: vec![],
                 decided: vec![],
@@ -1506,15 +1514,22 @@ mod tests {
     impl Sampler for Fake {
         fn have(&self, c: usize) -> Option<usize> {
             let r = self.root(c);
-            (!self.skip.contains(&c)).then(|| self.samples.get(&r).map_or(0, Vec::len))
+            (!self.skip.contains(&c)).then(|| self.samples.get(&r).map_or(0, Samples::len))
         }
         fn take_one(&mut self, c: usize) -> Result<()> {
             let r = self.root(c);
             let z = self.noise.sample(&mut self.rng) * self.noisy.get(&r).copied().unwrap_or(1.0);
             let x = self.means[r] * z.exp();
-            self.samples.entry(r).or_default().push(x);
+            let round = crate::analysis::samples::RoundKey {
+                session: 0,
+                round: self.round,
+            };
+            self.samples.entry(r).or_default().push(x, Some(round));
             self.drawn += 1;
             Ok(())
+        }
+        fn new_round(&mut self) {
+            self.round += 1;
         }
     }
 

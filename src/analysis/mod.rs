@@ -7,6 +7,7 @@ pub mod bisect;
 pub mod fleet;
 pub mod profile;
 pub mod rounds;
+pub mod samples;
 pub mod scan;
 pub mod segment;
 pub mod simulate;

@@ -263,7 +263,7 @@ impl Measurer for Sub<'_, '_> {
         Ok(r.into_iter()
             .zip(hidden)
             .map(|(p, h)| match p {
-                Probe::Samples(v) => Probe::Samples(v[h.min(v.len())..].to_vec()),
+                Probe::Samples(v) => Probe::Samples(v.window(h, usize::MAX)),
                 s => s,
             })
             .collect())
@@ -308,7 +308,7 @@ pub fn measure_grid(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> 
     for (i, (&pos, p)) in positions.iter().zip(probes).enumerate() {
         match p {
             Probe::Samples(v) => {
-                let v = v[..k.min(v.len())].to_vec();
+                let v = v.first(k).values;
                 let s = stats::summarize(&v);
                 points.push(GridPoint {
                     commit: pos,

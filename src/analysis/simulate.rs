@@ -8,6 +8,7 @@ pub mod noise;
 
 use crate::analysis::bisect::{self, ChangePoint, Config, Measurer, Outcome, Probe};
 use crate::analysis::rounds::{self, Sampler};
+use crate::analysis::samples::{RoundKey, Samples};
 use crate::analysis::scan;
 use crate::unavailable::Unavailable;
 use anyhow::{bail, Result};
@@ -141,7 +142,9 @@ pub struct SimMeasurer {
     order: Option<StdRng>,
     skip_rate: f64,
     rng: StdRng,
-    samples: HashMap<usize, Vec<f64>>,
+    samples: HashMap<usize, Samples>,
+    /// The round being sampled (samples of one round pair in the paired test).
+    round: u64,
     skips: HashMap<usize, bool>,
     /// The first confirmed change point as it was streamed: (last_old, first_new, builds and
     /// samples spent by then).
@@ -177,6 +180,7 @@ impl SimMeasurer {
             skip_rate,
             rng,
             samples: HashMap::new(),
+            round: 0,
             skips: HashMap::new(),
             first_confirmed: None,
         })
@@ -224,7 +228,7 @@ impl Sampler for SimMeasurer {
         if self.skips.get(&c).copied().unwrap_or(false) {
             return None;
         }
-        Some(self.samples.get(&c).map_or(0, Vec::len))
+        Some(self.samples.get(&c).map_or(0, Samples::len))
     }
 
     fn take_one(&mut self, c: usize) -> Result<()> {
@@ -241,11 +245,16 @@ impl Sampler for SimMeasurer {
             }
             log.exp()
         };
-        self.samples.entry(c).or_default().push(x);
+        let round = RoundKey {
+            session: 0,
+            round: self.round,
+        };
+        self.samples.entry(c).or_default().push(x, Some(round));
         Ok(())
     }
 
     fn new_round(&mut self) {
+        self.round += 1;
         self.machine.new_round();
     }
 }
@@ -273,7 +282,7 @@ impl Measurer for SimMeasurer {
     fn confirmed(&mut self, cp: &ChangePoint) {
         if cp.confirmed && self.first_confirmed.is_none() {
             let builds = self.samples.len() + self.skips.values().filter(|s| **s).count();
-            let samples = self.samples.values().map(Vec::len).sum();
+            let samples = self.samples.values().map(Samples::len).sum();
             self.first_confirmed = Some((cp.last_old, cp.first_new, builds, samples));
         }
     }
@@ -380,7 +389,7 @@ fn run_baseline(n: usize, alpha: f64, m: &mut SimMeasurer) -> Result<TrialResult
     for (c, p) in [0, n - 1].into_iter().zip(ends) {
         match p {
             Probe::Samples(v) => {
-                samples.insert(c, v);
+                samples.insert(c, v.values);
             }
             Probe::Skip(r) => bail!("end {c} cannot be measured: {r}"),
         }
@@ -393,7 +402,7 @@ fn run_baseline(n: usize, alpha: f64, m: &mut SimMeasurer) -> Result<TrialResult
         while let Some(c) = bisect::pick_candidate(lo, hi, |i| skipped.contains_key(&i)) {
             builds += 1;
             let x = match m.ensure(&[(c, k)])?.pop() {
-                Some(Probe::Samples(v)) => v,
+                Some(Probe::Samples(v)) => v.values,
                 _ => {
                     skipped.insert(c, ());
                     continue;
@@ -1064,13 +1073,18 @@ mod tests {
     #[test]
     fn measurer_draws_only_missing_samples() {
         let mut m = SimMeasurer::new(10, &[(5, 1.5)], &NoiseModel::iid(0.0), 0.0, 1).unwrap();
+        let values = |p: Vec<Probe>| -> Vec<Vec<f64>> {
+            p.into_iter()
+                .map(|p| match p {
+                    Probe::Samples(v) => v.values,
+                    Probe::Skip(r) => panic!("{r}"),
+                })
+                .collect()
+        };
         let p = m.ensure(&[(0, 3), (7, 2)]).unwrap();
-        assert_eq!(
-            p,
-            vec![Probe::Samples(vec![1.0; 3]), Probe::Samples(vec![1.5; 2])]
-        );
+        assert_eq!(values(p), vec![vec![1.0; 3], vec![1.5; 2]]);
         let p = m.ensure(&[(7, 1)]).unwrap();
-        assert_eq!(p, vec![Probe::Samples(vec![1.5; 2])]);
+        assert_eq!(values(p), vec![vec![1.5; 2]]);
         assert_eq!(m.mean(4), 1.0);
         assert_eq!(m.mean(9), 1.5);
     }

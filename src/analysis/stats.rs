@@ -8,6 +8,7 @@
 //! with a per-look alpha. This module does not split alpha itself; the split (Bonferroni over
 //! decisions × looks × tests) is done and documented in `crate::analysis::bisect`.
 
+use super::samples::{self, Samples};
 use serde::{Deserialize, Deserializer, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
@@ -617,6 +618,13 @@ pub struct Comparison {
     /// Yuen and Mann–Whitney land on different sides of alpha: the distributions are probably not
     /// the shape the t-test assumes (outliers, bimodal timings), so read the verdict with care.
     pub tests_disagree: bool,
+    /// Rounds both sides were sampled in: the pairs the paired test had (0: not run).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pairs: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn nan() -> f64 {
@@ -636,19 +644,27 @@ fn uncertain() -> Size {
 ///   i.e. any change as large as the minimum effect is excluded;
 /// - `Undecided`: neither yet; more samples may decide it.
 pub fn compare(a: &[f64], b: &[f64], alpha: f64, min_effect: f64) -> Comparison {
-    compare_with(a, b, alpha, min_effect, false)
+    compare_with(a, b, alpha, min_effect, None)
 }
 
-/// [`compare`] for samples taken in the same rounds (`a[i]` and `b[i]` one round apart from
-/// nothing but their order): both the unpaired and the paired trimmed test are run and the
-/// verdict takes the smaller p-value doubled (Bonferroni over the two), so it has the paired
-/// test's power on a drifting machine at the price of a factor 2 in alpha on a steady one. The
-/// interval is the chosen test's, at 1 − alpha/2.
-pub fn compare_rounds(a: &[f64], b: &[f64], alpha: f64, min_effect: f64) -> Comparison {
-    compare_with(a, b, alpha, min_effect, true)
+/// [`compare`] for samples taken in interleaved rounds: beside the unpaired test, the paired
+/// trimmed test runs on the samples of the rounds both sides were sampled in (never by
+/// position, see analysis::samples), and the verdict takes the smaller p-value doubled
+/// (Bonferroni over the two), so it has the paired test's power on a drifting machine at the
+/// price of a factor 2 in alpha on a steady one. The interval is the chosen test's, at
+/// 1 − alpha/2.
+pub fn compare_rounds(a: &Samples, b: &Samples, alpha: f64, min_effect: f64) -> Comparison {
+    let (pa, pb) = samples::pairs(a, b);
+    compare_with(&a.values, &b.values, alpha, min_effect, Some((&pa, &pb)))
 }
 
-fn compare_with(a: &[f64], b: &[f64], alpha: f64, min_effect: f64, rounds: bool) -> Comparison {
+fn compare_with(
+    a: &[f64],
+    b: &[f64],
+    alpha: f64,
+    min_effect: f64,
+    pairs: Option<(&[f64], &[f64])>,
+) -> Comparison {
     let sa = summarize(a);
     let sb = summarize(b);
     let w = welch(a, b);
@@ -657,11 +673,8 @@ fn compare_with(a: &[f64], b: &[f64], alpha: f64, min_effect: f64, rounds: bool)
     let unpaired = yuen_robust(a, b);
     // Below 5 rounds the paired test has df ≤ 3: its interval is useless at a search's small
     // alphas, and choosing it would only widen the reported one.
-    let paired = if rounds && a.len() >= 5 {
-        yuen_paired(a, b)
-    } else {
-        None
-    };
+    let pairs = pairs.filter(|(pa, _)| pa.len() >= 5);
+    let paired = pairs.and_then(|(pa, pb)| yuen_paired(pa, pb));
     let (y, p_yuen, conf) = match (unpaired, paired) {
         (Some(u), Some(p)) => {
             let best = if p.p < u.p { p } else { u };
@@ -709,6 +722,11 @@ fn compare_with(a: &[f64], b: &[f64], alpha: f64, min_effect: f64, rounds: bool)
         p_mwu,
         verdict,
         tests_disagree,
+        pairs: if paired.is_some() {
+            pairs.map_or(0, |(pa, _)| pa.len())
+        } else {
+            0
+        },
     }
 }
 
@@ -769,6 +787,17 @@ mod tests {
         );
     }
 
+    /// `xs` taken in consecutive rounds from `first` on.
+    fn rounds(xs: &[f64], first: u64) -> Samples {
+        Samples {
+            values: xs.to_vec(),
+            rounds: (first..)
+                .take(xs.len())
+                .map(|round| Some(samples::RoundKey { session: 1, round }))
+                .collect(),
+        }
+    }
+
     #[test]
     fn paired_rounds_see_through_a_drifting_machine() {
         // a +5% change; the machine drifts by ±10% between rounds, alike for both subjects
@@ -787,18 +816,25 @@ mod tests {
             .map(|(d, j)| 105.0 * d * j)
             .collect();
         let unpaired = compare(&a, &b, 0.01, 0.03);
-        let paired = compare_rounds(&a, &b, 0.01, 0.03);
+        let paired = compare_rounds(&rounds(&a, 1), &rounds(&b, 1), 0.01, 0.03);
         assert_eq!(unpaired.verdict, Verdict::Undecided);
         assert_eq!(paired.verdict, Verdict::Slower);
+        assert_eq!(paired.pairs, 10);
         assert!(
             (paired.ratio.ratio - 1.05).abs() < 0.005,
             "{:?}",
             paired.ratio
         );
         // on the same values without pairing information nothing changes
-        let same = compare_rounds(&a, &a, 0.01, 0.03);
+        let same = compare_rounds(&rounds(&a, 1), &rounds(&a, 1), 0.01, 0.03);
         assert!(same.p_yuen > 0.5);
         assert!(yuen_paired(&a, &b[..9]).is_none());
+        // B's samples one round later than A's are no pairs: the drift no longer cancels.
+        let shifted = compare_rounds(&rounds(&a, 1), &rounds(&b, 2), 0.01, 0.03);
+        assert_eq!(shifted.pairs, 9);
+        assert_eq!(shifted.verdict, Verdict::Undecided);
+        let none = compare_rounds(&Samples::unpaired(a.clone()), &rounds(&b, 1), 0.01, 0.03);
+        assert_eq!((none.pairs, none.verdict), (0, Verdict::Undecided));
     }
 
     #[test]
@@ -1034,12 +1070,12 @@ mod tests {
         assert_eq!(compare(&a, &small, 0.001, 0.005).verdict, Verdict::Slower);
         // Paired and unpaired alike (the search compares rounds).
         assert_eq!(
-            compare_rounds(&a, &slower, 0.001, 0.03).verdict,
+            compare_rounds(&rounds(&a, 1), &rounds(&slower, 1), 0.001, 0.03).verdict,
             Verdict::Slower
         );
         let faster: Vec<f64> = a.iter().map(|x| x * 0.9).collect();
         assert_eq!(
-            compare_rounds(&a, &faster, 0.001, 0.03).verdict,
+            compare_rounds(&rounds(&a, 1), &rounds(&faster, 1), 0.001, 0.03).verdict,
             Verdict::Faster
         );
     }

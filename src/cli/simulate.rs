@@ -396,7 +396,7 @@ mod tests {
             .unwrap()
             .into_iter()
             .map(|p| match p {
-                Probe::Samples(v) => v,
+                Probe::Samples(v) => v.values,
                 Probe::Skip(r) => panic!("{r}"),
             })
             .collect();

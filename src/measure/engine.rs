@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use crate::analysis::bisect::{Measurer, Probe, Step};
+use crate::analysis::samples::{RoundKey, Samples};
 use crate::build::builds::{self, BuildOptions};
 use crate::build::prefix::Prefix;
 use crate::build::repo::{CommitInfo, Repo};
@@ -210,6 +211,8 @@ pub struct Session<'a> {
     pub shared: usize,
     /// Rounds of the blocks answered so far: a block's rounds are numbered after them.
     rounds: u64,
+    /// This session's id in its samples (with `rounds`, what makes samples pairs).
+    session: u64,
     /// Hosts that took this session's samples.
     hosts: std::collections::BTreeSet<String>,
     /// The CPU capability vector of the session's samples (the first one's): every sample must
@@ -244,6 +247,7 @@ impl<'a> Session<'a> {
             retried: 0,
             shared: 0,
             rounds: 0,
+            session: rand::random(),
             hosts: Default::default(),
             cpu_caps: None,
             ahead: HashMap::new(),
@@ -613,9 +617,20 @@ impl<'a> Session<'a> {
 
     /// Subject `i`'s samples in the session's metric (µs/op or instructions/op).
     pub fn values(&self, i: usize) -> std::result::Result<Vec<f64>, Unavailable> {
-        let m = self.metric;
-        self.samples(i)
-            .map(|s| s.iter().map(|s| s.value(m)).collect())
+        self.taken(i).map(|s| s.values)
+    }
+
+    /// Subject `i`'s samples in the session's metric with the round each was taken in.
+    pub fn taken(&self, i: usize) -> std::result::Result<Samples, Unavailable> {
+        let mut out = Samples::default();
+        for s in self.samples(i)? {
+            let round = match (s.session, s.round) {
+                (Some(session), Some(round)) => Some(RoundKey { session, round }),
+                _ => None,
+            };
+            out.push(s.value(self.metric), round);
+        }
+        Ok(out)
     }
 
     /// Bring every (subject, n) to at least n samples, taken in interleaved
@@ -822,6 +837,7 @@ impl<'a> Session<'a> {
             anyhow::bail!("{}: {why}", what);
         }
         s.round = Some(self.rounds + taken.round as u64);
+        s.session = Some(self.session);
         self.hosts.insert(taken.host.clone());
         s.host = Some(taken.host);
         let SubjectState::Ready(r) = &mut self.subjects[i].1 else {
@@ -849,7 +865,7 @@ impl Measurer for Session<'_> {
         Session::ensure(self, wants)?;
         Ok(wants
             .iter()
-            .map(|&(i, _)| match self.values(i) {
+            .map(|&(i, _)| match self.taken(i) {
                 Ok(v) => Probe::Samples(v),
                 Err(u) => Probe::Skip(u),
             })
@@ -906,6 +922,7 @@ mod tests {
             instructions: None,
             host: None,
             round: None,
+            session: None,
             cpu_caps: caps.map(str::to_string),
         }
     }

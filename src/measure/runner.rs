@@ -51,6 +51,11 @@ pub struct Sample {
     /// The round of its session it was taken in: samples of one round were taken side by side.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<u64>,
+    /// The session (one run of perfbisect, a random id) whose rounds `round` counts: rounds
+    /// of separate runs both count from 1. Samples stored before it was recorded have none and
+    /// pair with no other sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<u64>,
     /// What decided libcrypto's code paths (see `cpu_caps`): samples taken under different
     /// ones may have executed different code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -603,6 +608,7 @@ fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
             instructions: None,
             host: None,
             round: None,
+            session: None,
             cpu_caps,
         })))
     }

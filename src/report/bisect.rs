@@ -15,7 +15,7 @@ use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::exec::Placement;
 use crate::measure::metric::Metric;
-use crate::report::{may_hide, us};
+use crate::report::{may_hide, pairs_note, us};
 use crate::unavailable::Unavailable;
 
 formats!(BisectFormat for BisectReport { Text, Markdown, Json, Jsonl, Html });
@@ -737,11 +737,12 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
             c.comparison.b.n
         ));
         s.push_str(&format!(
-            "  change:  {}  p(Yuen)={:.2e}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}{}\n",
+            "  change:  {}  p(Yuen)={:.2e}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}{}{}\n",
             c.comparison.ratio.pct(),
             c.comparison.p_yuen,
             c.p_welch,
             c.p_mwu,
+            pairs_note(&c.comparison),
             if c.comparison.tests_disagree {
                 "  (the rank test disagrees: check for outliers)"
             } else {

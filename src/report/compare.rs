@@ -8,7 +8,7 @@ use super::html::{self, esc, HtmlSections, Section};
 use crate::analysis::stats::{Comparison, Verdict};
 use crate::build::patch::Patch;
 use crate::measure::metric::Metric;
-use crate::report::us;
+use crate::report::{pairs_note, us};
 
 formats!(CompareFormat for CompareReport { Text, Markdown, Json, Html });
 
@@ -149,7 +149,7 @@ impl Export<CompareReport> for Text {
     fn export_linked(&self, j: &CompareReport, links: &Links) -> Result<String> {
         let u = j.metric.unit_ascii();
         Ok(format!(
-            "{} at {} thread(s)\n  A {} ({}{}): {} {u} (n={})\n  B {} ({}{}): {} {u} (n={})\n  B/A: {}  p(Yuen)={:.2e}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}\nverdict: {}\n",
+            "{} at {} thread(s)\n  A {} ({}{}): {} {u} (n={})\n  B {} ({}{}): {} {u} (n={})\n  B/A: {}  p(Yuen)={:.2e}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}{}\nverdict: {}\n",
             j.tool,
             j.threads,
             j.a,
@@ -166,6 +166,7 @@ impl Export<CompareReport> for Text {
             j.comparison.p_yuen,
             j.p_welch,
             j.p_mwu,
+            pairs_note(&j.comparison),
             if j.tests_disagree { "  (the rank test disagrees)" } else { "" },
             j.verdict_sentence()
         ))

@@ -453,6 +453,7 @@ fn run_report() -> RunReport {
         instructions: None,
         host: None,
         round: None,
+        session: None,
         cpu_caps: None,
     };
     let registry = crate::measure::kernel::Registry::load(None).unwrap();

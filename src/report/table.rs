@@ -141,6 +141,15 @@ pub fn may_hide(r: &crate::analysis::stats::RatioCi) -> String {
     )
 }
 
+/// How many rounds a comparison's paired test had (`  paired on 12 rounds`), or nothing when
+/// it ran unpaired.
+pub fn pairs_note(c: &crate::analysis::stats::Comparison) -> String {
+    match c.pairs {
+        0 => String::new(),
+        n => format!("  paired on {n} rounds"),
+    }
+}
+
 /// µs/op with precision that suits its size (0.0123, 1.234, 290.1).
 pub fn us(v: f64) -> String {
     if !v.is_finite() {
