@@ -546,6 +546,16 @@ fn build_failure_mid_range_is_skipped_synthetic_repo() {
         "{out}"
     );
     assert!(out.contains("1 failed"), "{out}");
+    // What the run could resolve, before the search and after it, from its own noise.
+    assert!(out.contains("forecast: noise "), "{out}");
+    assert!(out.contains("resolution: at this run's noise ("), "{out}");
+    let r = &j["resolution"];
+    assert_eq!(r["cap"], 16, "{r}");
+    assert!(r["noise"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(
+        r["smallest"].as_f64().unwrap() >= 1.0,
+        "at least --min-effect 100%: {r}"
+    );
 
     // The broken commit (4) is where the search starts, but the change is
     // at 6: the culprit is still exact.

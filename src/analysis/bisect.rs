@@ -40,6 +40,7 @@
 //! `POSITION_CONF`), not a test.
 
 use crate::analysis::alpha::{self, Schedule};
+use crate::analysis::resolution::{Forecast, Resolution};
 use crate::analysis::samples::Samples;
 use crate::analysis::stats::{self, Comparison, RatioCi, Verdict};
 use crate::unavailable::Unavailable;
@@ -113,6 +114,9 @@ pub trait Measurer {
     /// way that goes): a measurer with build machines apart from its measuring ones builds them
     /// now, while this probe is measured. A hint: nothing may depend on it. Default: ignored.
     fn prefetch(&mut self, _commits: &[usize]) {}
+    /// Called once, after the ends' comparison and before the search, with what the ends'
+    /// noise says the search will resolve and need (for live output). Default: nothing.
+    fn forecast(&mut self, _f: &Forecast) {}
     /// How errors name commit `i` (a short sha in the real pipeline).
     fn name(&self, i: usize) -> String {
         format!("commit {i}")
@@ -343,6 +347,9 @@ pub struct SearchResult {
     pub family_alpha: f64,
     /// Sub-ranges left unsearched (budget, max-changes, min-share), oldest first.
     pub unexplored: Vec<Unexplored>,
+    /// What the search could resolve at its cap, from the noise of every commit it sampled
+    /// (primary series); `None` when no commit holds enough samples to show its spread.
+    pub resolution: Option<Resolution>,
     /// Sum of the shares of the confirmed change points: how much of the ends' change they
     /// explain (0 with no change).
     pub explained: f64,
@@ -504,6 +511,8 @@ struct Searcher<'a> {
     claimed: HashMap<usize, usize>,
     /// The most samples seen per (commit, series).
     seen: HashMap<(usize, usize), usize>,
+    /// Every sample value seen per (commit, series): the run's noise.
+    held: HashMap<(usize, usize), Vec<f64>>,
     skipped: HashMap<usize, Unavailable>,
     steps: Vec<Step>,
     decisions: usize,
@@ -560,6 +569,7 @@ impl Searcher<'_> {
                     Probe::Samples(v) => {
                         *seen = (*seen).max(v.len());
                         series.push(v.window(base, base + k));
+                        self.held.insert((c, t), v.values);
                     }
                     // A commit that cannot be measured at one thread count is skipped whole.
                     Probe::Skip(reason) => skip = skip.or(Some(reason)),
@@ -823,6 +833,23 @@ impl Searcher<'_> {
             Some(r) => EndsCheck::Undecided(r),
             None => EndsCheck::Same,
         })
+    }
+
+    /// What a comparison at the cap resolves, from series `t` of every commit sampled so far.
+    fn resolution(&self, t: usize) -> Option<Resolution> {
+        let values: Vec<&[f64]> = self
+            .held
+            .iter()
+            .filter(|((_, s), _)| *s == t)
+            .map(|(_, v)| &v[..])
+            .collect();
+        let max = self.cfg.schedule.max;
+        Resolution::of(
+            &values,
+            max,
+            self.alpha / alpha::TWO_TESTS,
+            self.cfg.min_effect,
+        )
     }
 
     /// Confirmed change points in the range's direction (what `max_changes` counts).
@@ -1315,6 +1342,7 @@ pub fn place(
         schedule: cfg.schedule.looks(),
         claimed: HashMap::new(),
         seen: HashMap::new(),
+        held: HashMap::new(),
         skipped: HashMap::new(),
         steps: Vec::new(),
         decisions: 0,
@@ -1345,6 +1373,7 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         schedule: cfg.schedule.looks(),
         claimed: HashMap::new(),
         seen: HashMap::new(),
+        held: HashMap::new(),
         skipped: HashMap::new(),
         steps: Vec::new(),
         decisions: 1,
@@ -1359,6 +1388,9 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
     let (ends_series, old, new) = s.compare_ends()?;
     // The series whose ends moved most leads: its direction is the range's.
     let primary = dominant(&ends_series, significant);
+    if let Some(r) = s.resolution(primary) {
+        s.m.forecast(&Forecast::new(r, n, k));
+    }
     let ends = ends_series[primary];
     let direction = ends.verdict;
     s.primary = primary;
@@ -1411,6 +1443,7 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         Outcome::Changes(cps) => cps.iter().filter(|c| c.confirmed).map(|c| c.share).sum(),
         Outcome::NoChange => 0.0,
     };
+    let resolution = s.resolution(primary);
     let mut unexplored = s.unexplored;
     unexplored.sort_by_key(|u| (u.lo, u.hi));
     let commits_measured = s.seen.keys().map(|(c, _)| *c).collect::<HashSet<_>>().len();
@@ -1427,6 +1460,7 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         tests: s.tests,
         family_alpha: s.spent.min(1.0),
         unexplored,
+        resolution,
         explained,
         ends_series: if k > 1 { ends_series } else { Vec::new() },
     })

@@ -6,6 +6,7 @@ pub mod alpha;
 pub mod bisect;
 pub mod fleet;
 pub mod profile;
+pub mod resolution;
 pub mod rounds;
 pub mod samples;
 pub mod scan;

@@ -337,6 +337,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
         reproduce: reproduce(&a),
         metric: session.metric(),
         explanations: Vec::new(),
+        resolution: result.resolution.clone(),
         explained: matches!(result.outcome, Outcome::Changes(_)).then_some(result.explained),
         unexplored: result
             .unexplored

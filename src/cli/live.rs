@@ -9,10 +9,13 @@ use std::time::Instant;
 use anyhow::Result;
 
 use crate::analysis::bisect::{self, Measurer, Probe, Step, StepVerdict};
+use crate::analysis::resolution::Forecast;
 use crate::build::repo;
 use crate::measure::engine::Session;
 use crate::progress;
-use crate::report::bisect::{confirmed_line, culprit_json, step_line, BisectFormat, StepJson};
+use crate::report::bisect::{
+    confirmed_line, culprit_json, forecast_line, step_line, BisectFormat, ForecastEvent, StepJson,
+};
 use crate::report::export::Jsonl;
 
 /// The session seen by the search, with live output: each decided step and
@@ -45,6 +48,35 @@ impl Live<'_, '_> {
             },
             _ => progress::info(line),
         }
+    }
+
+    /// What would resolve more on this machine, given the forecast: more samples or longer
+    /// ones when the cap falls short of --min-effect, and counting instructions for one thread.
+    fn better(&self, f: &Forecast) -> Vec<String> {
+        let r = &f.resolution;
+        let mut v = Vec::new();
+        if r.short() {
+            // Past ten times the cap a larger cap is no advice: each decision would take hours.
+            if r.needed <= 10 * r.cap {
+                v.push(format!(
+                    "--max-samples {} (resolves {:.1}%)",
+                    r.needed,
+                    r.min_effect * 100.0
+                ));
+            }
+            v.push(format!(
+                "--duration {} (longer samples: helps when the noise is per process, not slow drift)",
+                self.session.duration() * 2.0
+            ));
+        }
+        let time = self.session.metric().is_time();
+        if time && self.threads == [1] && r.noise > 0.01 {
+            v.push(
+                "--metric instructions (deterministic counts; 1 thread, about 5 s per sample)"
+                    .into(),
+            );
+        }
+        v
     }
 
     fn builds(&self) -> progress::BuildCounts {
@@ -114,6 +146,18 @@ impl Measurer for Live<'_, '_> {
 
     fn should_stop(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    fn forecast(&mut self, f: &Forecast) {
+        let per_sample = self.session.seconds_per_sample();
+        let better = self.better(f);
+        let line = forecast_line(f, per_sample, &better);
+        let event = ForecastEvent {
+            forecast: f,
+            seconds_per_sample: per_sample,
+            better: &better,
+        };
+        self.emit(&line, "forecast", &event);
     }
 
     fn confirmed(&mut self, cp: &bisect::ChangePoint) {

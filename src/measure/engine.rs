@@ -211,6 +211,8 @@ pub struct Session<'a> {
     pub shared: usize,
     /// Rounds of the blocks answered so far: a block's rounds are numbered after them.
     rounds: u64,
+    /// Wall time spent waiting for samples (from a block's submission to its last answer).
+    sampling_s: f64,
     /// This session's id in its samples (with `rounds`, what makes samples pairs).
     session: u64,
     /// Hosts that took this session's samples.
@@ -247,6 +249,7 @@ impl<'a> Session<'a> {
             retried: 0,
             shared: 0,
             rounds: 0,
+            sampling_s: 0.0,
             session: rand::random(),
             hosts: Default::default(),
             cpu_caps: None,
@@ -314,6 +317,11 @@ impl<'a> Session<'a> {
     /// What this session's samples measure.
     pub fn metric(&self) -> Metric {
         self.metric
+    }
+
+    /// Seconds each sample measures for (`--duration`).
+    pub fn duration(&self) -> f64 {
+        self.duration
     }
 
     pub fn subject(&self, i: usize) -> &Subject {
@@ -662,6 +670,7 @@ impl<'a> Session<'a> {
         let bar = self
             .progress_bar
             .then(|| progress::bar(missing as u64, "sampling"));
+        let started = std::time::Instant::now();
         let ticket = self.exec.submit(Wave {
             builds: Vec::new(),
             blocks: vec![block],
@@ -689,10 +698,17 @@ impl<'a> Session<'a> {
             }
         }
         self.rounds += last_round;
+        self.sampling_s += started.elapsed().as_secs_f64();
         if let Some(b) = bar {
             b.finish_and_clear();
         }
         Ok(())
+    }
+
+    /// Wall seconds one sample has cost in this session, process start and waiting for a
+    /// node included; `None` before the first sample.
+    pub fn seconds_per_sample(&self) -> Option<f64> {
+        (self.samples_taken > 0).then(|| self.sampling_s / self.samples_taken as f64)
     }
 
     /// Where this session's samples were taken, for reports.

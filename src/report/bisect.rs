@@ -10,6 +10,7 @@ use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Mark, PointKind, Profile, ProfilePoint};
 use crate::analysis::bisect::{ChangePoint, LeftBecause, Step, StepVerdict, Unexplored};
+use crate::analysis::resolution::{Forecast, Resolution};
 use crate::analysis::stats::{Comparison, RatioCi, Size, Verdict};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
@@ -257,6 +258,9 @@ pub struct BisectReport {
     /// The command that goes on where a spent --budget stopped (builds and samples from the cache).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continue_with: Option<String>,
+    /// What the run could resolve at its noise (absent in results written before it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<Resolution>,
 }
 
 /// A sub-range the search left.
@@ -587,6 +591,72 @@ fn unexplored_text(j: &BisectReport) -> String {
     s
 }
 
+/// What a run resolved, in one sentence (text, Markdown and HTML alike).
+pub fn resolution_sentence(r: &Resolution) -> String {
+    let reach = if r.smallest <= r.min_effect {
+        format!(
+            "changes down to --min-effect ({:.1}%)",
+            r.min_effect * 100.0
+        )
+    } else {
+        format!(
+            "changes of {:.1}% or more; smaller ones (down to --min-effect, {:.1}%) may hide anywhere in the range unseen",
+            r.smallest * 100.0,
+            r.min_effect * 100.0
+        )
+    };
+    format!(
+        "at this run's noise ({:.1}% per sample, the median of {} commit(s)), a comparison at the cap of {} samples per side resolves {reach}",
+        r.noise * 100.0,
+        r.subjects,
+        r.cap
+    )
+}
+
+/// The forecast as a jsonl event.
+#[derive(Serialize)]
+pub struct ForecastEvent<'a> {
+    #[serde(flatten)]
+    pub forecast: &'a Forecast,
+    pub seconds_per_sample: Option<f64>,
+    pub better: &'a [String],
+}
+
+/// The forecast line printed before a search: the ends' noise, what a decision at
+/// `--min-effect` needs, what the search may cost in sampling time, and what would do better.
+pub fn forecast_line(f: &Forecast, per_sample_s: Option<f64>, better: &[String]) -> String {
+    let r = &f.resolution;
+    let needed = if r.needed == usize::MAX {
+        "more samples than any run takes".to_string()
+    } else {
+        format!("about {} samples per side", r.needed)
+    };
+    let mut s = format!(
+        "forecast: noise {:.1}% per sample (the ends); a decision at --min-effect {:.1}% needs {needed} (cap {}); about {} decisions, up to {} samples",
+        r.noise * 100.0,
+        r.min_effect * 100.0,
+        r.cap,
+        f.decisions,
+        f.samples()
+    );
+    if let Some(t) = per_sample_s {
+        s.push_str(&format!(
+            ", {} of sampling at {t:.1} s per sample, builds aside",
+            super::plan::duration(f.samples() as f64 * t)
+        ));
+    }
+    if r.short() {
+        s.push_str(&format!(
+            "; at the cap it resolves {:.1}% or more",
+            r.smallest * 100.0
+        ));
+    }
+    if !better.is_empty() {
+        s.push_str(&format!("; better here: {}", better.join(", or ")));
+    }
+    s
+}
+
 /// One line for a change point as soon as its confirmation block has decided (streamed output).
 pub fn confirmed_line(c: &CulpritJson, spent: &str) -> String {
     let what = if c.range {
@@ -655,6 +725,9 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
         for e in &j.ends_per_threads {
             s.push_str(&format!("  {}\n", e.text().replace("affected", "changed")));
         }
+    }
+    if let Some(r) = &j.resolution {
+        s.push_str(&format!("resolution: {}\n", resolution_sentence(r)));
     }
     if j.culprits.is_empty() {
         s.push_str(&format!(
@@ -827,6 +900,9 @@ fn markdown(j: &BisectReport, links: &Links) -> String {
         j.ends.ratio.pct(),
         j.ends.p_welch
     ));
+    if let Some(r) = &j.resolution {
+        s.push_str(&format!("Resolution: {}\n\n", resolution_sentence(r)));
+    }
     if !j.culprits.is_empty() {
         s.push_str(&format!(
             "| commit | date | subject | parent {u} | commit {u} | change | p (Welch) |\n",
@@ -940,6 +1016,12 @@ impl HtmlSections for BisectReport {
             esc(&j.ends.ratio.pct()),
             j.ends.p_welch
         );
+        if let Some(r) = &j.resolution {
+            summary.push_str(&format!(
+                "<p>Resolution: {}</p>\n",
+                esc(&resolution_sentence(r))
+            ));
+        }
         if j.culprits.is_empty() {
             summary.push_str(&format!(
                 "<p>No change point: the ends do not differ by at least {:.1}% with significance.</p>\n",

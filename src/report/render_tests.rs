@@ -14,6 +14,7 @@ use super::matrix::{MatrixCell, MatrixReport, MATRIX_KIND};
 use super::run::{RunReport, RunResult};
 use super::simulate::Simulated;
 use crate::analysis::bisect::Config;
+use crate::analysis::resolution::Resolution;
 use crate::analysis::simulate::noise::{NoiseFit, NoiseModel};
 use crate::analysis::simulate::{SimConfig, SimReport, SimStep};
 use crate::analysis::stats::{self, Comparison, Verdict};
@@ -152,6 +153,16 @@ fn bisect_report() -> BisectReport {
         explained: None,
         unexplored: vec![],
         continue_with: None,
+        // Noisier than --min-effect allows at the cap: the sentence names both sizes.
+        resolution: Some(Resolution {
+            noise: 0.043,
+            subjects: 6,
+            cap: 40,
+            alpha: 0.01 / 96.0,
+            smallest: 0.052,
+            needed: 62,
+            min_effect: 0.03,
+        }),
         thread_counts: vec![],
         ends_per_threads: vec![],
     }
@@ -296,6 +307,7 @@ fn bisect_over(
         explained: None,
         unexplored: vec![],
         continue_with: None,
+        resolution: None,
         thread_counts: vec![],
         ends_per_threads: vec![],
     }
@@ -599,6 +611,12 @@ fn bisect_names_where_it_was_measured() {
 #[test]
 fn bisect_budget_and_direction() {
     let mut r = bisect_report();
+    // Quiet enough: the cap resolves down to --min-effect.
+    if let Some(res) = r.resolution.as_mut() {
+        res.noise = 0.012;
+        res.smallest = 0.03;
+        res.needed = 12;
+    }
     let mut against = r.culprits[0].clone();
     against.info = commit('d', "Add a lock");
     against.parent = commit('e', "Refactor").commit;
