@@ -214,148 +214,320 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
     let src = absolute(req.src)?;
     let build_dir = absolute(req.build_dir)?;
     let install_dir = absolute(req.install_dir)?;
-    let config = src.join("config");
-    if !config.is_file() {
+    prepare_dirs(req, &src, &build_dir, &install_dir)?;
+    let log = open_log(req.log_path)?;
+    let jobs = req.jobs.max(1);
+    let tools = Toolchain::new(req, &src, &build_dir)?;
+    let header = tools.log_header(req, &src);
+    let mut steps = Steps {
+        build_dir: &build_dir,
+        env: tools.env,
+        log,
+        log_path: req.log_path,
+        on_event,
+    };
+    steps.note(&header);
+
+    let configured = ConfigureCall::new(req, &src, &build_dir, &tools.cc)
+        .configure(req, &src, &build_dir, &mut steps)?;
+    let (configure, configure_secs) = (configured.ran, configured.secs);
+
+    let make = MakePlan::read(req, &build_dir, &mut steps)?;
+    let (make_secs, kept) = make.run(req, configured.snapshot.as_ref(), jobs, &mut steps)?;
+
+    let t = Instant::now();
+    let publish = Publish {
+        src: &src,
+        build_dir: &build_dir,
+        install_dir: &install_dir,
+        log_path: req.log_path,
+        targets: &make.targets,
+        clashes: &make.clashes,
+    };
+    let (install_targets, install_fallback) =
+        publish.install(make.from_tree, &make.makefile, &mut steps)?;
+    let install_secs = t.elapsed().as_secs_f64();
+    check_published(&install_dir, req.log_path)?;
+
+    let ccache = tools
+        .ccache_bin
+        .as_ref()
+        .map(|_| read_stats_log(&tools.stats_log));
+    let total_secs = started.elapsed().as_secs_f64();
+    steps.note(&format!(
+        "### perfbisect: built in {total_secs:.1}s (configure {configure_secs:.1}s, make {make_secs:.1}s, install {install_secs:.1}s){}",
+        ccache_summary(&ccache)
+    ));
+    Ok(BuildReport {
+        configure_secs,
+        make_secs,
+        install_secs,
+        total_secs,
+        make_targets: make.steps,
+        install_targets,
+        install_fallback,
+        ccache,
+        configured: configure,
+        kept,
+    })
+}
+
+/// Refuses a tree that is not OpenSSL's and a build directory that does not hold what
+/// `req.start` says; the install directory is made empty.
+fn prepare_dirs(
+    req: &BuildRequest,
+    src: &Path,
+    build_dir: &Path,
+    install_dir: &Path,
+) -> Result<()> {
+    if !src.join("config").is_file() {
         failed!(
             "{} does not look like an OpenSSL source tree (no config)",
             src.display()
         );
     }
     match req.start {
-        Start::Clean => prepare_empty_dir(&build_dir, "build directory")?,
+        Start::Clean => prepare_empty_dir(build_dir, "build directory")?,
         Start::Incremental { .. } => {
             if !build_dir.join("Makefile").is_file() {
                 bail!("{} holds no earlier build to continue", build_dir.display());
             }
         }
     }
-    prepare_empty_dir(&install_dir, "install directory")?;
-    if let Some(parent) = req.log_path.parent() {
+    prepare_empty_dir(install_dir, "install directory")
+}
+
+fn open_log(log_path: &Path) -> Result<File> {
+    if let Some(parent) = log_path.parent() {
         fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
     }
-    let mut log = OpenOptions::new()
+    OpenOptions::new()
         .create(true)
         .append(true)
-        .open(req.log_path)
-        .with_context(|| format!("opening build log {}", req.log_path.display()))?;
+        .open(log_path)
+        .with_context(|| format!("opening build log {}", log_path.display()))
+}
 
-    let jobs = req.jobs.max(1);
-    let mut cc = compiler::command();
-    let ccache_bin = if req.ccache {
-        find_on_path("ccache")
-    } else {
-        None
-    };
-    let stats_log = build_dir.join(".perfbisect-ccache-stats.log");
-    // An earlier build's counts are not this build's.
-    if stats_log.exists() {
-        fs::remove_file(&stats_log).with_context(|| format!("removing {}", stats_log.display()))?;
-    }
-    let mut env: Vec<(String, OsString)> = vec![
-        ("LC_ALL".into(), "C".into()),
-        ("SOURCE_DATE_EPOCH".into(), SOURCE_DATE_EPOCH.into()),
-    ];
-    if let Some(bin) = &ccache_bin {
-        let already = Path::new(&cc[0]).file_name().is_some_and(|n| n == "ccache");
-        if !already {
-            cc.insert(0, bin.display().to_string());
-        }
-        env.push((
-            "CCACHE_BASEDIR".into(),
-            common_ancestor(&src, &build_dir).into_os_string(),
-        ));
-        env.push(("CCACHE_NOHASHDIR".into(), "1".into()));
-        env.push(("CCACHE_STATSLOG".into(), stats_log.clone().into_os_string()));
-        if let Some(url) = req.ccache_remote {
-            env.push(("CCACHE_REMOTE_STORAGE".into(), url.into()));
-        }
-    }
-    for (k, v) in &req.recipe.env {
-        env.push((k.clone(), v.into()));
-    }
+/// The compiler command and the environment every step runs with, ccache's included.
+struct Toolchain {
+    /// `CC=` of the config command line.
+    cc: Vec<String>,
+    ccache_bin: Option<PathBuf>,
+    /// Where ccache counts this build's hits and misses.
+    stats_log: PathBuf,
+    env: Vec<(String, OsString)>,
+}
 
-    let _ = writeln!(
-        log,
-        "### perfbisect build of {} with recipe {} (fingerprint {}), SOURCE_DATE_EPOCH={SOURCE_DATE_EPOCH}, ccache {}",
-        src.display(),
-        req.recipe.name,
-        req.recipe.fingerprint,
-        match &ccache_bin {
-            Some(b) => format!("on ({})", b.display()),
-            None if req.ccache => "requested but not found on PATH".into(),
-            None => "off".into(),
-        }
-    );
-
-    // configure
-    let mut args = vec![
-        format!("--prefix={CONFIGURED_PREFIX}"),
-        format!("--openssldir={CONFIGURED_PREFIX}/ssl"),
-        "--libdir=lib".to_string(),
-    ];
-    args.extend(req.recipe.configure_args.iter().cloned());
-    args.push(format!("CC={}", cc.join(" ")));
-    // What configure ran with, kept in the build directory: an incremental
-    // build configures again when it would run with anything else (a
-    // different compiler command, ccache installed since), since the
-    // Makefile and the compiled-in build information depend on it.
-    let configured_file = build_dir.join(".perfbisect-configured");
-    let configured_with = args.join("\n");
-    let configure = match req.start {
-        Start::Clean => true,
-        Start::Incremental { reconfigure } => {
-            reconfigure
-                || fs::read_to_string(&configured_file).ok().as_deref()
-                    != Some(configured_with.as_str())
-        }
-    };
-    if !configure {
-        let _ = writeln!(
-            log,
-            "### perfbisect: incremental build: configure inputs unchanged, not configuring again"
-        );
-    }
-
-    // `announce`: emit BuildEvent::Phase (false for a further make of the
-    // same phase).
-    let mut step =
-        |phase: &'static str, announce: bool, program: &Path, args: &[String]| -> Result<f64> {
-            let t = Instant::now();
-            let mut cmd = Command::new(program);
-            cmd.args(args).current_dir(&build_dir);
-            for k in SCRUBBED_ENV {
-                cmd.env_remove(k);
+impl Toolchain {
+    /// The log's first line: what is built, how, and whether ccache is used.
+    fn log_header(&self, req: &BuildRequest, src: &Path) -> String {
+        format!(
+            "### perfbisect build of {} with recipe {} (fingerprint {}), SOURCE_DATE_EPOCH={SOURCE_DATE_EPOCH}, ccache {}",
+            src.display(),
+            req.recipe.name,
+            req.recipe.fingerprint,
+            match &self.ccache_bin {
+                Some(b) => format!("on ({})", b.display()),
+                None if req.ccache => "requested but not found on PATH".into(),
+                None => "off".into(),
             }
-            for (k, v) in &env {
-                cmd.env(k, v);
-            }
-            run_step(phase, announce, &mut cmd, &mut log, req.log_path, on_event)?;
-            let secs = t.elapsed().as_secs_f64();
-            // Where a build's time goes, step by step (the summary line adds them per phase).
-            let _ = writeln!(log, "### perfbisect: {phase} step took {secs:.1}s");
-            Ok(secs)
+        )
+    }
+
+    fn new(req: &BuildRequest, src: &Path, build_dir: &Path) -> Result<Toolchain> {
+        let mut cc = compiler::command();
+        let ccache_bin = if req.ccache {
+            find_on_path("ccache")
+        } else {
+            None
         };
+        let stats_log = build_dir.join(".perfbisect-ccache-stats.log");
+        // An earlier build's counts are not this build's.
+        if stats_log.exists() {
+            fs::remove_file(&stats_log)
+                .with_context(|| format!("removing {}", stats_log.display()))?;
+        }
+        let mut env: Vec<(String, OsString)> = vec![
+            ("LC_ALL".into(), "C".into()),
+            ("SOURCE_DATE_EPOCH".into(), SOURCE_DATE_EPOCH.into()),
+        ];
+        if let Some(bin) = &ccache_bin {
+            let already = Path::new(&cc[0]).file_name().is_some_and(|n| n == "ccache");
+            if !already {
+                cc.insert(0, bin.display().to_string());
+            }
+            env.push((
+                "CCACHE_BASEDIR".into(),
+                common_ancestor(src, build_dir).into_os_string(),
+            ));
+            env.push(("CCACHE_NOHASHDIR".into(), "1".into()));
+            env.push(("CCACHE_STATSLOG".into(), stats_log.clone().into_os_string()));
+            if let Some(url) = req.ccache_remote {
+                env.push(("CCACHE_REMOTE_STORAGE".into(), url.into()));
+            }
+        }
+        for (k, v) in &req.recipe.env {
+            env.push((k.clone(), v.into()));
+        }
+        Ok(Toolchain {
+            cc,
+            ccache_bin,
+            stats_log,
+            env,
+        })
+    }
+}
 
-    // A configure-again build keeps what configure did not change (see restat): what the
-    // build directory held before, to compare with.
-    let snapshot = match req.start {
-        Start::Incremental { .. } if configure => restat::Snapshot::take(&build_dir)?,
-        _ => None,
-    };
-    let configure_secs = if configure {
-        fs::remove_file(&configured_file).ok();
+/// The steps of one build: one environment, one log, one listener for the events.
+struct Steps<'a> {
+    build_dir: &'a Path,
+    env: Vec<(String, OsString)>,
+    log: File,
+    log_path: &'a Path,
+    on_event: &'a mut dyn FnMut(BuildEvent),
+}
+
+impl Steps<'_> {
+    /// Runs one step in the build directory and returns how long it took. `announce`: emit
+    /// BuildEvent::Phase (false for a further make of the same phase).
+    fn run(
+        &mut self,
+        phase: &'static str,
+        announce: bool,
+        program: &Path,
+        args: &[String],
+    ) -> Result<f64> {
+        let t = Instant::now();
+        let mut cmd = Command::new(program);
+        cmd.args(args).current_dir(self.build_dir);
+        for k in SCRUBBED_ENV {
+            cmd.env_remove(k);
+        }
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        run_step(
+            phase,
+            announce,
+            &mut cmd,
+            &mut self.log,
+            self.log_path,
+            self.on_event,
+        )?;
+        let secs = t.elapsed().as_secs_f64();
+        // Where a build's time goes, step by step (the summary line adds them per phase).
+        self.note(&format!("### perfbisect: {phase} step took {secs:.1}s"));
+        Ok(secs)
+    }
+
+    /// A line of perfbisect's own in the log. Not checked: a log that cannot be written fails
+    /// the next step.
+    fn note(&mut self, line: &str) {
+        let _ = writeln!(self.log, "{line}");
+    }
+}
+
+/// What [`ConfigureCall::configure`] did.
+struct Configured {
+    ran: bool,
+    secs: f64,
+    /// After configuring an earlier build again: what its build directory held before.
+    snapshot: Option<restat::Snapshot>,
+}
+
+/// How configure runs for this build.
+struct ConfigureCall {
+    program: PathBuf,
+    args: Vec<String>,
+    /// What configure ran with, kept in the build directory: an incremental build configures
+    /// again when it would run with anything else (a different compiler command, ccache
+    /// installed since), since the Makefile and the compiled-in build information depend on
+    /// it.
+    record: PathBuf,
+    with: String,
+}
+
+impl ConfigureCall {
+    fn new(req: &BuildRequest, src: &Path, build_dir: &Path, cc: &[String]) -> ConfigureCall {
+        let mut args = vec![
+            format!("--prefix={CONFIGURED_PREFIX}"),
+            format!("--openssldir={CONFIGURED_PREFIX}/ssl"),
+            "--libdir=lib".to_string(),
+        ];
+        args.extend(req.recipe.configure_args.iter().cloned());
+        args.push(format!("CC={}", cc.join(" ")));
+        ConfigureCall {
+            program: src.join("config"),
+            with: args.join("\n"),
+            args,
+            record: build_dir.join(".perfbisect-configured"),
+        }
+    }
+
+    /// Configures the tree where it must be (see [`ConfigureCall::needed`]).
+    fn configure(
+        &self,
+        req: &BuildRequest,
+        src: &Path,
+        build_dir: &Path,
+        steps: &mut Steps,
+    ) -> Result<Configured> {
+        let ran = self.needed(req.start);
+        if !ran {
+            steps.note(
+                "### perfbisect: incremental build: configure inputs unchanged, not configuring again",
+            );
+        }
+        // A configure-again build keeps what configure did not change (see restat): what the
+        // build directory held before, to compare with.
+        let snapshot = match req.start {
+            Start::Incremental { .. } if ran => restat::Snapshot::take(build_dir)?,
+            _ => None,
+        };
+        let secs = if ran {
+            self.run(req, src, build_dir, steps)?
+        } else {
+            0.0
+        };
+        Ok(Configured {
+            ran,
+            secs,
+            snapshot,
+        })
+    }
+
+    fn needed(&self, start: Start) -> bool {
+        match start {
+            Start::Clean => true,
+            Start::Incremental { reconfigure } => {
+                reconfigure
+                    || fs::read_to_string(&self.record).ok().as_deref() != Some(self.with.as_str())
+            }
+        }
+    }
+
+    /// Configures the build directory, or restores what configure made of the same inputs
+    /// before (see configured), and records what it ran with. Returns configure's seconds.
+    fn run(
+        &self,
+        req: &BuildRequest,
+        src: &Path,
+        build_dir: &Path,
+        steps: &mut Steps,
+    ) -> Result<f64> {
+        fs::remove_file(&self.record).ok();
         let key = match req.configure_store {
             Some(_) => Some(configured::key(
-                &src,
-                &build_dir,
-                &configured_with,
+                src,
+                build_dir,
+                &self.with,
                 &req.recipe.fingerprint,
             )?),
             None => None,
         };
         let reused = match (req.start, req.configure_store, &key) {
             (Start::Incremental { .. }, Some(store), Some(key)) => {
-                configured::restore(store, key, &build_dir)?.map(|files| (store, files))
+                configured::restore(store, key, build_dir)?.map(|files| (store, files))
             }
             _ => None,
         };
@@ -372,27 +544,98 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
                 0.0
             }
             None => {
-                let before = configured::before(&build_dir)?;
-                let secs = step("configure", true, &config, &args)?;
+                let before = configured::before(build_dir)?;
+                let secs = steps.run("configure", true, &self.program, &self.args)?;
                 if let (Some(store), Some(key)) = (req.configure_store, &key) {
-                    configured::save(store, key, &build_dir, &before)?;
+                    configured::save(store, key, build_dir, &before)?;
                 }
                 secs
             }
         };
-        fs::write(&configured_file, &configured_with)
-            .with_context(|| format!("writing {}", configured_file.display()))?;
-        secs
-    } else {
-        0.0
-    };
+        fs::write(&self.record, &self.with)
+            .with_context(|| format!("writing {}", self.record.display()))?;
+        Ok(secs)
+    }
+}
 
-    // make
-    let makefile = build_dir.join("Makefile");
-    let targets = makefile_targets(&makefile).map_err(|e| BuildFailed(format!("{e:#}")))?;
+/// What make builds in a configured tree, read from its Makefile.
+struct MakePlan {
+    makefile: PathBuf,
+    /// The Makefile's targets.
+    targets: BTreeSet<String>,
+    parsed: Makefile,
+    /// The make targets, one make invocation each (see [`MakePlan::run`]).
+    steps: Vec<String>,
+    /// The recipe builds only the shared libraries: the prefix is taken from the build tree.
+    from_tree: bool,
+    clashes: Vec<install::Clash>,
+}
+
+impl MakePlan {
+    fn read(req: &BuildRequest, build_dir: &Path, steps: &mut Steps) -> Result<MakePlan> {
+        let makefile = build_dir.join("Makefile");
+        let targets = makefile_targets(&makefile).map_err(|e| BuildFailed(format!("{e:#}")))?;
+        let make_targets = recipe_make_targets(req, &makefile, &targets, steps)?;
+        let parsed = Makefile::parse(&fs::read_to_string(&makefile).unwrap_or_default());
+        let (make_targets, from_tree) = expand_shared_libs(make_targets, &targets, &parsed);
+        let clashes = install::shared_libraries(&parsed)
+            .map(|s| s.clashes)
+            .unwrap_or_default();
+        for c in &clashes {
+            append_to_log(req.log_path, &format!("### perfbisect: {c}"))?;
+        }
+        Ok(MakePlan {
+            makefile,
+            targets,
+            parsed,
+            steps: make_targets,
+            from_tree,
+            clashes,
+        })
+    }
+
+    /// Runs make, after keeping what configure did not change when it ran again (`snapshot`).
+    /// Returns make's seconds and the objects kept.
+    fn run(
+        &self,
+        req: &BuildRequest,
+        snapshot: Option<&restat::Snapshot>,
+        jobs: usize,
+        steps: &mut Steps,
+    ) -> Result<(f64, Option<usize>)> {
+        let mut make_secs = 0.0;
+        let mut kept = None;
+        if let Some(snap) = snapshot {
+            let (secs, objects) =
+                keep_unchanged_objects(req, snap, &self.parsed, &self.targets, jobs, steps)?;
+            make_secs += secs;
+            kept = Some(objects);
+        }
+        // One make invocation per step: OpenSSL's top-level targets
+        // (build_libs, build_modules, …) each run `$(MAKE) depend && $(MAKE)
+        // _target`, so two of them in one parallel make would compile the same
+        // objects at the same time and clobber each other's files. A step that
+        // names several files (3.x libraries and modules) names plain targets.
+        for (i, t) in self.steps.iter().enumerate() {
+            let mut args = vec![format!("-j{jobs}")];
+            args.extend(t.split_whitespace().map(String::from));
+            let announce = i == 0 && snapshot.is_none();
+            make_secs += steps.run("make", announce, Path::new("make"), &args)?;
+        }
+        Ok((make_secs, kept))
+    }
+}
+
+/// The recipe's make targets and the run-time modules' target: providers (legacy) and engines
+/// on 3.x are built by build_modules, engines on 1.1.1 by build_engines. A target the
+/// Makefile lacks fails the build.
+fn recipe_make_targets(
+    req: &BuildRequest,
+    makefile: &Path,
+    targets: &BTreeSet<String>,
+    steps: &mut Steps,
+) -> Result<Vec<String>> {
     let mut make_targets = req.recipe.make_targets.clone();
-    // The run-time modules: providers (legacy) and engines on 3.x are built
-    // by build_modules, engines on 1.1.1 by build_engines.
     let extra = if targets.contains("build_modules") {
         Some("build_modules")
     } else if targets.contains("build_engines") {
@@ -411,111 +654,50 @@ pub fn build(req: &BuildRequest, on_event: &mut dyn FnMut(BuildEvent)) -> Result
         .iter()
         .find(|t| *t != SHARED_LIBS && !targets.contains(t.as_str()))
     {
-        let _ = writeln!(
-            log,
+        steps.note(&format!(
             "### perfbisect: make target {missing} does not exist in {}",
             makefile.display()
-        );
+        ));
         failed!(
             "make failed: the recipe's make target '{missing}' does not exist in this tree's Makefile; log: {}",
             req.log_path.display()
         );
     }
-    let parsed = Makefile::parse(&fs::read_to_string(&makefile).unwrap_or_default());
-    let (make_targets, from_tree) = expand_shared_libs(make_targets, &targets, &parsed);
-    let clashes = install::shared_libraries(&parsed)
-        .map(|s| s.clashes)
-        .unwrap_or_default();
-    for c in &clashes {
-        append_to_log(req.log_path, &format!("### perfbisect: {c}"))?;
+    Ok(make_targets)
+}
+
+/// After configuring again (see restat): removes the targets whose rule changed, makes the
+/// generated sources, and keeps every other object. Returns make's seconds and the objects
+/// kept.
+fn keep_unchanged_objects(
+    req: &BuildRequest,
+    snap: &restat::Snapshot,
+    new: &Makefile,
+    targets: &BTreeSet<String>,
+    jobs: usize,
+    steps: &mut Steps,
+) -> Result<(f64, usize)> {
+    let build_dir = steps.build_dir;
+    let removed = restat::remove_changed(build_dir, snap, new)?;
+    let mut generate = restat::generated_sources(snap, new);
+    if targets.contains("build_generated") {
+        generate.insert(0, "build_generated".to_string());
     }
-    let mut make_secs = 0.0;
-    let mut kept = None;
-    if let Some(snap) = &snapshot {
-        let new = &parsed;
-        let removed = restat::remove_changed(&build_dir, snap, new)?;
-        let mut generate = restat::generated_sources(snap, new);
-        if targets.contains("build_generated") {
-            generate.insert(0, "build_generated".to_string());
-        }
-        if !generate.is_empty() {
-            let mut args = vec![format!("-j{jobs}")];
-            args.extend(generate);
-            make_secs += step("make", true, Path::new("make"), &args)?;
-        }
-        let k = restat::keep_unchanged(&build_dir, snap, new)?;
-        append_to_log(
-            req.log_path,
-            &format!(
-                "### perfbisect: kept {} object(s) and {} other target(s) whose rule and inputs configure did not change; {} object(s) to compile; {} target(s) removed because their rule changed",
-                k.objects, k.others, k.objects_to_build, removed
-            ),
-        )?;
-        kept = Some(k.objects);
-    }
-    // One make invocation per step: OpenSSL's top-level targets
-    // (build_libs, build_modules, …) each run `$(MAKE) depend && $(MAKE)
-    // _target`, so two of them in one parallel make would compile the same
-    // objects at the same time and clobber each other's files. A step that
-    // names several files (3.x libraries and modules) names plain targets.
-    for (i, t) in make_targets.iter().enumerate() {
+    let mut secs = 0.0;
+    if !generate.is_empty() {
         let mut args = vec![format!("-j{jobs}")];
-        args.extend(t.split_whitespace().map(String::from));
-        make_secs += step(
-            "make",
-            i == 0 && snapshot.is_none(),
-            Path::new("make"),
-            &args,
-        )?;
+        args.extend(generate);
+        secs += steps.run("make", true, Path::new("make"), &args)?;
     }
-
-    let t = Instant::now();
-    let publish = Publish {
-        src: &src,
-        build_dir: &build_dir,
-        install_dir: &install_dir,
-        log_path: req.log_path,
-        targets: &targets,
-        clashes: &clashes,
-    };
-    let (install_targets, install_fallback) = if from_tree {
-        // install_dev would copy the static libraries this build did not make.
-        publish
-            .take_from_tree(
-                "taking the shared libraries, headers, modules and engines from the build tree",
-            )
-            .map_err(|e| {
-                BuildFailed(format!(
-                    "install failed: the build tree has no usable libraries ({e:#}); log: {}",
-                    req.log_path.display()
-                ))
-            })?;
-        (Vec::new(), None)
-    } else {
-        publish.make_install(&makefile, &mut step)?
-    };
-    let install_secs = t.elapsed().as_secs_f64();
-    check_published(&install_dir, req.log_path)?;
-
-    let ccache = ccache_bin.as_ref().map(|_| read_stats_log(&stats_log));
-    let total_secs = started.elapsed().as_secs_f64();
-    let _ = writeln!(
-        log,
-        "### perfbisect: built in {total_secs:.1}s (configure {configure_secs:.1}s, make {make_secs:.1}s, install {install_secs:.1}s){}",
-        ccache_summary(&ccache)
-    );
-    Ok(BuildReport {
-        configure_secs,
-        make_secs,
-        install_secs,
-        total_secs,
-        make_targets,
-        install_targets,
-        install_fallback,
-        ccache,
-        configured: configure,
-        kept,
-    })
+    let k = restat::keep_unchanged(build_dir, snap, new)?;
+    append_to_log(
+        req.log_path,
+        &format!(
+            "### perfbisect: kept {} object(s) and {} other target(s) whose rule and inputs configure did not change; {} object(s) to compile; {} target(s) removed because their rule changed",
+            k.objects, k.others, k.objects_to_build, removed
+        ),
+    )?;
+    Ok((secs, k.objects))
 }
 
 fn absolute(p: &Path) -> Result<PathBuf> {
@@ -565,10 +747,32 @@ struct Publish<'a> {
     clashes: &'a [install::Clash],
 }
 
-/// One make (or configure) step of [`build`]: phase, whether to announce it, program, args.
-type StepFn<'s> = dyn FnMut(&'static str, bool, &Path, &[String]) -> Result<f64> + 's;
-
 impl Publish<'_> {
+    /// Publishes the prefix: by make install, or from the build tree when `from_tree` (the
+    /// recipe built only the shared libraries). Returns the install targets and, after a
+    /// fallback, why make install failed.
+    fn install(
+        &self,
+        from_tree: bool,
+        makefile: &Path,
+        steps: &mut Steps,
+    ) -> Result<(Vec<String>, Option<String>)> {
+        if !from_tree {
+            return self.make_install(makefile, steps);
+        }
+        // install_dev would copy the static libraries this build did not make.
+        self.take_from_tree(
+            "taking the shared libraries, headers, modules and engines from the build tree",
+        )
+        .map_err(|e| {
+            BuildFailed(format!(
+                "install failed: the build tree has no usable libraries ({e:#}); log: {}",
+                self.log_path.display()
+            ))
+        })?;
+        Ok((Vec::new(), None))
+    }
+
     /// The prefix taken from the build tree, each file logged; `why` opens the log line.
     fn take_from_tree(&self, why: &str) -> Result<()> {
         append_to_log(self.log_path, &format!("### perfbisect: {why}"))?;
@@ -591,7 +795,7 @@ impl Publish<'_> {
     fn make_install(
         &self,
         makefile: &Path,
-        step: &mut StepFn,
+        steps: &mut Steps,
     ) -> Result<(Vec<String>, Option<String>)> {
         let install_targets: Vec<String> = ["install_dev", "install_engines", "install_modules"]
             .iter()
@@ -610,7 +814,8 @@ impl Publish<'_> {
         let destdir = self.install_dir.join(".perfbisect-destdir");
         let mut args = vec![format!("DESTDIR={}", destdir.display())];
         args.extend(install_targets.iter().cloned());
-        let installed = step("install", true, Path::new("make"), &args)
+        let installed = steps
+            .run("install", true, Path::new("make"), &args)
             .and_then(|_| move_installed(&destdir, self.install_dir))
             .and_then(|_| install::mend_clashes(self.build_dir, self.install_dir, self.clashes));
         let e = match installed {
@@ -682,9 +887,6 @@ fn run_step(
     log_path: &Path,
     on_event: &mut dyn FnMut(BuildEvent),
 ) -> Result<()> {
-    use std::os::unix::process::{CommandExt, ExitStatusExt};
-    use std::time::Duration;
-
     if announce {
         on_event(BuildEvent::Phase(phase));
     }
@@ -693,24 +895,66 @@ fn run_step(
         .chain(cmd.get_args())
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    // A log that cannot be written (disk full, `ulimit -f`) is not the
-    // commit's failure: remember the first error and fail the step with it.
-    let mut log_error: Option<std::io::Error> = None;
-    let mut write_log = |log: &mut File, bytes: &[u8]| {
-        if log_error.is_none() {
-            if let Err(e) = log.write_all(bytes) {
-                log_error = Some(e);
+    let mut out = StepLog {
+        file: log,
+        error: None,
+    };
+    out.write(format!("### perfbisect: {phase}: {}\n", shown.join(" ")).as_bytes());
+    let _ = out.file.flush();
+    let mut child = spawn_step(phase, cmd, &shown[0], out.file, log_path)?;
+    let _group = crate::interrupt::child_group(child.id() as i32);
+    let (lines, readers) = read_lines(&mut child);
+    let pgid = child.id() as i32;
+    stream_output(&lines, &mut out, on_event, pgid);
+    let StepLog { file: log, error } = out;
+    let status = child
+        .wait()
+        .with_context(|| format!("waiting for {phase}"))?;
+    if crate::interrupt::interrupted() {
+        // Whatever is left of the group (a grandchild that ignored SIGTERM).
+        // SAFETY: kill has no memory effects.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        let _ = writeln!(log, "### perfbisect: {phase} interrupted ({status})");
+        return Err(crate::interrupt::Interrupted.into());
+    }
+    for r in readers {
+        let _ = r.join();
+    }
+    let _ = log.flush();
+    if let Some(e) = error {
+        bail!("cannot write the build log {}: {e}", log_path.display());
+    }
+    judge_exit(phase, status, log, log_path)
+}
+
+/// The log as a step writes it. A log that cannot be written (disk full, `ulimit -f`) is not
+/// the commit's failure: the first error is kept to fail the step with.
+struct StepLog<'a> {
+    file: &'a mut File,
+    error: Option<std::io::Error>,
+}
+
+impl StepLog<'_> {
+    fn write(&mut self, bytes: &[u8]) {
+        if self.error.is_none() {
+            if let Err(e) = self.file.write_all(bytes) {
+                self.error = Some(e);
             }
         }
-    };
-    write_log(
-        log,
-        format!("### perfbisect: {phase}: {}\n", shown.join(" ")).as_bytes(),
-    );
-    let _ = log.flush();
-    // Own process group (see above); and if perfbisect itself is killed
-    // outright (SIGKILL), the step is killed too rather than left building
-    // into the shared work directory.
+    }
+}
+
+/// Starts a step with its output piped, in a process group of its own (see [`run_step`]).
+fn spawn_step(
+    phase: &'static str,
+    cmd: &mut Command,
+    program: &str,
+    log: &mut File,
+    log_path: &Path,
+) -> Result<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    // If perfbisect itself is killed outright (SIGKILL), the step is killed too rather than
+    // left building into the shared work directory.
     // SAFETY: prctl is async-signal-safe and touches no memory of ours.
     unsafe {
         cmd.pre_exec(|| {
@@ -718,23 +962,18 @@ fn run_step(
             Ok(())
         });
     }
-    let mut child = match cmd
+    match cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
     {
-        Ok(c) => c,
+        Ok(c) => Ok(c),
         Err(e) => {
-            let _ = writeln!(
-                log,
-                "### perfbisect: {phase}: cannot start {}: {e}",
-                shown[0]
-            );
+            let _ = writeln!(log, "### perfbisect: {phase}: cannot start {program}: {e}");
             let msg = format!(
-                "{phase} failed: cannot start {}: {e}; log: {}",
-                shown[0],
+                "{phase} failed: cannot start {program}: {e}; log: {}",
                 log_path.display()
             );
             // A config script that cannot be executed is the tree's fault;
@@ -744,8 +983,14 @@ fn run_step(
             }
             bail!(msg);
         }
-    };
-    let _group = crate::interrupt::child_group(child.id() as i32);
+    }
+}
+
+/// The child's stdout and stderr, line by line, read on threads of their own; the channel
+/// closes when both pipes have.
+fn read_lines(
+    child: &mut std::process::Child,
+) -> (mpsc::Receiver<Vec<u8>>, Vec<std::thread::JoinHandle<()>>) {
     let (tx, rx) = mpsc::channel::<Vec<u8>>();
     let readers: Vec<_> = [
         child
@@ -777,16 +1022,26 @@ fn run_step(
         })
     })
     .collect();
-    drop(tx);
-    let pgid = child.id() as i32;
+    (rx, readers)
+}
+
+/// Every line of the step's output to the log and to `on_event`, until its pipes close. On an
+/// interrupt the step's group gets SIGTERM, then SIGKILL after [`TERM_GRACE`]: waiting for
+/// the pipes must not wait for make to finish.
+fn stream_output(
+    lines: &mpsc::Receiver<Vec<u8>>,
+    log: &mut StepLog,
+    on_event: &mut dyn FnMut(BuildEvent),
+    pgid: i32,
+) {
     let mut interrupted_at: Option<Instant> = None;
     let mut killed = false;
     loop {
-        match rx.recv_timeout(Duration::from_millis(100)) {
+        match lines.recv_timeout(std::time::Duration::from_millis(100)) {
             Ok(line) => {
-                write_log(log, &line);
+                log.write(&line);
                 if !line.ends_with(b"\n") {
-                    write_log(log, b"\n");
+                    log.write(b"\n");
                 }
                 let text = String::from_utf8_lossy(&line).trim_end().to_string();
                 if !text.is_empty() {
@@ -809,23 +1064,17 @@ fn run_step(
             }
         }
     }
-    let status = child
-        .wait()
-        .with_context(|| format!("waiting for {phase}"))?;
-    if crate::interrupt::interrupted() {
-        // Whatever is left of the group (a grandchild that ignored SIGTERM).
-        // SAFETY: as above.
-        unsafe { libc::kill(-pgid, libc::SIGKILL) };
-        let _ = writeln!(log, "### perfbisect: {phase} interrupted ({status})");
-        return Err(crate::interrupt::Interrupted.into());
-    }
-    for r in readers {
-        let _ = r.join();
-    }
-    let _ = log.flush();
-    if let Some(e) = log_error {
-        bail!("cannot write the build log {}: {e}", log_path.display());
-    }
+}
+
+/// How the step ended, as [`build`]'s errors: killed from outside is not the commit's
+/// failure; a non-zero exit is.
+fn judge_exit(
+    phase: &'static str,
+    status: std::process::ExitStatus,
+    log: &mut File,
+    log_path: &Path,
+) -> Result<()> {
+    use std::os::unix::process::ExitStatusExt;
     if let Some(sig) = status.signal() {
         // Killed from outside (SIGINT to the group, the OOM killer, a
         // shutdown): says nothing about the commit, so not cached.
