@@ -10,20 +10,21 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crate::build::builder::{self, BuildEvent, BuildRequest, Start};
+use crate::build::builder::{self, BuildEvent, BuildReport, BuildRequest, Start};
 use crate::build::compiler;
 use crate::build::configured;
 use crate::build::depends;
 use crate::build::installed;
 use crate::build::patch::{self, Patch};
 use crate::build::prefix::Prefix;
-use crate::build::recipe::Recipe;
+use crate::build::recipe::{Recipe, ResolvedRecipe};
 use crate::build::repo::{self, CommitInfo, Repo};
 use crate::build::version::{detect_version, OpenSslVersion};
 use crate::cache::{self, Cache};
 use crate::hashing::Hasher;
 use crate::interrupt;
 use crate::progress;
+use indicatif::ProgressBar;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BuildMeta {
@@ -289,16 +290,77 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
     let builds = cache.dir("builds")?;
     let entry = builds.join(&key);
 
-    if !o.rebuild {
-        if let Some(b) = read_entry(&entry)? {
-            return Ok(b);
-        }
+    if let Some(b) = reusable(&entry, o)? {
+        return Ok(b);
     }
     let sp = progress::spinner(&format!("{} {}", c.short, resolved.name));
     sp.set_message("waiting for the build lock");
+    let _lock = lock_build(cache, c, &key)?;
+    // Another process may have finished it while we waited.
+    if let Some(b) = reusable(&entry, o)? {
+        sp.finish_and_clear();
+        return Ok(b);
+    }
+    interrupt::check()?;
+    let (work, _work_lock) = pick_work_tree(cache, repo, c, &resolved, o)?;
+    remove_stale_staging(cache, Some(&key))?;
+    let tree = WorkTree::at(&work);
+    let previous = tree.continuable(o, c, &resolved);
+    tree.forget()?;
+    let job = BuildJob {
+        repo,
+        c,
+        o,
+        resolved: &resolved,
+        tree: &tree,
+        leave_out: leave_out(&resolved),
+    };
+    let started = Instant::now();
+    sp.set_message("checking out");
+    let staged = job.stage(previous.as_ref(), &builds, &key, &sp)?;
+    sp.finish_and_clear();
+    if interrupt::interrupted() {
+        // The staging directory is removed on drop: nothing is published.
+        return Err(interrupt::Interrupted.into());
+    }
+    // Only a failure of the tree itself (config, make, install) is cached as
+    // a failed build. Anything else (the log or staging directory cannot be
+    // written, make is missing, a step was killed) is returned as an error
+    // and nothing is published, so the next run simply tries again.
+    if let Err(e) = &staged.result {
+        if e.downcast_ref::<builder::BuildFailed>().is_none() {
+            return Err(anyhow::anyhow!(
+                "cannot build {} ({e:#}); nothing was cached",
+                c.short
+            ));
+        }
+    }
+    let mut meta = attempt_meta(c, &resolved, version, started, &staged.checkout.export);
+    if staged.result.is_ok() {
+        tree.remember(&resolved, c)?;
+    }
+    staged.record(&mut meta, &entry, c)?;
+    let mut built = publish(staged.dir, &meta, &entry, &key, &c.short)?;
+    built.fresh = true;
+    // As it finishes, not when its caller looks: builds made side by side (ensure_all) report
+    // one by one.
+    progress::info(&built_line(&built, &c.short));
+    Ok(built)
+}
+
+/// The published entry, unless it is to be built again.
+fn reusable(entry: &Path, o: &BuildOptions) -> Result<Option<Built>> {
+    if o.rebuild {
+        return Ok(None);
+    }
+    read_entry(entry)
+}
+
+/// The lock on building the entry `key`, waiting for it if another process holds it.
+fn lock_build(cache: &Cache, c: &CommitInfo, key: &str) -> Result<cache::Lock> {
     let lock_name = format!("build-{key}");
-    let _lock = match cache.try_lock(&lock_name)? {
-        Some(l) => l,
+    match cache.try_lock(&lock_name)? {
+        Some(l) => Ok(l),
         None => {
             // Said as a line: off a terminal the spinner is not drawn, and a wait for another
             // process's build can take minutes.
@@ -307,72 +369,222 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
                 c.short,
                 cache.dir("builds")?.display()
             ));
-            cache.lock(&lock_name)?
-        }
-    };
-    // Another process may have finished it while we waited.
-    if !o.rebuild {
-        if let Some(b) = read_entry(&entry)? {
-            sp.finish_and_clear();
-            return Ok(b);
+            cache.lock(&lock_name)
         }
     }
-    interrupt::check()?;
-    let (work, _work_lock) = pick_work_tree(cache, repo, c, &resolved, o)?;
-    remove_stale_staging(cache, Some(&key))?;
-    let src = work.join("src");
-    let build_dir = work.join("build");
-    // test/recipes/ and the like are read by `make test` only.
+}
+
+/// What a build of `resolved` leaves out of the source tree when its blobs are missing:
+/// test/recipes/ and the like are read by `make test` only.
+fn leave_out(resolved: &ResolvedRecipe) -> &'static [&'static str] {
     let runs_tests = resolved
         .make_targets
         .iter()
         .any(|t| matches!(t.as_str(), "test" | "tests" | "run_tests"));
-    let leave_out: &[&str] = if runs_tests {
+    if runs_tests {
         &[]
     } else {
         repo::UNREAD_BY_BUILDS
-    };
-    let state_path = work.join(TREE_STATE);
-    let previous = if o.clean_build {
-        None
-    } else {
-        read_tree_state(&state_path).filter(|t| {
+    }
+}
+
+/// One work tree's paths (see [`pick_work_tree`]).
+struct WorkTree {
+    src: PathBuf,
+    build_dir: PathBuf,
+    /// The record of the build the trees hold ([`TREE_STATE`]).
+    state: PathBuf,
+    /// configure's output kept by its inputs (see configured).
+    configure_store: PathBuf,
+}
+
+impl WorkTree {
+    fn at(work: &Path) -> WorkTree {
+        WorkTree {
+            src: work.join("src"),
+            build_dir: work.join("build"),
+            state: work.join(TREE_STATE),
+            configure_store: work.join("configured"),
+        }
+    }
+
+    /// The earlier build these trees hold, when a build of `c` with `resolved` may continue it.
+    fn continuable(
+        &self,
+        o: &BuildOptions,
+        c: &CommitInfo,
+        resolved: &ResolvedRecipe,
+    ) -> Option<TreeState> {
+        if o.clean_build {
+            return None;
+        }
+        read_tree_state(&self.state).filter(|t| {
             // --rebuild of the commit the tree holds: continuing it would
             // only repeat the install, not build again.
             !(o.rebuild && t.commit == c.id && t.patches == patch::key(&c.patches))
                 && t.recipe == resolved.name
                 && t.fingerprint == resolved.fingerprint
-                && src.is_dir()
-                && build_dir.join("Makefile").is_file()
+                && self.src.is_dir()
+                && self.build_dir.join("Makefile").is_file()
         })
-    };
-    // From here the trees are in flux: only a finished build vouches for
-    // them again.
-    if let Err(e) = fs::remove_file(&state_path) {
-        if e.kind() != std::io::ErrorKind::NotFound {
-            return Err(e).with_context(|| format!("cannot remove {}", state_path.display()));
-        }
     }
-    let started = Instant::now();
-    let mut notes = String::new();
-    sp.set_message("checking out");
-    let (mut export, mut start, mut incremental) = match &previous {
-        Some(prev) => {
-            let (export, reconfigure, info) =
-                move_tree(repo, c, prev, (&src, &build_dir), leave_out, &mut notes)?;
-            (export, Start::Incremental { reconfigure }, Some(info))
-        }
-        None => (
-            clean_checkout(repo, c, &src, &build_dir, leave_out)?,
-            Start::Clean,
-            None,
-        ),
-    };
 
-    let staging = tempfile::Builder::new()
-        .prefix(&format!(".tmp-{key}-"))
-        .tempdir_in(&builds)?;
-    let log = staging.path().join("build.log");
+    /// From here the trees are in flux: only a finished build vouches for them again.
+    fn forget(&self) -> Result<()> {
+        if let Err(e) = fs::remove_file(&self.state) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                return Err(e).with_context(|| format!("cannot remove {}", self.state.display()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The trees hold a finished build of `c` with `resolved`.
+    fn remember(&self, resolved: &ResolvedRecipe, c: &CommitInfo) -> Result<()> {
+        let state = TreeState {
+            recipe: resolved.name.clone(),
+            fingerprint: resolved.fingerprint.clone(),
+            commit: c.id.clone(),
+            patches: patch::key(&c.patches),
+        };
+        fs::write(&self.state, serde_json::to_string(&state)?)
+            .with_context(|| format!("cannot write {}", self.state.display()))
+    }
+}
+
+/// One build of a commit in a work tree.
+struct BuildJob<'a> {
+    repo: &'a Repo,
+    c: &'a CommitInfo,
+    o: &'a BuildOptions<'a>,
+    resolved: &'a ResolvedRecipe,
+    tree: &'a WorkTree,
+    leave_out: &'static [&'static str],
+}
+
+/// The source tree a build starts from.
+struct Checkout {
+    export: repo::Export,
+    start: Start,
+    /// Set when the build continues an earlier build's tree.
+    incremental: Option<Incremental>,
+}
+
+impl BuildJob<'_> {
+    /// The commit's tree: `previous`'s trees moved to it (each decision a line of `notes`),
+    /// or written afresh.
+    fn checkout(&self, previous: Option<&TreeState>, notes: &mut String) -> Result<Checkout> {
+        let Some(prev) = previous else {
+            return self.clean_checkout();
+        };
+        let trees = (self.tree.src.as_path(), self.tree.build_dir.as_path());
+        let (export, reconfigure, info) =
+            move_tree(self.repo, self.c, prev, trees, self.leave_out, notes)?;
+        Ok(Checkout {
+            export,
+            start: Start::Incremental { reconfigure },
+            incremental: Some(info),
+        })
+    }
+
+    fn clean_checkout(&self) -> Result<Checkout> {
+        let (src, build_dir) = (&self.tree.src, &self.tree.build_dir);
+        Ok(Checkout {
+            export: clean_checkout(self.repo, self.c, src, build_dir, self.leave_out)?,
+            start: Start::Clean,
+            incremental: None,
+        })
+    }
+
+    /// Checks the commit out and builds it into a staging directory in `builds`.
+    fn stage(
+        &self,
+        previous: Option<&TreeState>,
+        builds: &Path,
+        key: &str,
+        sp: &ProgressBar,
+    ) -> Result<Staged> {
+        let mut notes = String::new();
+        let checkout = self.checkout(previous, &mut notes)?;
+        let dir = tempfile::Builder::new()
+            .prefix(&format!(".tmp-{key}-"))
+            .tempdir_in(builds)?;
+        let log = dir.path().join("build.log");
+        write_notes(&log, notes, &checkout.export, self.repo)?;
+        let prefix = dir.path().join("prefix");
+        let (result, checkout) = self.build(checkout, &log, &prefix, sp)?;
+        Ok(Staged {
+            dir,
+            log,
+            prefix,
+            result,
+            checkout,
+        })
+    }
+
+    /// Runs the builder on `checkout` into `staged_prefix`, its output in `log` and on `sp`.
+    /// Returns the builder's result and the tree it was judged by: an incremental build that
+    /// fails may fail for its own reasons (a stale dependency on a removed file), so the
+    /// commit is judged by a clean build then.
+    fn build(
+        &self,
+        mut checkout: Checkout,
+        log: &Path,
+        staged_prefix: &Path,
+        sp: &ProgressBar,
+    ) -> Result<(Result<BuildReport>, Checkout)> {
+        let short = &self.c.short;
+        let mut phase = "";
+        let mut on_event = |ev: BuildEvent| match ev {
+            BuildEvent::Phase(p) => {
+                phase = p;
+                sp.set_message(p.to_string());
+                progress::detail(&format!("{short}: {p}"));
+            }
+            BuildEvent::Line(l) => {
+                sp.set_message(format!("{phase}: {}", truncate(&l, 100)));
+            }
+        };
+        let request = |start: Start| BuildRequest {
+            src: &self.tree.src,
+            build_dir: &self.tree.build_dir,
+            install_dir: staged_prefix,
+            recipe: self.resolved,
+            jobs: self.o.jobs,
+            log_path: log,
+            ccache: true,
+            ccache_remote: self.o.ccache_remote.as_deref(),
+            start,
+            configure_store: Some(&self.tree.configure_store),
+        };
+        let mut result = builder::build(&request(checkout.start), &mut on_event);
+        if checkout.start != Start::Clean
+            && !interrupt::interrupted()
+            && result
+                .as_ref()
+                .is_err_and(|e| e.downcast_ref::<builder::BuildFailed>().is_some())
+        {
+            let note =
+                "### perfbisect: the incremental build failed; building again from a clean tree\n";
+            fs::OpenOptions::new()
+                .append(true)
+                .open(log)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, note.as_bytes()))
+                .with_context(|| format!("cannot write {}", log.display()))?;
+            if staged_prefix.exists() {
+                fs::remove_dir_all(staged_prefix)
+                    .with_context(|| format!("cannot clear {}", staged_prefix.display()))?;
+            }
+            checkout = self.clean_checkout()?;
+            result = builder::build(&request(checkout.start), &mut on_event);
+        }
+        Ok((result, checkout))
+    }
+}
+
+/// The build log's first lines: how the tree was moved (`notes`), and what of the commit the
+/// repository could not give directly.
+fn write_notes(log: &Path, mut notes: String, export: &repo::Export, repo: &Repo) -> Result<()> {
     if export.materialized > 0 {
         notes.push_str(&format!(
             "### perfbisect: {} blob(s) missing from {} were read through git\n",
@@ -386,85 +598,29 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         ));
     }
     if !notes.is_empty() {
-        fs::write(&log, &notes).with_context(|| format!("cannot write {}", log.display()))?;
+        fs::write(log, &notes).with_context(|| format!("cannot write {}", log.display()))?;
     }
-    let staged_prefix = staging.path().join("prefix");
-    let configure_store = work.join("configured");
-    let mut phase = "";
-    let mut on_event = |ev: BuildEvent| match ev {
-        BuildEvent::Phase(p) => {
-            phase = p;
-            sp.set_message(p.to_string());
-            progress::detail(&format!("{}: {p}", c.short));
-        }
-        BuildEvent::Line(l) => {
-            sp.set_message(format!("{phase}: {}", truncate(&l, 100)));
-        }
-    };
-    let request = |start: Start| BuildRequest {
-        src: &src,
-        build_dir: &build_dir,
-        install_dir: &staged_prefix,
-        recipe: &resolved,
-        jobs: o.jobs,
-        log_path: &log,
-        ccache: true,
-        ccache_remote: o.ccache_remote.as_deref(),
-        start,
-        configure_store: Some(&configure_store),
-    };
-    let mut result = builder::build(&request(start), &mut on_event);
-    // An incremental build that fails may fail for its own reasons (a stale
-    // dependency on a removed file): the commit is judged by a clean build.
-    if start != Start::Clean
-        && !interrupt::interrupted()
-        && result
-            .as_ref()
-            .is_err_and(|e| e.downcast_ref::<builder::BuildFailed>().is_some())
-    {
-        let note =
-            "### perfbisect: the incremental build failed; building again from a clean tree\n";
-        fs::OpenOptions::new()
-            .append(true)
-            .open(&log)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, note.as_bytes()))
-            .with_context(|| format!("cannot write {}", log.display()))?;
-        if staged_prefix.exists() {
-            fs::remove_dir_all(&staged_prefix)
-                .with_context(|| format!("cannot clear {}", staged_prefix.display()))?;
-        }
-        export = clean_checkout(repo, c, &src, &build_dir, leave_out)?;
-        start = Start::Clean;
-        incremental = None;
-        result = builder::build(&request(start), &mut on_event);
-    }
-    sp.finish_and_clear();
-    if interrupt::interrupted() {
-        // The staging directory is removed on drop: nothing is published.
-        return Err(interrupt::Interrupted.into());
-    }
-    // Only a failure of the tree itself (config, make, install) is cached as
-    // a failed build. Anything else (the log or staging directory cannot be
-    // written, make is missing, a step was killed) is returned as an error
-    // and nothing is published, so the next run simply tries again.
-    if let Err(e) = &result {
-        if e.downcast_ref::<builder::BuildFailed>().is_none() {
-            return Err(anyhow::anyhow!(
-                "cannot build {} ({e:#}); nothing was cached",
-                c.short
-            ));
-        }
-    }
+    Ok(())
+}
+
+/// The record of a build of `c` that started at `started`, before its outcome is known.
+fn attempt_meta(
+    c: &CommitInfo,
+    resolved: &ResolvedRecipe,
+    version: OpenSslVersion,
+    started: Instant,
+    export: &repo::Export,
+) -> BuildMeta {
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let mut meta = BuildMeta {
+    BuildMeta {
         commit: c.id.clone(),
         summary: c.summary.clone(),
         recipe: resolved.name.clone(),
         fingerprint: resolved.fingerprint.clone(),
-        version: version.clone(),
+        version,
         ok: false,
         error: None,
         created,
@@ -477,51 +633,55 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
         install_fallback: None,
         incremental: None,
         checked: 0,
-    };
-    if result.is_ok() {
-        let state = TreeState {
-            recipe: resolved.name.clone(),
-            fingerprint: resolved.fingerprint.clone(),
-            commit: c.id.clone(),
-            patches: patch::key(&c.patches),
-        };
-        fs::write(&state_path, serde_json::to_string(&state)?)
-            .with_context(|| format!("cannot write {}", state_path.display()))?;
     }
-    match &result {
-        Ok(report) => {
-            meta.ok = true;
-            // The builder also configures again when configure's arguments
-            // changed (ccache installed since the last build).
-            meta.incremental = incremental.map(|i| Incremental {
-                configured: report.configured,
-                kept: report.kept,
-                ..i
-            });
-            meta.install_fallback = report.install_fallback.clone();
-            // builder::build returns Ok only for a prefix that passed the check.
-            meta.checked = installed::CHECK_VERSION;
-            meta.binaries = installed::hashes(&staged_prefix).with_context(|| {
-                format!("cannot hash the libraries of the build of {}", c.short)
-            })?;
-            meta.ccache_hit_rate = report.ccache.as_ref().map(|c| c.hit_rate);
-            meta.ccache_remote_hits = report.ccache.as_ref().map(|c| c.remote_hits);
+}
+
+/// A build made in a staging directory, not published yet.
+struct Staged {
+    dir: tempfile::TempDir,
+    log: PathBuf,
+    /// The installed prefix (see [`BuildRequest::install_dir`]).
+    prefix: PathBuf,
+    result: Result<BuildReport>,
+    /// The tree the result was judged by.
+    checkout: Checkout,
+}
+
+impl Staged {
+    /// What the builder's `result` adds to the record: a success's libraries and counts, a
+    /// failure's message (the staged prefix removed). `entry` is where it is published: an
+    /// error names the log there.
+    fn record(&self, meta: &mut BuildMeta, entry: &Path, c: &CommitInfo) -> Result<()> {
+        match &self.result {
+            Ok(report) => {
+                meta.ok = true;
+                // The builder also configures again when configure's arguments
+                // changed (ccache installed since the last build).
+                meta.incremental = self.checkout.incremental.clone().map(|i| Incremental {
+                    configured: report.configured,
+                    kept: report.kept,
+                    ..i
+                });
+                meta.install_fallback = report.install_fallback.clone();
+                // builder::build returns Ok only for a prefix that passed the check.
+                meta.checked = installed::CHECK_VERSION;
+                meta.binaries = installed::hashes(&self.prefix).with_context(|| {
+                    format!("cannot hash the libraries of the build of {}", c.short)
+                })?;
+                meta.ccache_hit_rate = report.ccache.as_ref().map(|c| c.hit_rate);
+                meta.ccache_remote_hits = report.ccache.as_ref().map(|c| c.remote_hits);
+            }
+            Err(e) => {
+                fs::remove_dir_all(&self.prefix).ok();
+                let msg = format!("{e:#}").replace(
+                    &self.log.display().to_string(),
+                    &entry.join("build.log").display().to_string(),
+                );
+                meta.error = Some(msg);
+            }
         }
-        Err(e) => {
-            fs::remove_dir_all(&staged_prefix).ok();
-            let msg = format!("{e:#}").replace(
-                &log.display().to_string(),
-                &entry.join("build.log").display().to_string(),
-            );
-            meta.error = Some(msg);
-        }
+        Ok(())
     }
-    let mut built = publish(staging, &meta, &entry, &key, &c.short)?;
-    built.fresh = true;
-    // As it finishes, not when its caller looks: builds made side by side (ensure_all) report
-    // one by one.
-    progress::info(&built_line(&built, &c.short));
-    Ok(built)
 }
 
 /// Writes the build's record into its staging directory and publishes it as `entry` in one
@@ -685,7 +845,6 @@ fn read_tree_state(path: &Path) -> Option<TreeState> {
     serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
 }
 
-/// Empty work directories, the commit's tree written afresh.
 /// Moves the work tree of an earlier build (`prev`) to `c`: rewrites what differs, plans
 /// whether configure must run again, regenerates the assembler where a translator changed and
 /// takes removed files out of make's dependency records. Each decision is a line of `notes`
@@ -776,6 +935,7 @@ fn export_patched(
     Ok(export)
 }
 
+/// Empty work directories, the commit's tree written afresh.
 fn clean_checkout(
     repo: &Repo,
     c: &CommitInfo,
