@@ -262,25 +262,6 @@ pub fn write_plots(dir: &Path, m: &MatrixReport) -> Result<()> {
 impl HtmlSections for MatrixReport {
     fn section(&self, links: &Links) -> Result<Section> {
         let m = self;
-        let targets: Vec<String> = m
-            .targets
-            .iter()
-            .map(|t| {
-                let commit = m
-                    .cells
-                    .iter()
-                    .find(|c| &c.target == t)
-                    .and_then(|c| c.commit.clone());
-                match commit {
-                    Some(c) => format!(
-                        "<code>{}</code> ({})",
-                        esc(t),
-                        links.html(&c, c.get(..10).unwrap_or(&c))
-                    ),
-                    None => format!("<code>{}</code>", esc(t)),
-                }
-            })
-            .collect();
         let heading = format!(
             "matrix: {}",
             m.targets
@@ -292,45 +273,12 @@ impl HtmlSections for MatrixReport {
         let mut summary = format!(
             "<p>{} tool(s) on {}; host {}, {} s per sample.</p>\n<ul>\n",
             spec_order(m).len(),
-            targets.join(", "),
+            html_targets(m, links).join(", "),
             esc(&m.host.id()),
             m.duration
         );
-        // Per tool, the fewest threads measured: the row people quote first.
         for spec in spec_order(m) {
-            let Some(t0) = m
-                .cells
-                .iter()
-                .filter(|c| c.spec == spec)
-                .map(|c| c.threads)
-                .min()
-            else {
-                continue;
-            };
-            let means: Vec<String> = m
-                .targets
-                .iter()
-                .filter_map(|t| {
-                    let c = m
-                        .cells
-                        .iter()
-                        .find(|c| &c.target == t && c.spec == spec && c.threads == t0)?;
-                    Some(format!(
-                        "{} {}",
-                        esc(t),
-                        match (c.mean_us, &c.not_applicable) {
-                            (Some(v), _) => format!("{} {}", us(v), m.metric.unit()),
-                            (None, Some(_)) => "N/A".into(),
-                            _ => "failed".into(),
-                        }
-                    ))
-                })
-                .collect();
-            summary.push_str(&format!(
-                "<li><code>{}</code> at {t0} thread(s): {}</li>\n",
-                esc(&title(m, &spec)),
-                means.join("; ")
-            ));
+            summary.push_str(&first_row_item(m, &spec));
         }
         summary.push_str("</ul>\n");
         let mut tables = String::new();
@@ -346,36 +294,101 @@ impl HtmlSections for MatrixReport {
             .into_iter()
             .map(|(_, title, svg)| html::figure(&svg, &title))
             .collect();
-        let threads = {
-            let mut t: Vec<usize> = m.cells.iter().map(|c| c.threads).collect();
-            t.sort();
-            t.dedup();
-            t.iter()
-                .map(|t| t.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        let mut cmd = String::from("perfbisect matrix");
-        if m.cells.iter().any(|c| c.commit.is_some()) {
-            cmd.push_str(&format!(" --revs {}", m.targets.join(",")));
-        } else {
-            for t in &m.targets {
-                cmd.push_str(&format!(" --openssl-dir {t}"));
-            }
-        }
-        for spec in spec_order(m) {
-            cmd.push_str(&format!(" --tool '{spec}'"));
-        }
-        cmd.push_str(&format!(
-            " --threads {threads} --samples {} --duration {}",
-            m.samples, m.duration
-        ));
         Ok(Section {
             heading,
             summary,
             tables,
             plots,
-            reproduce: html::command(&cmd),
+            reproduce: html::command(&reproduce_command(m)),
         })
     }
+}
+
+/// The targets as the page names them: each with its commit (linked) where it has one.
+fn html_targets(m: &MatrixReport, links: &Links) -> Vec<String> {
+    m.targets
+        .iter()
+        .map(|t| {
+            let commit = m
+                .cells
+                .iter()
+                .find(|c| &c.target == t)
+                .and_then(|c| c.commit.clone());
+            match commit {
+                Some(c) => format!(
+                    "<code>{}</code> ({})",
+                    esc(t),
+                    links.html(&c, c.get(..10).unwrap_or(&c))
+                ),
+                None => format!("<code>{}</code>", esc(t)),
+            }
+        })
+        .collect()
+}
+
+/// A tool's means at the fewest threads measured, one per target: the row people quote
+/// first. Empty when the tool has no cell.
+fn first_row_item(m: &MatrixReport, spec: &str) -> String {
+    let Some(t0) = m
+        .cells
+        .iter()
+        .filter(|c| c.spec == spec)
+        .map(|c| c.threads)
+        .min()
+    else {
+        return String::new();
+    };
+    let means: Vec<String> = m
+        .targets
+        .iter()
+        .filter_map(|t| {
+            let c = m
+                .cells
+                .iter()
+                .find(|c| &c.target == t && c.spec == spec && c.threads == t0)?;
+            Some(format!(
+                "{} {}",
+                esc(t),
+                match (c.mean_us, &c.not_applicable) {
+                    (Some(v), _) => format!("{} {}", us(v), m.metric.unit()),
+                    (None, Some(_)) => "N/A".into(),
+                    _ => "failed".into(),
+                }
+            ))
+        })
+        .collect();
+    format!(
+        "<li><code>{}</code> at {t0} thread(s): {}</li>\n",
+        esc(&title(m, spec)),
+        means.join("; ")
+    )
+}
+
+/// The `perfbisect matrix` command line that measures this table again.
+fn reproduce_command(m: &MatrixReport) -> String {
+    let threads = {
+        let mut t: Vec<usize> = m.cells.iter().map(|c| c.threads).collect();
+        t.sort();
+        t.dedup();
+        t.iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let mut cmd = String::from("perfbisect matrix");
+    if m.cells.iter().any(|c| c.commit.is_some()) {
+        cmd.push_str(&format!(" --revs {}", m.targets.join(",")));
+    } else {
+        for t in &m.targets {
+            cmd.push_str(&format!(" --openssl-dir {t}"));
+        }
+    }
+    for spec in spec_order(m) {
+        cmd.push_str(&format!(" --tool '{spec}'"));
+    }
+    cmd.push_str(&format!(
+        " --threads {threads} --samples {} --duration {}",
+        m.samples, m.duration
+    ));
+    cmd
 }
