@@ -5,12 +5,14 @@ use clap::Args;
 use super::args::{parse_effect, AlphaArg, SequentialArgs, ToolsArgs};
 use super::build::BuildArgs;
 use super::Shard;
-use crate::analysis::stats::{Size, Verdict};
+use crate::analysis::alpha::Schedule;
+use crate::analysis::stats::{Comparison, Size, Verdict};
 use crate::analysis::{alpha, bisect};
+use crate::build::repo::CommitInfo;
 use crate::cache::Cache;
 use crate::host::Host;
 use crate::measure::engine::{Library, Reuse, Session, Side, Subject};
-use crate::measure::kernel::Registry;
+use crate::measure::kernel::{Registry, ToolSpec};
 use crate::report::compare::{CompareReport, Sides};
 
 use crate::report::gate::{
@@ -79,98 +81,17 @@ pub fn run(g: &Global, a: GateArgs) -> Result<Exit> {
         label: a.head.clone(),
         commit: head.clone(),
     });
+    let gate = Gate {
+        a: &a,
+        base: &base,
+        head: &head,
+        libs: (lib_base, lib_head),
+        schedule: &schedule,
+        alpha_look,
+    };
     let mut results = Vec::new();
     for (s, threads) in cells {
-        let spec = &specs[s];
-        progress::info(&format!("gate: {} at {} thread(s)", spec.short(), threads));
-        let mut subject = |lib, side: Side| {
-            session.add_subject(Subject {
-                lib,
-                spec: spec.clone(),
-                threads,
-                side,
-            })
-        };
-        let (sb, sh) = (
-            subject(lib_base, Side::Base)?,
-            subject(lib_head, Side::Head)?,
-        );
-        let compared = bisect::compare_pair(
-            &mut session,
-            sb,
-            sh,
-            &schedule,
-            alpha_look,
-            a.max_regression,
-        );
-        let cell = |outcome, message, comparison| GateResult {
-            outcome,
-            message,
-            comparison,
-            tool: spec.short(),
-            threads,
-        };
-        results.push(match compared {
-            Err(e) if crate::interrupt::is_interrupted(&e) => return Err(e),
-            Err(e) => cell(GateOutcome::Error, format!("{e:#}"), None),
-            Ok(Err(why)) => {
-                let outcome = if why.is_not_applicable() {
-                    GateOutcome::NotApplicable
-                } else {
-                    GateOutcome::Error
-                };
-                cell(outcome, why.reason(), None)
-            }
-            Ok(Ok(c)) => {
-                let pct = c.ratio.pct();
-                let (outcome, message) = match c.verdict {
-                    // Significant, but the interval still reaches below the allowed slowdown at
-                    // the sample cap: failing would rest on a point estimate.
-                    Verdict::Slower if c.size != Size::AtLeast => (
-                        GateOutcome::Undecided,
-                        format!(
-                            "head is significantly slower ({pct}), but whether by more than the allowed {:.1}% is uncertain after {} samples",
-                            a.max_regression * 100.0,
-                            c.a.n.min(c.b.n)
-                        ),
-                    ),
-                    Verdict::Slower => (
-                        GateOutcome::Regression,
-                        format!(
-                            "head is slower by {pct} (more than the allowed {:.1}%)",
-                            a.max_regression * 100.0
-                        ),
-                    ),
-                    Verdict::Faster => (GateOutcome::Improvement, format!("head is faster: {pct}")),
-                    Verdict::Same => (GateOutcome::Same, format!("no significant change: {pct}")),
-                    Verdict::Undecided => (
-                        GateOutcome::Undecided,
-                        format!(
-                            "undecided after {} samples: {pct} (a change of {:.1}% cannot be ruled out)",
-                            c.a.n.min(c.b.n),
-                            a.max_regression * 100.0
-                        ),
-                    ),
-                };
-                let mut report = CompareReport::new(
-                    &spec.short(),
-                    threads,
-                    Sides {
-                        a: &a.base,
-                        b: &a.head,
-                        a_commit: &base.id,
-                        b_commit: &head.id,
-                        a_patches: &base.patches,
-                        b_patches: &head.patches,
-                    },
-                    &c,
-                    a.alpha.alpha,
-                    a.max_regression,
-                );
-                report.metric = session.metric();
-                cell(outcome, message, Some(report))
-            }
-        });
+        results.push(gate.check(&mut session, &specs[s], threads)?);
     }
     let report = GateReport {
         kind: GATE_KIND.into(),
@@ -189,4 +110,118 @@ pub fn run(g: &Global, a: GateArgs) -> Result<Exit> {
     };
     report.emit(a.format)?;
     Ok(Exit::of_gate(report.exit_code))
+}
+
+/// One gate: base against head, every (tool, threads) cell compared with the same schedule.
+struct Gate<'a> {
+    a: &'a GateArgs,
+    base: &'a CommitInfo,
+    head: &'a CommitInfo,
+    /// The session's libraries of base and head.
+    libs: (usize, usize),
+    schedule: &'a Schedule,
+    alpha_look: f64,
+}
+
+impl Gate<'_> {
+    /// Compares head with base for one cell. Only an interruption is an error: any other
+    /// failure is the cell's result.
+    fn check(&self, session: &mut Session, spec: &ToolSpec, threads: usize) -> Result<GateResult> {
+        let a = self.a;
+        progress::info(&format!("gate: {} at {} thread(s)", spec.short(), threads));
+        let mut subject = |lib, side: Side| {
+            session.add_subject(Subject {
+                lib,
+                spec: spec.clone(),
+                threads,
+                side,
+            })
+        };
+        let (sb, sh) = (
+            subject(self.libs.0, Side::Base)?,
+            subject(self.libs.1, Side::Head)?,
+        );
+        let compared = bisect::compare_pair(
+            session,
+            sb,
+            sh,
+            self.schedule,
+            self.alpha_look,
+            a.max_regression,
+        );
+        let cell = |outcome, message, comparison| GateResult {
+            outcome,
+            message,
+            comparison,
+            tool: spec.short(),
+            threads,
+        };
+        Ok(match compared {
+            Err(e) if crate::interrupt::is_interrupted(&e) => return Err(e),
+            Err(e) => cell(GateOutcome::Error, format!("{e:#}"), None),
+            Ok(Err(why)) => {
+                let outcome = if why.is_not_applicable() {
+                    GateOutcome::NotApplicable
+                } else {
+                    GateOutcome::Error
+                };
+                cell(outcome, why.reason(), None)
+            }
+            Ok(Ok(c)) => {
+                let (outcome, message) = judge(&c, a.max_regression);
+                let mut report = CompareReport::new(
+                    &spec.short(),
+                    threads,
+                    Sides {
+                        a: &a.base,
+                        b: &a.head,
+                        a_commit: &self.base.id,
+                        b_commit: &self.head.id,
+                        a_patches: &self.base.patches,
+                        b_patches: &self.head.patches,
+                    },
+                    &c,
+                    a.alpha.alpha,
+                    a.max_regression,
+                );
+                report.metric = session.metric();
+                cell(outcome, message, Some(report))
+            }
+        })
+    }
+}
+
+/// What a finished comparison of head with base means for the gate, and the sentence that
+/// says so.
+fn judge(c: &Comparison, max_regression: f64) -> (GateOutcome, String) {
+    let pct = c.ratio.pct();
+    match c.verdict {
+        // Significant, but the interval still reaches below the allowed slowdown at
+        // the sample cap: failing would rest on a point estimate.
+        Verdict::Slower if c.size != Size::AtLeast => (
+            GateOutcome::Undecided,
+            format!(
+                "head is significantly slower ({pct}), but whether by more than the allowed {:.1}% is uncertain after {} samples",
+                max_regression * 100.0,
+                c.a.n.min(c.b.n)
+            ),
+        ),
+        Verdict::Slower => (
+            GateOutcome::Regression,
+            format!(
+                "head is slower by {pct} (more than the allowed {:.1}%)",
+                max_regression * 100.0
+            ),
+        ),
+        Verdict::Faster => (GateOutcome::Improvement, format!("head is faster: {pct}")),
+        Verdict::Same => (GateOutcome::Same, format!("no significant change: {pct}")),
+        Verdict::Undecided => (
+            GateOutcome::Undecided,
+            format!(
+                "undecided after {} samples: {pct} (a change of {:.1}% cannot be ruled out)",
+                c.a.n.min(c.b.n),
+                max_regression * 100.0
+            ),
+        ),
+    }
 }
