@@ -636,3 +636,72 @@ fn samples_record_the_cpu_capabilities_their_code_ran_under() {
     // An absolute pin decides alone: two hosts with different CPUs run the same paths under it.
     assert_eq!(caps(Some("0x4:0")), "OPENSSL_ia32cap=0x4:0");
 }
+
+/// Every spec runs once on the system OpenSSL (3.0): one sample each, in spec order.
+fn run_each(specs: &[&str]) -> Vec<Value> {
+    let d = tempfile::tempdir().unwrap();
+    let mut args: Vec<&str> = Vec::new();
+    for s in specs {
+        args.extend(["--tool", s]);
+    }
+    args.extend(["--samples", "1", "--duration", "0.05"]);
+    let j = run_json(d.path(), &args);
+    let results = j["results"].as_array().unwrap().clone();
+    assert_eq!(results.len(), specs.len());
+    results
+}
+
+fn assert_sampled(results: &[Value]) {
+    for r in results {
+        assert_eq!(r["n"], 1, "{r}");
+        assert!(r["mean_us"].as_f64().unwrap() > 0.0, "{r}");
+    }
+}
+
+/// Spec by spec, a one-line error with exit 2 that says `needle`.
+fn assert_refused(cases: &[(&str, &str)]) {
+    let d = tempfile::tempdir().unwrap();
+    for (spec, needle) in cases {
+        let o = perfbisect(d.path())
+            .args([
+                "run",
+                "--samples",
+                "1",
+                "--duration",
+                "0.05",
+                "--tool",
+                spec,
+            ])
+            .output()
+            .unwrap();
+        assert_usage_error(&o, needle);
+    }
+}
+
+/// perftools' evp_hash and evp_cipher modes as kernel arguments (issue 30).
+#[test]
+fn evp_hash_and_evp_cipher_take_perftools_modes() {
+    let results = run_each(&[
+        "evp_hash:mode=deprecated,size=1500,alg=sha384",
+        "evp_hash:mode=evp_isolated,size=1500,alg=sha1",
+        "evp_hash:mode=evp_shared,size=1500,updates=5",
+        "evp_cipher:mode=evp_isolated,size=16,alg=aes-256-cbc",
+        "evp_cipher:mode=evp_shared,size=16,updates=3",
+    ]);
+    assert_sampled(&results);
+    // MB/s counts every update of an operation: 5 x 1500 bytes.
+    let h = &results[2];
+    let mb = h["mb_per_s"].as_f64().unwrap();
+    let expect = 7500.0 / h["mean_us"].as_f64().unwrap();
+    assert!((mb / expect - 1.0).abs() < 0.01, "{mb} vs {expect}");
+    assert_refused(&[
+        ("evp_hash:mode=deprecated,alg=sha3-256", "no deprecated API"),
+        ("evp_hash:updates=2", "updates must be 1"),
+        ("evp_hash:mode=shared", "valid: oneshot, deprecated"),
+        ("evp_cipher:mode=evp_shared,alg=aes-128-gcm", "refuses"),
+        (
+            "evp_cipher:mode=evp_shared,mode=evp_isolated",
+            "given twice",
+        ),
+    ]);
+}

@@ -34,7 +34,8 @@ pub struct Kernel {
     pub args: Vec<ArgSpec>,
     pub min_version: OpenSslVersion,
     pub link_ssl: bool,
-    /// Argument whose value is the number of bytes one operation processes.
+    /// Argument whose value is the number of bytes one operation processes (or several joined by
+    /// `*`, whose product is).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_arg: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -79,9 +80,13 @@ impl ToolSpec {
         }
     }
 
+    /// Bytes one operation processes: the `@unit bytes=` argument, or the product of several
+    /// (`bytes=size*updates`).
     pub fn bytes_per_op(&self) -> Option<f64> {
-        let arg = self.kernel.bytes_arg.as_ref()?;
-        self.args.get(arg)?.parse().ok()
+        let args = self.kernel.bytes_arg.as_ref()?;
+        args.split('*')
+            .map(|a| self.args.get(a.trim())?.parse::<f64>().ok())
+            .product()
     }
 }
 
@@ -439,5 +444,26 @@ mod tests {
         assert!(e.contains("known: demo"), "{e}");
         let e = reg.parse_spec("demo:key").unwrap_err().to_string();
         assert!(e.contains("not key=value"), "{e}");
+    }
+
+    #[test]
+    fn bytes_per_op_is_an_argument_or_a_product_of_them() {
+        let src = "// @kernel h\n// @arg size=16 int\n// @arg updates=1 int\n// @unit bytes=size*updates\n";
+        let k = parse_kernel(src, Path::new("h.c")).unwrap();
+        let reg = Registry {
+            kernels: [(k.name.clone(), k)].into_iter().collect(),
+        };
+        assert_eq!(reg.parse_spec("h").unwrap().bytes_per_op(), Some(16.0));
+        let s = reg.parse_spec("h:size=1500,updates=5").unwrap();
+        assert_eq!(s.bytes_per_op(), Some(7500.0));
+        let one = parse_kernel(
+            "// @kernel o\n// @arg size=8 int\n// @unit bytes=size\n",
+            Path::new("o.c"),
+        )
+        .unwrap();
+        let reg = Registry {
+            kernels: [(one.name.clone(), one)].into_iter().collect(),
+        };
+        assert_eq!(reg.parse_spec("o").unwrap().bytes_per_op(), Some(8.0));
     }
 }
