@@ -68,6 +68,10 @@ fn kernels_json_lists_every_kernel_with_arguments() {
         "evp_hash",
         "ecdsa",
         "ctxload",
+        "evp_mac",
+        "evp_kdf",
+        "evp_rand",
+        "evp_pkey",
     ] {
         assert!(names.contains(&k), "kernel {k} missing from {names:?}");
     }
@@ -703,5 +707,28 @@ fn evp_hash_and_evp_cipher_take_perftools_modes() {
             "evp_cipher:mode=evp_shared,mode=evp_isolated",
             "given twice",
         ),
+    ]);
+}
+
+/// The kernels of perftools' evp_mac, evp_kdf, evp_rand and evp_pkey, in every mode.
+#[test]
+fn evp_mac_kdf_rand_and_pkey_run_in_every_mode() {
+    let results = run_each(&[
+        "evp_mac:mode=evp_isolated",
+        "evp_mac:mode=deprecated_shared,updates=2",
+        "evp_mac:mode=deprecated_isolated",
+        "evp_kdf:mode=evp_isolated,iter=16",
+        "evp_kdf:mode=deprecated_shared,iter=16",
+        "evp_kdf:mode=deprecated_isolated,iter=16",
+        "evp_rand:mode=evp_isolated",
+        "evp_pkey:mode=evp_isolated,alg=x25519",
+    ]);
+    assert_sampled(&results);
+    assert_refused(&[
+        ("evp_mac:mode=shared", "valid: evp_shared, evp_isolated"),
+        ("evp_kdf:mode=evp_shared,mode=evp_isolated", "given twice"),
+        ("evp_kdf:iter=0", "iter must be between 1"),
+        ("evp_rand:size=0", "size must be between 1"),
+        ("evp_pkey:alg=dsa", "valid: ed25519"),
     ]);
 }
