@@ -732,3 +732,14 @@ fn evp_mac_kdf_rand_and_pkey_run_in_every_mode() {
         ("evp_pkey:alg=dsa", "valid: ed25519"),
     ]);
 }
+
+/// ML-KEM needs 3.5: on the system's 3.0 it is "not applicable", a result, not an error.
+#[test]
+fn ml_kem_is_not_applicable_before_3_5() {
+    let results = run_each(&["newrawkey:alg=ml-kem-768", "newrawkey:alg=x25519"]);
+    let ml_kem = &results[0];
+    assert_eq!(ml_kem["n"], 0, "{ml_kem}");
+    let why = ml_kem["not_applicable"].as_str().unwrap();
+    assert!(why.contains("ML-KEM needs OpenSSL 3.5"), "{ml_kem}");
+    assert_sampled(&results[1..]);
+}
