@@ -85,6 +85,10 @@ fn kernels_json_lists_every_kernel_with_arguments() {
     let key = args.iter().find(|a| a["name"] == "key").unwrap();
     assert_eq!(key["default"], "ec");
     assert!(pkeyread["min_version"].is_string());
+    // Each kernel names its perftools counterpart ("-" for none).
+    assert_eq!(pkeyread["perftools"], "pkeyread -k {key} -f {format}");
+    let noop = v.as_array().unwrap().iter().find(|k| k["name"] == "noop");
+    assert_eq!(noop.unwrap()["perftools"], "-");
 }
 
 #[test]

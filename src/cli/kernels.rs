@@ -2,7 +2,8 @@ use crate::cli::exit::Exit;
 use anyhow::Result;
 use clap::Args;
 
-use crate::measure::kernel::Registry;
+use crate::measure::kernel::{Kernel, Registry};
+use crate::measure::perftools;
 use crate::report::{Format, Table};
 use crate::Global;
 
@@ -16,7 +17,7 @@ pub struct KernelsArgs {
 pub fn run(g: &Global, a: KernelsArgs) -> Result<Exit> {
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     if a.format == Format::Json {
-        let all: Vec<_> = reg.all().collect();
+        let all: Vec<_> = reg.all().map(Listed::of).collect();
         println!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(Exit::Done);
     }
@@ -25,6 +26,7 @@ pub fn run(g: &Global, a: KernelsArgs) -> Result<Exit> {
         "since",
         "arguments (default first)",
         "one operation",
+        "perftools counterpart",
     ]);
     for k in reg.all() {
         let args: Vec<String> = k
@@ -55,8 +57,27 @@ pub fn run(g: &Global, a: KernelsArgs) -> Result<Exit> {
                 args.join(", ")
             },
             k.summary.clone(),
+            perftools::pairing(&k.name).to_string(),
         ]);
     }
     print!("{}", t.render(a.format)?);
     Ok(Exit::Done)
+}
+
+/// A kernel as `kernels --format json` lists it: its metadata and its perftools pairing.
+#[derive(serde::Serialize)]
+struct Listed<'a> {
+    #[serde(flatten)]
+    kernel: &'a Kernel,
+    /// The perftools program and flags its specs pair with ("-": none).
+    perftools: &'static str,
+}
+
+impl<'a> Listed<'a> {
+    fn of(kernel: &'a Kernel) -> Self {
+        Listed {
+            kernel,
+            perftools: perftools::pairing(&kernel.name),
+        }
+    }
 }

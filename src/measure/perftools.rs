@@ -60,8 +60,43 @@ pub fn counterpart(spec: &ToolSpec) -> Option<Counterpart> {
         "evp_setpeer" => with("evp_setpeer", &["-k", arg("key")]),
         "sslnew" => plain("sslnew"),
         "rsasign" => plain("rsasign"),
-        // perftools' newrawkey makes x25519 keys only.
+        // perftools' newrawkey imports x25519 (its default) and, from 3.5, ML-KEM keys.
         "newrawkey" if arg("alg") == "x25519" => plain("newrawkey"),
+        "newrawkey" if arg("alg").starts_with("ml-kem-") => with("newrawkey", &["-a", arg("alg")]),
+        // perftools hashes 1500 bytes per update with SHA-1/2; oneshot is ours alone.
+        "evp_hash"
+            if arg("mode") != "oneshot"
+                && arg("size") == "1500"
+                && ["sha1", "sha224", "sha256", "sha384", "sha512"].contains(&arg("alg")) =>
+        {
+            let alg = arg("alg").to_uppercase();
+            with(
+                "evp_hash",
+                &["-o", arg("mode"), "-u", arg("updates"), "-a", &alg],
+            )
+        }
+        // 16 bytes per update of AES-CBC; its 256-byte output buffer holds 15 updates.
+        "evp_cipher"
+            if arg("mode") != "reinit"
+                && arg("size") == "16"
+                && arg("alg").ends_with("-cbc")
+                && arg("updates").parse::<u32>().is_ok_and(|u| u <= 15) =>
+        {
+            let alg = arg("alg").to_uppercase();
+            with(
+                "evp_cipher",
+                &["-o", arg("mode"), "-u", arg("updates"), "-a", &alg],
+            )
+        }
+        "evp_mac" if arg("size") == "32" => {
+            with("evp_mac", &["-o", arg("mode"), "-u", arg("updates")])
+        }
+        "evp_kdf" if arg("iter") == "2048" => with("evp_kdf", &["-o", arg("mode")]),
+        "evp_rand" if arg("size") == "64" => with("evp_rand", &["-o", arg("mode")]),
+        "evp_pkey" => {
+            let alg = arg("alg").to_uppercase();
+            with("evp_pkey", &["-o", arg("mode"), "-a", &alg])
+        }
         "x509storeissuer" => Counterpart {
             certs: true,
             ..plain("x509storeissuer")
@@ -144,7 +179,64 @@ pub fn default_specs() -> Vec<String> {
         .iter()
         .map(|s| s.to_string()),
     );
+    v.extend(perftools_mode_specs());
     v
+}
+
+/// The specs of perftools' mode options (`-o`, `-u`, `-a`) that its own CMake run list
+/// exercises: evp_hash, evp_cipher, evp_mac, evp_kdf, evp_rand, evp_pkey and newrawkey -a.
+pub fn perftools_mode_specs() -> Vec<String> {
+    let mut v = Vec::new();
+    for mode in ["deprecated", "evp_isolated", "evp_shared"] {
+        v.push(format!("evp_hash:mode={mode},size=1500"));
+    }
+    v.push("evp_hash:mode=evp_shared,size=1500,updates=5".into());
+    for mode in ["evp_isolated", "evp_shared"] {
+        v.push(format!("evp_cipher:mode={mode},size=16"));
+    }
+    for mode in [
+        "evp_shared",
+        "evp_isolated",
+        "deprecated_shared",
+        "deprecated_isolated",
+    ] {
+        v.push(format!("evp_mac:mode={mode}"));
+        v.push(format!("evp_kdf:mode={mode}"));
+    }
+    for mode in ["evp_shared", "evp_isolated"] {
+        v.push(format!("evp_rand:mode={mode}"));
+        v.push(format!("evp_pkey:mode={mode}"));
+    }
+    for alg in ["ml-kem-512", "ml-kem-768", "ml-kem-1024"] {
+        v.push(format!("newrawkey:alg={alg}"));
+    }
+    v
+}
+
+/// How each kernel's specs map to a perftools program and its flags, as `perfbisect kernels`
+/// shows it ("-" where perftools has no counterpart). `{arg}` is the value of a kernel argument.
+pub fn pairing(kernel: &str) -> &'static str {
+    match kernel {
+        "randbytes" => "randbytes (size=32)",
+        "pkeyread" => "pkeyread -k {key} -f {format}",
+        "evp_setpeer" => "evp_setpeer -k {key}",
+        "sslnew" => "sslnew",
+        "rsasign" => "rsasign",
+        "newrawkey" => "newrawkey [-a {alg}] (x25519, ml-kem-*)",
+        "x509storeissuer" => "x509storeissuer CERTDIR",
+        "handshake" => "handshake [-s] CERTDIR (ctx=shared|per-conn)",
+        "writeread" => "writeread -b {size} CERTDIR",
+        "providerdoall" => "providerdoall",
+        "evp_fetch" => "evp_fetch -f {type}:ALG (alg=default; libctx=own as perftools)",
+        "rwlocks" => "rwlocks (writers=0; reads only)",
+        "evp_hash" => "evp_hash -o {mode} -u {updates} -a {ALG} (size=1500, SHA-1/2, not oneshot)",
+        "evp_cipher" => "evp_cipher -o {mode} -u {updates} -a {ALG} (size=16, *-cbc, not reinit)",
+        "evp_mac" => "evp_mac -o {mode} -u {updates} (size=32)",
+        "evp_kdf" => "evp_kdf -o {mode} (iter=2048)",
+        "evp_rand" => "evp_rand -o {mode} (size=64)",
+        "evp_pkey" => "evp_pkey -o {mode} -a {ALG}",
+        _ => "-",
+    }
 }
 
 /// perftools built against one OpenSSL prefix.
@@ -471,5 +563,77 @@ mod tests {
         assert!(counterpart(&spec("newrawkey:alg=ed448")).is_none());
         assert!(counterpart(&spec("randbytes:size=64")).is_none());
         assert!(counterpart(&spec("evp_hash")).is_none());
+    }
+
+    #[test]
+    fn perftools_modes_pair_with_their_flags() {
+        let opts = |s: &str| counterpart(&spec(s)).map(|c| (c.program, c.options));
+        assert_eq!(
+            opts("evp_hash:mode=evp_isolated,size=1500,updates=5,alg=sha384"),
+            Some((
+                "evp_hash",
+                ["-o", "evp_isolated", "-u", "5", "-a", "SHA384"]
+                    .map(String::from)
+                    .to_vec()
+            ))
+        );
+        // Our one-shot digest, another size or a digest perftools lacks: no counterpart.
+        assert_eq!(opts("evp_hash:size=1500"), None);
+        assert_eq!(opts("evp_hash:mode=evp_shared"), None);
+        assert_eq!(opts("evp_hash:mode=evp_shared,size=1500,alg=md5"), None);
+        assert_eq!(
+            opts("evp_cipher:mode=evp_shared,size=16,alg=aes-256-cbc")
+                .unwrap()
+                .1,
+            ["-o", "evp_shared", "-u", "1", "-a", "AES-256-CBC"]
+        );
+        assert_eq!(opts("evp_cipher:mode=evp_shared,size=16,updates=16"), None);
+        assert_eq!(
+            opts("evp_cipher:mode=evp_isolated,size=16,alg=aes-128-gcm"),
+            None
+        );
+        assert_eq!(
+            opts("evp_mac:mode=deprecated_isolated,updates=3")
+                .unwrap()
+                .1,
+            ["-o", "deprecated_isolated", "-u", "3"]
+        );
+        assert_eq!(opts("evp_mac:size=64"), None);
+        assert_eq!(opts("evp_kdf").unwrap().1, ["-o", "evp_shared"]);
+        assert_eq!(opts("evp_kdf:iter=1000"), None);
+        assert_eq!(
+            opts("evp_rand:mode=evp_isolated").unwrap().1,
+            ["-o", "evp_isolated"]
+        );
+        assert_eq!(
+            opts("evp_pkey:alg=x448").unwrap().1,
+            ["-o", "evp_shared", "-a", "X448"]
+        );
+        assert_eq!(
+            opts("newrawkey:alg=ml-kem-768").unwrap().1,
+            ["-a", "ml-kem-768"]
+        );
+    }
+
+    #[test]
+    fn every_kernel_with_a_counterpart_names_it_in_the_pairing_table() {
+        let reg = Registry::load(None).unwrap();
+        for s in default_specs() {
+            let k = spec(&s).kernel.name;
+            let p = pairing(&k);
+            assert!(
+                p.starts_with(counterpart(&spec(&s)).unwrap().program),
+                "{s}: {p}"
+            );
+        }
+        for k in reg.all() {
+            if counterpart(&spec(&k.name)).is_none() && pairing(&k.name) == "-" {
+                assert!(
+                    ["noop", "ecdsa", "ctxload"].contains(&k.name.as_str()),
+                    "{} has neither a counterpart nor a pairing note",
+                    k.name
+                );
+            }
+        }
     }
 }
