@@ -39,6 +39,7 @@ use crate::analysis::alpha;
 use crate::analysis::bisect::{
     self, pool_key, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult, Step,
 };
+use crate::analysis::resolution::Resolution;
 use crate::analysis::segment::{self, Point};
 use crate::analysis::stats;
 use crate::unavailable::Unavailable;
@@ -170,6 +171,9 @@ pub struct Grid {
     pub intervals: Vec<Interval>,
     /// Samples each grid point got.
     pub samples_per_point: usize,
+    /// Each point's samples as the grid took them (`None`: skipped), for the noise.
+    #[serde(skip)]
+    pub values: Vec<Option<Vec<f64>>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -189,12 +193,16 @@ pub struct ScanResult {
     pub family_alpha: f64,
     pub commits_measured: usize,
     pub samples_taken: usize,
+    /// What the scan's searches could resolve, from the noise of every commit it sampled, at
+    /// the level per test of its longest interval's search.
+    pub resolution: Option<Resolution>,
 }
 
-/// Records the most samples seen per commit, for the totals.
+/// Records the most samples seen per commit, for the totals, and every value, for the noise.
 struct Tracker<'a> {
     m: &'a mut dyn Measurer,
     seen: HashMap<usize, usize>,
+    held: HashMap<usize, Vec<f64>>,
 }
 
 impl Measurer for Tracker<'_> {
@@ -202,7 +210,10 @@ impl Measurer for Tracker<'_> {
         let r = self.m.ensure(wants)?;
         for (&(c, _), p) in wants.iter().zip(&r) {
             let n = match p {
-                Probe::Samples(v) => v.len(),
+                Probe::Samples(v) => {
+                    self.held.insert(c, v.values.clone());
+                    v.len()
+                }
                 Probe::Skip(_) => 0,
             };
             let e = self.seen.entry(c).or_insert(0);
@@ -435,6 +446,7 @@ pub fn measure_grid(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> 
         penalty: fit.penalty,
         intervals,
         samples_per_point: k,
+        values: raw,
     })
 }
 
@@ -469,6 +481,7 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
     let mut t = Tracker {
         m,
         seen: HashMap::new(),
+        held: grid_values(&grid),
     };
     // What the grid phase used of each grid point, per pool: grid points with identical
     // binaries were measured on one pool of samples (see bisect::pool_key).
@@ -566,6 +579,7 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
     let cancels = cancels(&logs, cfg.min_effect);
     let commits_measured = t.seen.len();
     let samples_taken = t.seen.values().sum();
+    let resolution = resolution(&grid, &sub_cfg, &t.held);
     Ok(ScanResult {
         grid,
         changes,
@@ -577,7 +591,26 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
         family_alpha: family.min(1.0),
         commits_measured,
         samples_taken,
+        resolution,
     })
+}
+
+/// The grid's samples per commit, as the grid phase took them.
+fn grid_values(grid: &Grid) -> HashMap<usize, Vec<f64>> {
+    grid.points
+        .iter()
+        .zip(&grid.values)
+        .filter_map(|(p, v)| Some((p.commit, v.clone()?)))
+        .collect()
+}
+
+/// What a search of the scan resolves at its cap, at the strictest level any of its searches
+/// runs at (the longest interval's).
+fn resolution(grid: &Grid, cfg: &Config, held: &HashMap<usize, Vec<f64>>) -> Option<Resolution> {
+    let longest = grid.intervals.iter().map(|i| i.hi - i.lo + 1).max()?;
+    let alpha = cfg.alpha_per_test(longest, 1) / alpha::TWO_TESTS;
+    let values: Vec<&[f64]> = held.values().map(|v| &v[..]).collect();
+    Resolution::of(&values, cfg.schedule.max, alpha, cfg.min_effect)
 }
 
 /// The whole scan over the grid `positions` (see the module docs).

@@ -16,7 +16,7 @@ use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::exec::Placement;
 use crate::measure::metric::Metric;
-use crate::report::{may_hide, pairs_note, us};
+use crate::report::{may_hide, pairs_note, resolution_sentence, us};
 use crate::unavailable::Unavailable;
 
 formats!(BisectFormat for BisectReport { Text, Markdown, Json, Jsonl, Html });
@@ -589,28 +589,6 @@ fn unexplored_text(j: &BisectReport) -> String {
         ));
     }
     s
-}
-
-/// What a run resolved, in one sentence (text, Markdown and HTML alike).
-pub fn resolution_sentence(r: &Resolution) -> String {
-    let reach = if r.smallest <= r.min_effect {
-        format!(
-            "changes down to --min-effect ({:.1}%)",
-            r.min_effect * 100.0
-        )
-    } else {
-        format!(
-            "changes of {:.1}% or more; smaller ones (down to --min-effect, {:.1}%) may hide anywhere in the range unseen",
-            r.smallest * 100.0,
-            r.min_effect * 100.0
-        )
-    };
-    format!(
-        "at this run's noise ({:.1}% per sample, the median of {} commit(s)), a comparison at the cap of {} samples per side resolves {reach}",
-        r.noise * 100.0,
-        r.subjects,
-        r.cap
-    )
 }
 
 /// The forecast as a jsonl event.

@@ -10,11 +10,12 @@ use super::bisect::{culprit_json, truncate, CommitJson, CulpritJson, StepJson};
 use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Level, Mark, PointKind, Profile, ProfilePoint};
+use crate::analysis::resolution::Resolution;
 use crate::analysis::scan::{Cancel, ScanResult};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::exec::Placement;
-use crate::report::{may_hide, ratio_pct, us};
+use crate::report::{may_hide, ratio_pct, resolution_sentence, us};
 
 formats!(ScanFormat for ScanReport { Text, Markdown, Json, Html });
 
@@ -137,6 +138,9 @@ pub struct ScanReport {
     pub notes: Vec<String>,
     pub wall_s: f64,
     pub reproduce: String,
+    /// What the scan's searches could resolve at its noise (absent in results written before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<Resolution>,
 }
 
 /// What the command knows besides the analysis result.
@@ -329,6 +333,7 @@ impl ScanReport {
             notes: x.notes,
             wall_s: x.wall_s,
             reproduce: x.reproduce,
+            resolution: r.resolution.clone(),
         }
     }
 
@@ -468,6 +473,9 @@ fn text(r: &ScanReport, links: &Links) -> String {
             iv.outcome
         ));
     }
+    if let Some(res) = &r.resolution {
+        s.push_str(&format!("\nresolution: {}\n", resolution_sentence(res)));
+    }
     s.push_str("\nchange points (by position):\n");
     if r.changes.is_empty() {
         s.push_str("  none: the grid's points lie on one level, or no search confirmed a change\n");
@@ -514,6 +522,9 @@ fn markdown(r: &ScanReport, links: &Links) -> String {
         "### scan: `{}` at {} thread(s), `{}` ({} commits)\n\n",
         r.tool, r.threads, r.range, r.commits
     );
+    if let Some(res) = &r.resolution {
+        s.push_str(&format!("Resolution: {}\n\n", resolution_sentence(res)));
+    }
     if r.changes.is_empty() {
         s.push_str("No change point found.\n\n");
     } else {
@@ -732,6 +743,12 @@ impl HtmlSections for ScanReport {
             .copied()
             .filter(|&i| r.changes[i].culprit.confirmed)
             .collect();
+        if let Some(res) = &r.resolution {
+            summary.push_str(&format!(
+                "<p>Resolution: {}</p>\n",
+                esc(&resolution_sentence(res))
+            ));
+        }
         if confirmed.is_empty() {
             summary.push_str("<p>No confirmed change point.</p>\n");
         } else {

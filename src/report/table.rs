@@ -141,6 +141,28 @@ pub fn may_hide(r: &crate::analysis::stats::RatioCi) -> String {
     )
 }
 
+/// What a run resolved, in one sentence (text, Markdown and HTML alike).
+pub fn resolution_sentence(r: &crate::analysis::resolution::Resolution) -> String {
+    let reach = if r.smallest <= r.min_effect {
+        format!(
+            "changes down to --min-effect ({:.1}%)",
+            r.min_effect * 100.0
+        )
+    } else {
+        format!(
+            "changes of {:.1}% or more; smaller ones (down to --min-effect, {:.1}%) may hide anywhere in the range unseen",
+            r.smallest * 100.0,
+            r.min_effect * 100.0
+        )
+    };
+    format!(
+        "at this run's noise ({:.1}% per sample, the median of {} commit(s)), a comparison at the cap of {} samples per side resolves {reach}",
+        r.noise * 100.0,
+        r.subjects,
+        r.cap
+    )
+}
+
 /// How many rounds a comparison's paired test had (`  paired on 12 rounds`), or nothing when
 /// it ran unpaired.
 pub fn pairs_note(c: &crate::analysis::stats::Comparison) -> String {
