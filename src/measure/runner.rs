@@ -149,95 +149,22 @@ pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
             req.kernel.so.display()
         );
     }
-    // /proc/self/exe still runs this very binary when the file on disk was
-    // replaced (a rebuild during an hour-long bisect).
-    let exe = match Path::new("/proc/self/exe") {
-        p if p.exists() => p.to_path_buf(),
-        _ => std::env::current_exe().context("cannot find the perfbisect executable")?,
-    };
     let callgrind_out = (req.metric == Metric::Instructions).then(|| {
         req.profile
             .map(Path::to_path_buf)
             .unwrap_or_else(callgrind_out_path)
     });
-    let mut cmd = match &callgrind_out {
-        None => Command::new(exe),
-        Some(out) => {
-            // valgrind must be handed the real file: /proc/self/exe would be
-            // valgrind's own launcher once it runs.
-            let exe = std::env::current_exe().context("cannot find the perfbisect executable")?;
-            let mut c = Command::new("valgrind");
-            c.args(metric::callgrind_args(out, req.profile.is_some()))
-                .arg(exe);
-            c
-        }
-    };
+    let mut cmd = sampling_command(req, callgrind_out.as_deref())?;
     let removed = RemoveOnDrop(callgrind_out.clone(), req.profile.is_none());
-    cmd.arg(HIDDEN_SUBCOMMAND)
-        .arg("--so")
-        .arg(&req.kernel.so)
-        .arg("--threads")
-        .arg(req.threads.to_string())
-        .arg("--duration")
-        .arg(req.duration.to_string())
-        .arg("--fixtures")
-        .arg(crate::measure::kernel::fixtures(req.cache)?);
-    for (k, v) in &req.spec.args {
-        cmd.arg("--arg").arg(format!("{k}={v}"));
-    }
-    for c in &req.spec.kernel.counters {
-        cmd.arg("--counter").arg(c);
-    }
-    if let Some(b) = req.spec.bytes_per_op() {
-        cmd.arg("--bytes-per-op").arg(b.to_string());
-    }
-    if callgrind_out.is_some() {
-        cmd.arg("--warmup");
-    }
-    scrub_env(&mut cmd, req.cache, req.prefix)?;
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
     let mut child = cmd
         .spawn()
         .context("cannot start the sampling child process")?;
     // Drain both pipes on threads so a chatty kernel cannot block on a full pipe.
-    let mut out = child.stdout.take().expect("piped");
-    let mut err = child.stderr.take().expect("piped");
-    let out_t = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_t = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let limit = req.timeout_secs();
-    let deadline = Instant::now() + Duration::from_secs_f64(limit);
-    // Wait in short slices: a Ctrl-C that reached only perfbisect (not its
-    // process group) must not wait for the child's whole duration, or for
-    // the timeout of a hung kernel.
-    let status = loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            let _ = child.kill();
-            let _ = child.wait();
-            crate::interrupt::check()?;
-            return Ok(Err(Unavailable::TimedOut {
-                kernel: req.spec.kernel.name.clone(),
-                seconds: limit,
-            }));
-        }
-        if let Some(s) = child.wait_timeout(left.min(Duration::from_millis(50)))? {
-            break s;
-        }
-        if crate::interrupt::interrupted() {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(crate::interrupt::Interrupted.into());
-        }
+    let out_t = read_to_end_on_thread(child.stdout.take().expect("piped"));
+    let err_t = read_to_end_on_thread(child.stderr.take().expect("piped"));
+    let status = match wait_for_child(&mut child, req)? {
+        Ok(status) => status,
+        Err(why) => return Ok(Err(why)),
     };
     crate::interrupt::check()?;
     let stdout = out_t.join().unwrap_or_default();
@@ -269,23 +196,110 @@ pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
             }));
         }
     };
+    outcome(req, report, removed.0.as_deref())
+}
+
+/// The sampling child's command line: this binary's hidden subcommand (under callgrind when
+/// it writes `callgrind_out`), in a scrubbed environment, its output piped.
+fn sampling_command(req: &SampleRequest, callgrind_out: Option<&Path>) -> Result<Command> {
+    let mut cmd = match callgrind_out {
+        None => {
+            // /proc/self/exe still runs this very binary when the file on disk was
+            // replaced (a rebuild during an hour-long bisect).
+            let exe = match Path::new("/proc/self/exe") {
+                p if p.exists() => p.to_path_buf(),
+                _ => std::env::current_exe().context("cannot find the perfbisect executable")?,
+            };
+            Command::new(exe)
+        }
+        Some(out) => {
+            // valgrind must be handed the real file: /proc/self/exe would be
+            // valgrind's own launcher once it runs.
+            let exe = std::env::current_exe().context("cannot find the perfbisect executable")?;
+            let mut c = Command::new("valgrind");
+            c.args(metric::callgrind_args(out, req.profile.is_some()))
+                .arg(exe);
+            c
+        }
+    };
+    cmd.arg(HIDDEN_SUBCOMMAND)
+        .arg("--so")
+        .arg(&req.kernel.so)
+        .arg("--threads")
+        .arg(req.threads.to_string())
+        .arg("--duration")
+        .arg(req.duration.to_string())
+        .arg("--fixtures")
+        .arg(crate::measure::kernel::fixtures(req.cache)?);
+    for (k, v) in &req.spec.args {
+        cmd.arg("--arg").arg(format!("{k}={v}"));
+    }
+    for c in &req.spec.kernel.counters {
+        cmd.arg("--counter").arg(c);
+    }
+    if let Some(b) = req.spec.bytes_per_op() {
+        cmd.arg("--bytes-per-op").arg(b.to_string());
+    }
+    if callgrind_out.is_some() {
+        cmd.arg("--warmup");
+    }
+    scrub_env(&mut cmd, req.cache, req.prefix)?;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    Ok(cmd)
+}
+
+fn read_to_end_on_thread(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = r.read_to_string(&mut s);
+        s
+    })
+}
+
+/// The child's exit status, or `TimedOut` (the child killed) after the request's timeout.
+/// Waits in short slices: a Ctrl-C that reached only perfbisect (not its process group) must
+/// not wait for the child's whole duration, or for the timeout of a hung kernel.
+fn wait_for_child(
+    child: &mut std::process::Child,
+    req: &SampleRequest,
+) -> Result<std::result::Result<std::process::ExitStatus, Unavailable>> {
+    let limit = req.timeout_secs();
+    let deadline = Instant::now() + Duration::from_secs_f64(limit);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            let _ = child.kill();
+            let _ = child.wait();
+            crate::interrupt::check()?;
+            return Ok(Err(Unavailable::TimedOut {
+                kernel: req.spec.kernel.name.clone(),
+                seconds: limit,
+            }));
+        }
+        if let Some(s) = child.wait_timeout(left.min(Duration::from_millis(50)))? {
+            return Ok(Ok(s));
+        }
+        if crate::interrupt::interrupted() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(crate::interrupt::Interrupted.into());
+        }
+    }
+}
+
+/// What the child's report means for the sample: a sample is refused when it loaded another
+/// libcrypto than the one under test; under callgrind it gets its instruction count.
+fn outcome(
+    req: &SampleRequest,
+    report: ChildReport,
+    callgrind_out: Option<&Path>,
+) -> Result<SampleOutcome> {
     match report {
         ChildReport::Ok(mut s) => {
-            if let Some(out) = &removed.0 {
-                let total = metric::callgrind_total(out)?;
-                let ops: u64 = s.ops_per_thread.iter().sum();
-                if total == 0 {
-                    bail!(
-                        "callgrind counted no instruction inside {}: is the perfbisect binary stripped?",
-                        metric::MEASURED_FN
-                    );
-                }
-                s.instructions = Some(InstructionCount {
-                    per_op: total as f64 / ops as f64,
-                    total,
-                    ops,
-                    source: "callgrind".into(),
-                });
+            if let Some(out) = callgrind_out {
+                s.instructions = Some(instruction_count(out, &s)?);
             }
             let loaded = Path::new(&s.libcrypto_path);
             if !req.prefix.contains_library(loaded) {
@@ -308,6 +322,24 @@ pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
             message,
         })),
     }
+}
+
+/// Instructions per operation of sample `s`, from callgrind's output `out`.
+fn instruction_count(out: &Path, s: &Sample) -> Result<InstructionCount> {
+    let total = metric::callgrind_total(out)?;
+    let ops: u64 = s.ops_per_thread.iter().sum();
+    if total == 0 {
+        bail!(
+            "callgrind counted no instruction inside {}: is the perfbisect binary stripped?",
+            metric::MEASURED_FN
+        );
+    }
+    Ok(InstructionCount {
+        per_op: total as f64 / ops as f64,
+        total,
+        ops,
+        source: "callgrind".into(),
+    })
 }
 
 /// Removes the callgrind output file however the sample ends.
@@ -427,6 +459,7 @@ struct KernelShared(*mut c_void);
 unsafe impl Send for KernelShared {}
 unsafe impl Sync for KernelShared {}
 
+#[derive(Clone, Copy)]
 struct Fns {
     thread_init: ThreadFn,
     run: RunFn,
@@ -488,28 +521,10 @@ fn library_of(symbol: &str) -> &'static str {
 }
 
 fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
-    if let Some(p) = std::env::var_os("LD_LIBRARY_PATH") {
-        // Debian's valgrind wrapper adds its debug-library directory (which
-        // holds only .debug files); anything else is refused.
-        let only_valgrinds = a.warmup
-            && std::env::split_paths(&p).all(|d| d == Path::new(metric::VALGRIND_DEBUG_DIR));
-        if !only_valgrinds {
-            bail!("LD_LIBRARY_PATH is set in the sampling child");
-        }
-    }
-    // SAFETY: loading a kernel runs its initialisers; it is our own object,
-    // whose hash the parent checked. RTLD_NOW: a symbol the OpenSSL under test lacks fails
-    // here, as the build's problem, not in the middle of a measurement.
-    let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL;
-    let lib = match unsafe { libloading::os::unix::Library::open(Some(&a.so), flags) } {
-        Ok(lib) => libloading::Library::from(lib),
-        Err(e) => {
-            let text = e.to_string();
-            if let Some(symbol) = undefined_symbol(&text) {
-                return Ok(ChildReport::MissingSymbol { symbol });
-            }
-            return Err(e).with_context(|| format!("cannot load kernel {}", a.so.display()));
-        }
+    refuse_library_path(a)?;
+    let lib = match open_kernel(a)? {
+        Ok(lib) => lib,
+        Err(report) => return Ok(report),
     };
     // SAFETY: symbol types follow kernels/perfbisect.h.
     unsafe {
@@ -527,38 +542,13 @@ fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
         let version: libloading::Symbol<StrFn> = lib.get(b"pb_openssl_version\0")?;
         let sym: libloading::Symbol<PtrFn> = lib.get(b"pb_libcrypto_symbol\0")?;
 
-        let openssl_version = CStr::from_ptr(version()).to_string_lossy().into_owned();
-        let libcrypto_path = loaded_object_of(sym())?;
-        let loaded = loaded_libcryptos();
-        if loaded.len() > 1 {
-            bail!(
-                "more than one libcrypto is mapped in the sampling child: {}",
-                loaded.join(", ")
-            );
-        }
-
-        let keys: Vec<CString> = a
-            .args
-            .iter()
-            .map(|(k, _)| CString::new(k.as_str()))
-            .collect::<Result<_, _>>()?;
-        let values: Vec<CString> = a
-            .args
-            .iter()
-            .map(|(_, v)| CString::new(v.as_str()))
-            .collect::<Result<_, _>>()?;
-        let kp: Vec<*const c_char> = keys.iter().map(|c| c.as_ptr()).collect();
-        let vp: Vec<*const c_char> = values.iter().map(|c| c.as_ptr()).collect();
-        let pargs = PbArgs {
-            n: kp.len() as c_int,
-            keys: kp.as_ptr(),
-            values: vp.as_ptr(),
-        };
-        let fixtures = CString::new(a.fixtures.to_string_lossy().as_bytes())?;
+        let loaded = Loaded::check(version(), sym())?;
+        let cargs = KernelArgs::new(a)?;
+        let pargs = cargs.pb_args();
         let env = PbEnv {
             args: &pargs,
             threads: a.threads as c_int,
-            fixtures_dir: fixtures.as_ptr(),
+            fixtures_dir: cargs.fixtures.as_ptr(),
         };
         let mut global: *mut c_void = std::ptr::null_mut();
         let mut err = [0 as c_char; ERRLEN];
@@ -579,39 +569,160 @@ fn child_measure(a: &ChildArgs) -> Result<ChildReport> {
         let result = run_threads(a, KernelShared(global), &fns);
         teardown(global);
         let (wall, cpu, per_thread) = result?;
-        let total: u64 = per_thread.iter().map(|t| t.ops).sum();
-        if total == 0 {
-            bail!("no operation completed");
+        let sample = sample_of(a, loaded, wall, cpu, &per_thread)?;
+        Ok(ChildReport::Ok(Box::new(sample)))
+    }
+}
+
+/// Refuses a loader path in the sampling child: a library found through it could stand in
+/// for the OpenSSL under test.
+fn refuse_library_path(a: &ChildArgs) -> Result<()> {
+    if let Some(p) = std::env::var_os("LD_LIBRARY_PATH") {
+        // Debian's valgrind wrapper adds its debug-library directory (which
+        // holds only .debug files); anything else is refused.
+        let only_valgrinds = a.warmup
+            && std::env::split_paths(&p).all(|d| d == Path::new(metric::VALGRIND_DEBUG_DIR));
+        if !only_valgrinds {
+            bail!("LD_LIBRARY_PATH is set in the sampling child");
         }
-        let us_per_op = wall * 1e6 * a.threads as f64 / total as f64;
-        let mut counters = BTreeMap::new();
-        for (i, name) in a.counters.iter().enumerate().take(PB_MAX_COUNTERS) {
-            let ops: u64 = per_thread.iter().map(|t| t.counters[i]).sum();
-            let contributing = per_thread.iter().filter(|t| t.counters[i] > 0).count();
-            let us = (ops > 0).then(|| wall * 1e6 * contributing as f64 / ops as f64);
-            counters.insert(name.clone(), CounterResult { ops, us_per_op: us });
+    }
+    Ok(())
+}
+
+/// The kernel, loaded; or the report that it does not load because the OpenSSL under test
+/// lacks a symbol it needs.
+fn open_kernel(a: &ChildArgs) -> Result<std::result::Result<libloading::Library, ChildReport>> {
+    // SAFETY: loading a kernel runs its initialisers; it is our own object,
+    // whose hash the parent checked. RTLD_NOW: a symbol the OpenSSL under test lacks fails
+    // here, as the build's problem, not in the middle of a measurement.
+    let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL;
+    match unsafe { libloading::os::unix::Library::open(Some(&a.so), flags) } {
+        Ok(lib) => Ok(Ok(libloading::Library::from(lib))),
+        Err(e) => {
+            let text = e.to_string();
+            if let Some(symbol) = undefined_symbol(&text) {
+                return Ok(Err(ChildReport::MissingSymbol { symbol }));
+            }
+            Err(e).with_context(|| format!("cannot load kernel {}", a.so.display()))
         }
-        let mb_per_s = a
-            .bytes_per_op
-            .map(|bytes| bytes * total as f64 / wall / 1e6);
-        let cpu_caps = cpu_caps();
-        Ok(ChildReport::Ok(Box::new(Sample {
-            us_per_op,
-            ops_per_thread: per_thread.iter().map(|t| t.ops).collect(),
-            wall_s: wall,
-            cpu_s: cpu,
-            threads: a.threads,
+    }
+}
+
+/// The kernel arguments as C strings, kept alive for the [`PbArgs`] that point into them.
+struct KernelArgs {
+    /// What `key_ptrs` and `value_ptrs` point to.
+    _keys: Vec<CString>,
+    _values: Vec<CString>,
+    key_ptrs: Vec<*const c_char>,
+    value_ptrs: Vec<*const c_char>,
+    fixtures: CString,
+}
+
+impl KernelArgs {
+    fn new(a: &ChildArgs) -> Result<KernelArgs> {
+        let keys: Vec<CString> = a
+            .args
+            .iter()
+            .map(|(k, _)| CString::new(k.as_str()))
+            .collect::<Result<_, _>>()?;
+        let values: Vec<CString> = a
+            .args
+            .iter()
+            .map(|(_, v)| CString::new(v.as_str()))
+            .collect::<Result<_, _>>()?;
+        let key_ptrs = keys.iter().map(|c| c.as_ptr()).collect();
+        let value_ptrs = values.iter().map(|c| c.as_ptr()).collect();
+        Ok(KernelArgs {
+            _keys: keys,
+            _values: values,
+            key_ptrs,
+            value_ptrs,
+            fixtures: CString::new(a.fixtures.to_string_lossy().as_bytes())?,
+        })
+    }
+
+    /// Valid while `self` is.
+    fn pb_args(&self) -> PbArgs {
+        PbArgs {
+            n: self.key_ptrs.len() as c_int,
+            keys: self.key_ptrs.as_ptr(),
+            values: self.value_ptrs.as_ptr(),
+        }
+    }
+}
+
+/// The OpenSSL the kernel really loaded.
+struct Loaded {
+    libcrypto_path: String,
+    openssl_version: String,
+}
+
+impl Loaded {
+    /// From the kernel's `pb_openssl_version()` and the address of a libcrypto symbol it is
+    /// bound to; more than one libcrypto mapped into the child is refused.
+    ///
+    /// # Safety
+    /// `version` is a NUL-terminated string.
+    unsafe fn check(version: *const c_char, symbol: *const c_void) -> Result<Loaded> {
+        // SAFETY: as the caller promises.
+        let openssl_version = unsafe { CStr::from_ptr(version) }
+            .to_string_lossy()
+            .into_owned();
+        let libcrypto_path = loaded_object_of(symbol)?;
+        let loaded = loaded_libcryptos();
+        if loaded.len() > 1 {
+            bail!(
+                "more than one libcrypto is mapped in the sampling child: {}",
+                loaded.join(", ")
+            );
+        }
+        Ok(Loaded {
             libcrypto_path,
             openssl_version,
-            counters,
-            mb_per_s,
-            instructions: None,
-            host: None,
-            round: None,
-            session: None,
-            cpu_caps,
-        })))
+        })
     }
+}
+
+/// The sample of a run that took `wall` seconds (`cpu` of CPU time) on its threads.
+fn sample_of(
+    a: &ChildArgs,
+    loaded: Loaded,
+    wall: f64,
+    cpu: f64,
+    per_thread: &[ThreadResult],
+) -> Result<Sample> {
+    let total: u64 = per_thread.iter().map(|t| t.ops).sum();
+    if total == 0 {
+        bail!("no operation completed");
+    }
+    let us_per_op = wall * 1e6 * a.threads as f64 / total as f64;
+    let mut counters = BTreeMap::new();
+    for (i, name) in a.counters.iter().enumerate().take(PB_MAX_COUNTERS) {
+        let ops: u64 = per_thread.iter().map(|t| t.counters[i]).sum();
+        let contributing = per_thread.iter().filter(|t| t.counters[i] > 0).count();
+        let us = (ops > 0).then(|| wall * 1e6 * contributing as f64 / ops as f64);
+        counters.insert(name.clone(), CounterResult { ops, us_per_op: us });
+    }
+    let mb_per_s = a
+        .bytes_per_op
+        .map(|bytes| bytes * total as f64 / wall / 1e6);
+    let cpu_caps = cpu_caps();
+    Ok(Sample {
+        us_per_op,
+        ops_per_thread: per_thread.iter().map(|t| t.ops).collect(),
+        wall_s: wall,
+        cpu_s: cpu,
+        threads: a.threads,
+        libcrypto_path: loaded.libcrypto_path,
+        openssl_version: loaded.openssl_version,
+        counters,
+        mb_per_s,
+        instructions: None,
+        host: None,
+        round: None,
+        session: None,
+        cpu_caps,
+    })
 }
 
 /// What decides the code paths libcrypto takes on this machine: the CPU's feature flags
@@ -676,80 +787,19 @@ fn run_threads(
     let stop = Arc::new(AtomicBool::new(false));
     let failed = Arc::new(AtomicBool::new(false));
     let target_batch = Duration::from_secs_f64((a.duration / 200.0).clamp(0.0005, 0.01));
-    let (ti, tr, td) = (fns.thread_init, fns.run, fns.thread_done);
-    let warmup = a.warmup;
     let mut handles = Vec::new();
     for index in 0..a.threads {
-        let barrier = barrier.clone();
-        let stop = stop.clone();
-        let failed = failed.clone();
-        handles.push(std::thread::spawn(move || -> Result<ThreadResult> {
-            let g = global;
-            let mut t = PbThread {
-                index: index as c_int,
-                counters: [0; PB_MAX_COUNTERS],
-                local: std::ptr::null_mut(),
-            };
-            let mut err = [0 as c_char; ERRLEN];
-            // SAFETY: ABI calls on this thread's own PbThread.
-            let init = unsafe { ti(g.0, &mut t, err.as_mut_ptr(), ERRLEN) };
-            if init != PB_OK {
-                failed.store(true, Ordering::SeqCst);
-            }
-            let mut warm_err = None;
-            if init == PB_OK && warmup {
-                // SAFETY: as above.
-                if unsafe { tr(g.0, &mut t, 1, err.as_mut_ptr(), ERRLEN) } != PB_OK {
-                    warm_err = Some(errstr(&err));
-                    failed.store(true, Ordering::SeqCst);
-                }
-                t.counters = [0; PB_MAX_COUNTERS];
-            }
-            barrier.wait();
-            if let Some(e) = warm_err {
-                // SAFETY: as above.
-                unsafe { td(g.0, &mut t, err.as_mut_ptr(), ERRLEN) };
-                bail!("thread {index} warm-up run: {e}");
-            }
-            if init != PB_OK {
-                let message = errstr(&err);
-                // As for pb_teardown: the one place a kernel frees its state.
-                if !t.local.is_null() {
-                    // SAFETY: as above.
-                    unsafe { td(g.0, &mut t, err.as_mut_ptr(), ERRLEN) };
-                }
-                bail!("thread {index} init: {message}");
-            }
-            let mut ops = 0u64;
-            let mut batch = 1u64;
-            let mut run_err = None;
-            while !stop.load(Ordering::Relaxed) {
-                let t0 = Instant::now();
-                // SAFETY: as above.
-                if unsafe { perfbisect_measured_run(tr, g.0, &mut t, batch, err.as_mut_ptr()) }
-                    != PB_OK
-                {
-                    run_err = Some(errstr(&err));
-                    failed.store(true, Ordering::SeqCst);
-                    break;
-                }
-                ops += batch;
-                if t0.elapsed() < target_batch && batch < (1 << 30) {
-                    batch *= 2;
-                }
-            }
-            let end = Instant::now();
-            let counters = t.counters;
-            // SAFETY: as above.
-            let done = unsafe { td(g.0, &mut t, err.as_mut_ptr(), ERRLEN) };
-            if let Some(e) = run_err {
-                bail!("thread {index} run: {e}");
-            }
-            if done != PB_OK {
-                bail!("thread {index} done: {}", errstr(&err));
-            }
-            Ok(ThreadResult { ops, end, counters })
-        }));
+        let worker = Worker {
+            index,
+            global,
+            fns: *fns,
+            warmup: a.warmup,
+            target_batch,
+            barrier: barrier.clone(),
+            stop: stop.clone(),
+            failed: failed.clone(),
+        };
+        handles.push(std::thread::spawn(move || worker.run()));
     }
     barrier.wait();
     let start = Instant::now();
@@ -782,6 +832,97 @@ fn run_threads(
     let cpu = cpu_seconds() - cpu0;
     let end = results.iter().map(|r| r.end).max().unwrap_or(start);
     Ok((end.duration_since(start).as_secs_f64(), cpu, results))
+}
+
+/// One worker thread of [`run_threads`].
+struct Worker {
+    index: usize,
+    global: KernelShared,
+    fns: Fns,
+    warmup: bool,
+    target_batch: Duration,
+    barrier: Arc<Barrier>,
+    stop: Arc<AtomicBool>,
+    /// Set by any worker that fails: the run ends early.
+    failed: Arc<AtomicBool>,
+}
+
+impl Worker {
+    fn run(self) -> Result<ThreadResult> {
+        let index = self.index;
+        let (g, td) = (self.global, self.fns.thread_done);
+        let mut t = PbThread {
+            index: index as c_int,
+            counters: [0; PB_MAX_COUNTERS],
+            local: std::ptr::null_mut(),
+        };
+        let mut err = [0 as c_char; ERRLEN];
+        // SAFETY: ABI calls on this thread's own PbThread.
+        let init = unsafe { (self.fns.thread_init)(g.0, &mut t, err.as_mut_ptr(), ERRLEN) };
+        if init != PB_OK {
+            self.failed.store(true, Ordering::SeqCst);
+        }
+        let mut warm_err = None;
+        if init == PB_OK && self.warmup {
+            // SAFETY: as above.
+            if unsafe { (self.fns.run)(g.0, &mut t, 1, err.as_mut_ptr(), ERRLEN) } != PB_OK {
+                warm_err = Some(errstr(&err));
+                self.failed.store(true, Ordering::SeqCst);
+            }
+            t.counters = [0; PB_MAX_COUNTERS];
+        }
+        self.barrier.wait();
+        if let Some(e) = warm_err {
+            // SAFETY: as above.
+            unsafe { td(g.0, &mut t, err.as_mut_ptr(), ERRLEN) };
+            bail!("thread {index} warm-up run: {e}");
+        }
+        if init != PB_OK {
+            let message = errstr(&err);
+            // As for pb_teardown: the one place a kernel frees its state.
+            if !t.local.is_null() {
+                // SAFETY: as above.
+                unsafe { td(g.0, &mut t, err.as_mut_ptr(), ERRLEN) };
+            }
+            bail!("thread {index} init: {message}");
+        }
+        let (ops, run_err) = self.batches(&mut t, &mut err);
+        let end = Instant::now();
+        let counters = t.counters;
+        // SAFETY: as above.
+        let done = unsafe { td(g.0, &mut t, err.as_mut_ptr(), ERRLEN) };
+        if let Some(e) = run_err {
+            bail!("thread {index} run: {e}");
+        }
+        if done != PB_OK {
+            bail!("thread {index} done: {}", errstr(&err));
+        }
+        Ok(ThreadResult { ops, end, counters })
+    }
+
+    /// Runs batches until told to stop, doubling a batch while it is shorter than the target.
+    /// Returns the operations done and the kernel's message if a batch failed.
+    fn batches(&self, t: &mut PbThread, err: &mut [c_char; ERRLEN]) -> (u64, Option<String>) {
+        let mut ops = 0u64;
+        let mut batch = 1u64;
+        while !self.stop.load(Ordering::Relaxed) {
+            let t0 = Instant::now();
+            // SAFETY: ABI calls on this thread's own PbThread.
+            if unsafe {
+                perfbisect_measured_run(self.fns.run, self.global.0, t, batch, err.as_mut_ptr())
+            } != PB_OK
+            {
+                let message = errstr(err);
+                self.failed.store(true, Ordering::SeqCst);
+                return (ops, Some(message));
+            }
+            ops += batch;
+            if t0.elapsed() < self.target_batch && batch < (1 << 30) {
+                batch *= 2;
+            }
+        }
+        (ops, None)
+    }
 }
 
 fn cpu_seconds() -> f64 {
