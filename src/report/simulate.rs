@@ -26,97 +26,26 @@ pub struct Simulated {
 impl Export<Simulated> for Text {
     fn export(&self, s: &Simulated) -> Result<String> {
         let (c, r) = (&s.config, &s.report);
-        let steps: Vec<String> = c
-            .steps
-            .iter()
-            .map(|s| {
-                format!(
-                    "{:+.1}%@{}{}{}{}",
-                    s.effect * 100.0,
-                    s.at.map(|x| x.to_string())
-                        .unwrap_or_else(|| "random".into()),
-                    if s.spread > 1 {
-                        format!("/{}", s.spread)
-                    } else {
-                        String::new()
-                    },
-                    if s.cancelled { " undone later" } else { "" },
-                    s.lasts
-                        .map(|l| format!(" for {l} commits"))
-                        .unwrap_or_default()
-                )
-            })
-            .collect();
-        let how = if let Some(g) = c.scan {
-            format!(
-                "scan: grid of {g}, then searches at samples {}..{}, alpha {} (whole scan), min effect {:.1}%",
-                c.cfg.schedule.initial,
-                c.cfg.schedule.max,
-                c.cfg.alpha,
-                c.cfg.min_effect * 100.0
-            )
-        } else if c.baseline {
-            format!("baseline: 20 samples/commit, t-test at {}", c.cfg.alpha)
-        } else {
-            format!(
-                "samples {}..{}, alpha {} (whole search), min effect {:.1}%",
-                c.cfg.schedule.initial,
-                c.cfg.schedule.max,
-                c.cfg.alpha,
-                c.cfg.min_effect * 100.0
-            )
-        };
         let alarms = if r.alarm_trials == r.trials {
             String::new()
         } else {
             format!(" ({} without steps)", r.alarm_trials)
         };
         let mut out = format!(
-            "{} trials{alarms}, {} commits, steps [{}], {}, {how}\n",
+            "{} trials{alarms}, {} commits, steps [{}], {}, {}\n",
             r.trials,
             c.commits,
-            steps.join(", "),
-            c.noise.describe()
+            steps(c),
+            c.noise.describe(),
+            search(c)
         );
         if let Some(f) = &s.noise_fit {
             out.push_str(&fit_lines(f));
         }
-        let pct = |v: f64| format!("{:.2}%", v * 100.0);
-        for (label, value) in [
-            ("accuracy (exact change points):", pct(r.accuracy)),
-            ("every step detected:", pct(r.detected_all_rate)),
-            ("false alarms on no-change range:", pct(r.false_alarm_rate)),
-            ("mean builds per bisect:", format!("{:.1}", r.mean_builds)),
-            ("mean samples per bisect:", format!("{:.1}", r.mean_samples)),
-            (
-                "mean samples per decision:",
-                format!("{:.1}", r.mean_samples_per_decision),
-            ),
-            (
-                "first printed = largest step:",
-                pct(r.first_is_largest_rate),
-            ),
-            (
-                "builds until it is printed:",
-                format!("{:.1}", r.mean_builds_to_first),
-            ),
-            (
-                "samples until it is printed:",
-                format!("{:.1}", r.mean_samples_to_first),
-            ),
-            ("flagged uncertain:", pct(r.uncertain_rate)),
-            ("wrong culprits reported:", pct(r.wrong_culprit_rate)),
-            ("unconfirmed candidates:", pct(r.unconfirmed_rate)),
-            (
-                "intervals covering true ratio:",
-                match r.interval_coverage {
-                    Some(v) => format!("{} of {}", pct(v), r.intervals_scored),
-                    None => "-".into(),
-                },
-            ),
-        ] {
+        for (label, value) in figures(r) {
             out.push_str(&format!("{label:<33}{value}\n"));
         }
+        let pct = |v: f64| format!("{:.2}%", v * 100.0);
         for f in &r.steps_found {
             out.push_str(&format!(
                 "{:<33}{}\n",
@@ -129,6 +58,93 @@ impl Export<Simulated> for Text {
         }
         Ok(out)
     }
+}
+
+/// The simulated steps as the command line gives them (`+10.0%@50/4 undone later`).
+fn steps(c: &SimConfig) -> String {
+    let steps: Vec<String> = c
+        .steps
+        .iter()
+        .map(|s| {
+            format!(
+                "{:+.1}%@{}{}{}{}",
+                s.effect * 100.0,
+                s.at.map(|x| x.to_string())
+                    .unwrap_or_else(|| "random".into()),
+                if s.spread > 1 {
+                    format!("/{}", s.spread)
+                } else {
+                    String::new()
+                },
+                if s.cancelled { " undone later" } else { "" },
+                s.lasts
+                    .map(|l| format!(" for {l} commits"))
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    steps.join(", ")
+}
+
+/// The search simulated and its error control.
+fn search(c: &SimConfig) -> String {
+    if let Some(g) = c.scan {
+        format!(
+            "scan: grid of {g}, then searches at samples {}..{}, alpha {} (whole scan), min effect {:.1}%",
+            c.cfg.schedule.initial,
+            c.cfg.schedule.max,
+            c.cfg.alpha,
+            c.cfg.min_effect * 100.0
+        )
+    } else if c.baseline {
+        format!("baseline: 20 samples/commit, t-test at {}", c.cfg.alpha)
+    } else {
+        format!(
+            "samples {}..{}, alpha {} (whole search), min effect {:.1}%",
+            c.cfg.schedule.initial,
+            c.cfg.schedule.max,
+            c.cfg.alpha,
+            c.cfg.min_effect * 100.0
+        )
+    }
+}
+
+/// The report's figures, labelled, in the order they are printed.
+fn figures(r: &SimReport) -> [(&'static str, String); 13] {
+    let pct = |v: f64| format!("{:.2}%", v * 100.0);
+    [
+        ("accuracy (exact change points):", pct(r.accuracy)),
+        ("every step detected:", pct(r.detected_all_rate)),
+        ("false alarms on no-change range:", pct(r.false_alarm_rate)),
+        ("mean builds per bisect:", format!("{:.1}", r.mean_builds)),
+        ("mean samples per bisect:", format!("{:.1}", r.mean_samples)),
+        (
+            "mean samples per decision:",
+            format!("{:.1}", r.mean_samples_per_decision),
+        ),
+        (
+            "first printed = largest step:",
+            pct(r.first_is_largest_rate),
+        ),
+        (
+            "builds until it is printed:",
+            format!("{:.1}", r.mean_builds_to_first),
+        ),
+        (
+            "samples until it is printed:",
+            format!("{:.1}", r.mean_samples_to_first),
+        ),
+        ("flagged uncertain:", pct(r.uncertain_rate)),
+        ("wrong culprits reported:", pct(r.wrong_culprit_rate)),
+        ("unconfirmed candidates:", pct(r.unconfirmed_rate)),
+        (
+            "intervals covering true ratio:",
+            match r.interval_coverage {
+                Some(v) => format!("{} of {}", pct(v), r.intervals_scored),
+                None => "-".into(),
+            },
+        ),
+    ]
 }
 
 fn fit_lines(f: &NoiseFit) -> String {
