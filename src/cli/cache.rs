@@ -82,94 +82,102 @@ fn size(bytes: u64) -> String {
 pub fn run(g: &Global, a: CacheCmd) -> Result<Exit> {
     let cache = Cache::open(g.cache.as_deref())?;
     match a.action {
-        CacheAction::Ls { format } => {
-            let list = builds::list(&cache)?;
-            if format == Format::Json {
-                let metas: Vec<_> = list.iter().map(|b| &b.meta).collect();
-                println!("{}", serde_json::to_string_pretty(&metas)?);
-                return Ok(Exit::Done);
-            }
-            let mut t = Table::new(&[
-                "commit", "version", "recipe", "size", "age", "status", "subject",
-            ]);
-            for b in &list {
-                t.push(vec![
-                    b.meta.commit[..10].to_string(),
-                    b.meta.version.to_string(),
-                    b.meta.recipe.clone(),
-                    size(cache::dir_size(&b.dir)),
-                    age(now().saturating_sub(b.meta.created)),
-                    if b.meta.ok {
-                        "ok".into()
-                    } else {
-                        "failed".into()
-                    },
-                    b.meta.summary.clone(),
-                ]);
-            }
-            print!("{}", t.render(format)?);
-        }
-        CacheAction::Gc { keep, older_than } => {
-            if keep.is_none() && older_than.is_none() {
-                bail!("cache gc needs --keep N or --older-than AGE");
-            }
-            let list = builds::list(&cache)?;
-            let mut removed = 0;
-            for (i, b) in list.iter().enumerate() {
-                let too_many = keep.is_some_and(|k| i >= k);
-                let too_old = older_than.is_some_and(|o| now().saturating_sub(b.meta.created) > o);
-                if too_many || too_old {
-                    remove(&cache, &b.dir)?;
-                    removed += 1;
-                }
-            }
-            // Staging directories left by a killed process.
-            builds::remove_stale_staging(&cache, None)?;
-            // Half-compiled kernels of a killed process: each compile holds
-            // its kernel's lock, so an old one nobody is writing is safe to drop.
-            let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-            for e in std::fs::read_dir(cache.dir("kernels")?)?.flatten() {
-                let old = e
-                    .metadata()
-                    .and_then(|m| m.modified())
-                    .is_ok_and(|t| t < hour_ago);
-                if e.file_name().to_string_lossy().starts_with(".tmp-") && old {
-                    std::fs::remove_dir_all(e.path()).ok();
-                }
-            }
-            println!("removed {removed} build(s), {} kept", list.len() - removed);
-        }
-        CacheAction::Rm { revs, repo } => {
-            let repo = Repo::open(&repo).ok();
-            let list = builds::list(&cache)?;
-            let mut removed = 0;
-            for rev in &revs {
-                let id = match repo.as_ref().map(|r| r.resolve(rev)) {
-                    Some(Ok(c)) => c.id,
-                    _ if rev.len() >= 4 && rev.chars().all(|c| c.is_ascii_hexdigit()) => {
-                        rev.to_lowercase()
-                    }
-                    Some(Err(e)) => return Err(e),
-                    None => {
-                        bail!("cannot resolve '{rev}' without a repository (pass --repo, or a sha)")
-                    }
-                };
-                let hits: Vec<_> = list
-                    .iter()
-                    .filter(|b| b.meta.commit.starts_with(&id))
-                    .collect();
-                if hits.is_empty() {
-                    eprintln!("perfbisect: no cached build of {rev}");
-                }
-                for b in hits {
-                    remove(&cache, &b.dir)?;
-                    removed += 1;
-                }
-            }
-            println!("removed {removed} build(s)");
-        }
+        CacheAction::Ls { format } => ls(&cache, format)?,
+        CacheAction::Gc { keep, older_than } => gc(&cache, keep, older_than)?,
+        CacheAction::Rm { revs, repo } => rm(&cache, &revs, &repo)?,
     }
     Ok(Exit::Done)
+}
+
+fn ls(cache: &Cache, format: Format) -> Result<()> {
+    let list = builds::list(cache)?;
+    if format == Format::Json {
+        let metas: Vec<_> = list.iter().map(|b| &b.meta).collect();
+        println!("{}", serde_json::to_string_pretty(&metas)?);
+        return Ok(());
+    }
+    let mut t = Table::new(&[
+        "commit", "version", "recipe", "size", "age", "status", "subject",
+    ]);
+    for b in &list {
+        t.push(vec![
+            b.meta.commit[..10].to_string(),
+            b.meta.version.to_string(),
+            b.meta.recipe.clone(),
+            size(cache::dir_size(&b.dir)),
+            age(now().saturating_sub(b.meta.created)),
+            if b.meta.ok {
+                "ok".into()
+            } else {
+                "failed".into()
+            },
+            b.meta.summary.clone(),
+        ]);
+    }
+    print!("{}", t.render(format)?);
+    Ok(())
+}
+
+fn gc(cache: &Cache, keep: Option<usize>, older_than: Option<u64>) -> Result<()> {
+    if keep.is_none() && older_than.is_none() {
+        bail!("cache gc needs --keep N or --older-than AGE");
+    }
+    let list = builds::list(cache)?;
+    let mut removed = 0;
+    for (i, b) in list.iter().enumerate() {
+        let too_many = keep.is_some_and(|k| i >= k);
+        let too_old = older_than.is_some_and(|o| now().saturating_sub(b.meta.created) > o);
+        if too_many || too_old {
+            remove(cache, &b.dir)?;
+            removed += 1;
+        }
+    }
+    // Staging directories left by a killed process.
+    builds::remove_stale_staging(cache, None)?;
+    // Half-compiled kernels of a killed process: each compile holds
+    // its kernel's lock, so an old one nobody is writing is safe to drop.
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for e in std::fs::read_dir(cache.dir("kernels")?)?.flatten() {
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t < hour_ago);
+        if e.file_name().to_string_lossy().starts_with(".tmp-") && old {
+            std::fs::remove_dir_all(e.path()).ok();
+        }
+    }
+    println!("removed {removed} build(s), {} kept", list.len() - removed);
+    Ok(())
+}
+
+/// Removes every build of `revs` (resolved in `repo`, or given as shas).
+fn rm(cache: &Cache, revs: &[String], repo: &std::path::Path) -> Result<()> {
+    let repo = Repo::open(repo).ok();
+    let list = builds::list(cache)?;
+    let mut removed = 0;
+    for rev in revs {
+        let id = match repo.as_ref().map(|r| r.resolve(rev)) {
+            Some(Ok(c)) => c.id,
+            _ if rev.len() >= 4 && rev.chars().all(|c| c.is_ascii_hexdigit()) => rev.to_lowercase(),
+            Some(Err(e)) => return Err(e),
+            None => {
+                bail!("cannot resolve '{rev}' without a repository (pass --repo, or a sha)")
+            }
+        };
+        let hits: Vec<_> = list
+            .iter()
+            .filter(|b| b.meta.commit.starts_with(&id))
+            .collect();
+        if hits.is_empty() {
+            eprintln!("perfbisect: no cached build of {rev}");
+        }
+        for b in hits {
+            remove(cache, &b.dir)?;
+            removed += 1;
+        }
+    }
+    println!("removed {removed} build(s)");
+    Ok(())
 }
 
 /// Remove an entry by renaming it out of sight first, so no reader sees it
