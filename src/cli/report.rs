@@ -69,41 +69,11 @@ pub fn run(_g: &Global, a: ReportCmd) -> Result<Exit> {
             links,
         } => return html_page(&files, &output, &links),
     };
-    let mut docs = Vec::new();
-    for f in &files {
-        let text =
-            std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| anyhow::anyhow!("{} is not a perfbisect JSON result: {e}", f.display()))?;
-        let kind = v["kind"].as_str().unwrap_or("").to_string();
-        docs.push((f.clone(), kind, v));
-    }
-    let kind = docs[0].1.clone();
-    if let Some((f, k, _)) = docs.iter().find(|(_, k, _)| *k != kind) {
-        bail!(
-            "cannot merge {} ({}) with {} ({})",
-            f.display(),
-            if k.is_empty() {
-                "not a perfbisect result"
-            } else {
-                k
-            },
-            docs[0].0.display(),
-            if kind.is_empty() {
-                "not a perfbisect result"
-            } else {
-                &kind
-            }
-        );
-    }
+    let docs = read_results(&files)?;
+    let kind = one_kind(&docs)?;
     match kind.as_str() {
         MATRIX_KIND => {
-            let mut parts = Vec::new();
-            for (f, _, v) in docs {
-                let m: MatrixReport = serde_json::from_value(v)
-                    .map_err(|e| anyhow::anyhow!("{} is not a matrix result: {e}", f.display()))?;
-                parts.push((f, m));
-            }
+            let parts: Vec<(PathBuf, MatrixReport)> = parse_parts(docs, "matrix")?;
             let mf = match format {
                 MergeFormat::Text => MatrixFormat::Text,
                 MergeFormat::Markdown => MatrixFormat::Markdown,
@@ -118,12 +88,7 @@ pub fn run(_g: &Global, a: ReportCmd) -> Result<Exit> {
             Ok(Exit::Done)
         }
         GATE_KIND => {
-            let mut parts = Vec::new();
-            for (f, _, v) in docs {
-                let g: GateReport = serde_json::from_value(v)
-                    .map_err(|e| anyhow::anyhow!("{} is not a gate result: {e}", f.display()))?;
-                parts.push((f, g));
-            }
+            let parts: Vec<(PathBuf, GateReport)> = parse_parts(docs, "gate")?;
             let gf = match format {
                 MergeFormat::Text => GateFormat::Text,
                 MergeFormat::Markdown => GateFormat::Markdown,
@@ -142,6 +107,56 @@ pub fn run(_g: &Global, a: ReportCmd) -> Result<Exit> {
             docs[0].0.display()
         ),
     }
+}
+
+/// Each file's JSON and its `kind` ("" when it has none).
+fn read_results(files: &[PathBuf]) -> Result<Vec<(PathBuf, String, serde_json::Value)>> {
+    let mut docs = Vec::new();
+    for f in files {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{} is not a perfbisect JSON result: {e}", f.display()))?;
+        let kind = v["kind"].as_str().unwrap_or("").to_string();
+        docs.push((f.clone(), kind, v));
+    }
+    Ok(docs)
+}
+
+/// The one kind of result all `docs` are; results of two kinds are not merged.
+fn one_kind(docs: &[(PathBuf, String, serde_json::Value)]) -> Result<String> {
+    let kind = docs[0].1.clone();
+    let named = |k: &str| {
+        if k.is_empty() {
+            "not a perfbisect result".to_string()
+        } else {
+            k.to_string()
+        }
+    };
+    if let Some((f, k, _)) = docs.iter().find(|(_, k, _)| *k != kind) {
+        bail!(
+            "cannot merge {} ({}) with {} ({})",
+            f.display(),
+            named(k),
+            docs[0].0.display(),
+            named(&kind)
+        );
+    }
+    Ok(kind)
+}
+
+/// Every result read as a `what` result (a matrix's, a gate's).
+fn parse_parts<T: serde::de::DeserializeOwned>(
+    docs: Vec<(PathBuf, String, serde_json::Value)>,
+    what: &str,
+) -> Result<Vec<(PathBuf, T)>> {
+    let mut parts = Vec::new();
+    for (f, _, v) in docs {
+        let r: T = serde_json::from_value(v)
+            .map_err(|e| anyhow::anyhow!("{} is not a {what} result: {e}", f.display()))?;
+        parts.push((f, r));
+    }
+    Ok(parts)
 }
 
 fn check_hosts<'a>(
