@@ -30,7 +30,7 @@ use std::fs;
 use std::path::Path;
 use std::time::SystemTime;
 
-use crate::build::makefile::Makefile;
+use crate::build::makefile::{Makefile, Rule};
 use crate::hashing;
 
 /// configure's own outputs: make must never be told they are up to date, nor lose them.
@@ -210,22 +210,8 @@ impl Pass<'_> {
         if self.new.is_phony(t) {
             return Ok(State::Changed);
         }
-        // A generated file made again since the snapshot (by configure or the generation
-        // step): what counts is whether its content changed.
-        if let Some((sha, old)) = self.snap.generated.get(t) {
-            if current != *old || CONFIGURE_OUTPUTS.contains(&t) {
-                let same = hashing::file_sha256(&path)
-                    .with_context(|| format!("hashing {}", path.display()))?
-                    == *sha;
-                return Ok(if same {
-                    State::Kept {
-                        old: *old,
-                        now: current,
-                    }
-                } else {
-                    State::Changed
-                });
-            }
+        if let Some(s) = self.regenerated(t, &path, current)? {
+            return Ok(s);
         }
         let Some(rule) = self.new.expanded_rule(t) else {
             // A source file.
@@ -234,22 +220,10 @@ impl Pass<'_> {
                 now: current,
             });
         };
-        let mut inputs = rule.prerequisites.clone();
-        if is_object(t) {
-            match depfile_inputs(&path)? {
-                Some(headers) => inputs.extend(headers),
-                // The compiler was to write the headers it read, and did not: unknown inputs.
-                None if rule
-                    .recipe
-                    .iter()
-                    .any(|c| c.contains("-MMD") || c.contains("-MD ")) =>
-                {
-                    self.kept.objects_to_build += 1;
-                    return Ok(State::Changed);
-                }
-                None => {}
-            }
-        }
+        let Some(inputs) = self.inputs(t, &path, &rule)? else {
+            self.kept.objects_to_build += 1;
+            return Ok(State::Changed);
+        };
         let mut needs_touch = false;
         let mut unchanged = self.snap.old.expanded_rule(t).as_ref() == Some(&rule);
         for p in &inputs {
@@ -271,21 +245,70 @@ impl Pass<'_> {
             return Ok(State::Changed);
         }
         let now = if needs_touch {
-            fs::File::options()
-                .write(true)
-                .open(&path)
-                .and_then(|f| f.set_modified(self.touch_at))
-                .with_context(|| format!("setting the time of {}", path.display()))?;
-            if is_object(t) {
-                self.kept.objects += 1;
-            } else {
-                self.kept.others += 1;
-            }
-            self.touch_at
+            self.touch(t, &path)?
         } else {
             current
         };
         Ok(State::Kept { old: current, now })
+    }
+
+    /// A generated file made again since the snapshot (by configure or the generation step):
+    /// what counts is whether its content changed. `None` for any other target.
+    fn regenerated(&self, t: &str, path: &Path, current: SystemTime) -> Result<Option<State>> {
+        let Some((sha, old)) = self.snap.generated.get(t) else {
+            return Ok(None);
+        };
+        if current == *old && !CONFIGURE_OUTPUTS.contains(&t) {
+            return Ok(None);
+        }
+        let same = hashing::file_sha256(path)
+            .with_context(|| format!("hashing {}", path.display()))?
+            == *sha;
+        Ok(Some(if same {
+            State::Kept {
+                old: *old,
+                now: current,
+            }
+        } else {
+            State::Changed
+        }))
+    }
+
+    /// What `t` is made from: its rule's prerequisites and, for an object, the headers its
+    /// compiler recorded reading. `None` when the compiler was to record them and did not:
+    /// unknown inputs.
+    fn inputs(&self, t: &str, path: &Path, rule: &Rule) -> Result<Option<Vec<String>>> {
+        let mut inputs = rule.prerequisites.clone();
+        if is_object(t) {
+            match depfile_inputs(path)? {
+                Some(headers) => inputs.extend(headers),
+                None if rule
+                    .recipe
+                    .iter()
+                    .any(|c| c.contains("-MMD") || c.contains("-MD ")) =>
+                {
+                    return Ok(None);
+                }
+                None => {}
+            }
+        }
+        Ok(Some(inputs))
+    }
+
+    /// Gives `t` the pass's time, so make sees it as newer than its regenerated inputs; returns
+    /// that time.
+    fn touch(&mut self, t: &str, path: &Path) -> Result<SystemTime> {
+        fs::File::options()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_modified(self.touch_at))
+            .with_context(|| format!("setting the time of {}", path.display()))?;
+        if is_object(t) {
+            self.kept.objects += 1;
+        } else {
+            self.kept.others += 1;
+        }
+        Ok(self.touch_at)
     }
 }
 
