@@ -426,9 +426,34 @@ impl Repo {
         let mut items = Vec::new();
         self.collect(c, &tree, "", &mut items)?;
         fs::create_dir_all(dest).with_context(|| format!("creating {}", dest.display()))?;
-        let mut missing: Vec<&Item> = Vec::new();
         let mut export = Export::default();
-        for it in &items {
+        let missing = self.write_items(c, &items, dest, leave_out, &mut export)?;
+        if !missing.is_empty() {
+            self.write_missing(c, missing, dest, &mut export)?;
+        }
+        // Left-out files are not part of the result either: a stale copy
+        // from another commit must not stay behind.
+        let keep: HashSet<&str> = items
+            .iter()
+            .map(|it| it.path.as_str())
+            .filter(|p| !export.left_out.iter().any(|l| l == p))
+            .collect();
+        remove_others(dest, "", &keep, &mut export.removed)?;
+        Ok(export)
+    }
+
+    /// Writes what differs of `items` under `dest` from the blobs libgit2 can read; returns the
+    /// files whose blobs are missing (those under `leave_out` are only listed as left out).
+    fn write_items<'i>(
+        &self,
+        c: &CommitInfo,
+        items: &'i [Item],
+        dest: &Path,
+        leave_out: &[&str],
+        export: &mut Export,
+    ) -> Result<Vec<&'i Item>> {
+        let mut missing: Vec<&Item> = Vec::new();
+        for it in items {
             let p = dest.join(&it.path);
             match it.kind {
                 ItemKind::Dir => {
@@ -463,46 +488,42 @@ impl Repo {
                 }
             }
         }
-        if !missing.is_empty() {
-            let oids: Vec<Oid> = missing.iter().filter_map(|it| it.oid()).collect();
-            progress::detail(&format!(
-                "{}: {} blob(s) missing from {}; reading them through git",
-                c.short,
-                oids.len(),
-                self.path.display()
-            ));
-            let (got, why) = self.materialize(&oids);
-            let absent: Vec<&&Item> = missing
-                .iter()
-                .filter(|it| it.oid().is_some_and(|o| !got.contains_key(&o)))
-                .collect();
-            if let Some(first) = absent.first() {
-                let oid = first.oid().expect("files have an oid");
-                return Err(self.missing_error(
-                    oid,
-                    &first.path,
-                    c,
-                    why.as_deref(),
-                    absent.len() - 1,
-                ));
-            }
-            for it in missing {
-                if let ItemKind::File { oid, mode } = it.kind {
-                    export.note_written(dest, &it.path);
-                    write_entry(dest, it, mode, &got[&oid])?;
-                }
-            }
-            export.materialized = got.len();
-        }
-        // Left-out files are not part of the result either: a stale copy
-        // from another commit must not stay behind.
-        let keep: HashSet<&str> = items
+        Ok(missing)
+    }
+
+    /// Writes the files whose blobs libgit2 lacks, read through git (see [`Repo::export_tree`]);
+    /// one still missing is an error.
+    fn write_missing(
+        &self,
+        c: &CommitInfo,
+        missing: Vec<&Item>,
+        dest: &Path,
+        export: &mut Export,
+    ) -> Result<()> {
+        let oids: Vec<Oid> = missing.iter().filter_map(|it| it.oid()).collect();
+        progress::detail(&format!(
+            "{}: {} blob(s) missing from {}; reading them through git",
+            c.short,
+            oids.len(),
+            self.path.display()
+        ));
+        let (got, why) = self.materialize(&oids);
+        let absent: Vec<&&Item> = missing
             .iter()
-            .map(|it| it.path.as_str())
-            .filter(|p| !export.left_out.iter().any(|l| l == p))
+            .filter(|it| it.oid().is_some_and(|o| !got.contains_key(&o)))
             .collect();
-        remove_others(dest, "", &keep, &mut export.removed)?;
-        Ok(export)
+        if let Some(first) = absent.first() {
+            let oid = first.oid().expect("files have an oid");
+            return Err(self.missing_error(oid, &first.path, c, why.as_deref(), absent.len() - 1));
+        }
+        for it in missing {
+            if let ItemKind::File { oid, mode } = it.kind {
+                export.note_written(dest, &it.path);
+                write_entry(dest, it, mode, &got[&oid])?;
+            }
+        }
+        export.materialized = got.len();
+        Ok(())
     }
 
     /// Every directory and file of `tree`, parents before children, with
