@@ -1,4 +1,5 @@
 use crate::build::patch;
+use crate::build::repo::CommitInfo;
 use crate::cli::exit::Exit;
 use anyhow::Result;
 use clap::Args;
@@ -8,7 +9,7 @@ use super::build::BuildArgs;
 use crate::analysis::{alpha, bisect};
 use crate::cache::Cache;
 use crate::measure::engine::{Library, Reuse, Session, Side, Subject};
-use crate::measure::kernel::Registry;
+use crate::measure::kernel::{Registry, ToolSpec};
 use crate::report::compare::{CompareFormat, CompareReport, Sides};
 use crate::Global;
 
@@ -66,6 +67,33 @@ pub fn run_verify(g: &Global, a: VerifyArgs) -> Result<Exit> {
     compare_revs(g, &a.common, &format!("{}^", a.rev), &a.rev)
 }
 
+/// The two sides' subjects at every thread count: (threads, side A, side B).
+fn add_pairs(
+    session: &mut Session,
+    spec: &ToolSpec,
+    threads: &[usize],
+    (a, ca): (&str, &CommitInfo),
+    (b, cb): (&str, &CommitInfo),
+) -> Result<Vec<(usize, usize, usize)>> {
+    let mut pairs = Vec::new();
+    for &t in threads {
+        let mut side = |label: &str, commit: &CommitInfo, side: Side| {
+            let lib = session.add_library(Library::Revision {
+                label: label.to_string(),
+                commit: commit.clone(),
+            });
+            session.add_subject(Subject {
+                lib,
+                spec: spec.clone(),
+                threads: t,
+                side,
+            })
+        };
+        pairs.push((t, side(a, ca, Side::A)?, side(b, cb, Side::B)?));
+    }
+    Ok(pairs)
+}
+
 /// Measure two revisions interleaved, growing samples until the verdict is
 /// decided (or the cap), and print it.
 fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<Exit> {
@@ -92,22 +120,7 @@ fn compare_revs(g: &Global, o: &CommonArgs, a: &str, b: &str) -> Result<Exit> {
     // thread counts, see analysis::alpha).
     let threads = o.tool.thread_counts();
     o.tool.warn_oversubscribed();
-    let mut pairs = Vec::new();
-    for &t in &threads {
-        let mut side = |label: &str, commit: &crate::build::repo::CommitInfo, side: Side| {
-            let lib = session.add_library(Library::Revision {
-                label: label.to_string(),
-                commit: commit.clone(),
-            });
-            session.add_subject(Subject {
-                lib,
-                spec: spec.clone(),
-                threads: t,
-                side,
-            })
-        };
-        pairs.push((t, side(a, &ca, Side::A)?, side(b, &cb, Side::B)?));
-    }
+    let pairs = add_pairs(&mut session, &spec, &threads, (a, &ca), (b, &cb))?;
     let alpha = o.stats.alpha.alpha;
     let alpha_look = alpha::per_look(alpha, &schedule, threads.len());
     let mut out = String::new();
