@@ -260,35 +260,40 @@ impl HtmlSections for GateReport {
             },
             esc(&g.host.id())
         );
-        let mut cmd = format!("perfbisect gate --base {} --head {}", g.base, g.head);
-        let mut tools: Vec<&str> = Vec::new();
-        let mut threads: Vec<usize> = Vec::new();
-        for r in &g.results {
-            if !tools.contains(&r.tool.as_str()) {
-                tools.push(&r.tool);
-            }
-            if !threads.contains(&r.threads) {
-                threads.push(r.threads);
-            }
-        }
-        for t in tools {
-            cmd.push_str(&format!(" --tool '{t}'"));
-        }
-        let threads: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
-        cmd.push_str(&format!(
-            " --threads {} --max-regression {} --alpha {}",
-            threads.join(","),
-            g.max_regression,
-            g.alpha
-        ));
         Ok(Section {
             heading,
             summary,
             tables,
             plots: String::new(),
-            reproduce: html::command(&cmd),
+            reproduce: html::command(&reproduce_command(g)),
         })
     }
+}
+
+/// The `perfbisect gate` command line that checks these cells again.
+fn reproduce_command(g: &GateReport) -> String {
+    let mut cmd = format!("perfbisect gate --base {} --head {}", g.base, g.head);
+    let mut tools: Vec<&str> = Vec::new();
+    let mut threads: Vec<usize> = Vec::new();
+    for r in &g.results {
+        if !tools.contains(&r.tool.as_str()) {
+            tools.push(&r.tool);
+        }
+        if !threads.contains(&r.threads) {
+            threads.push(r.threads);
+        }
+    }
+    for t in tools {
+        cmd.push_str(&format!(" --tool '{t}'"));
+    }
+    let threads: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
+    cmd.push_str(&format!(
+        " --threads {} --max-regression {} --alpha {}",
+        threads.join(","),
+        g.max_regression,
+        g.alpha
+    ));
+    cmd
 }
 
 /// Print the gate's result, warn about undecided cells that pass, and
