@@ -88,24 +88,21 @@ fn steps(c: &SimConfig) -> String {
 
 /// The search simulated and its error control.
 fn search(c: &SimConfig) -> String {
-    if let Some(g) = c.scan {
+    let sequential = |whole: &str| {
         format!(
-            "scan: grid of {g}, then searches at samples {}..{}, alpha {} (whole scan), min effect {:.1}%",
+            "samples {}..{}, alpha {} (whole {whole}), min effect {:.1}%",
             c.cfg.schedule.initial,
             c.cfg.schedule.max,
             c.cfg.alpha,
             c.cfg.min_effect * 100.0
         )
+    };
+    if let Some(g) = c.scan {
+        format!("scan: grid of {g}, then searches at {}", sequential("scan"))
     } else if c.baseline {
         format!("baseline: 20 samples/commit, t-test at {}", c.cfg.alpha)
     } else {
-        format!(
-            "samples {}..{}, alpha {} (whole search), min effect {:.1}%",
-            c.cfg.schedule.initial,
-            c.cfg.schedule.max,
-            c.cfg.alpha,
-            c.cfg.min_effect * 100.0
-        )
+        sequential("search")
     }
 }
 
