@@ -1437,6 +1437,17 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         cps.sort_by_key(|c| c.last_old);
         Outcome::Changes(cps)
     } else {
+        // Undecided at the cap is not "the same": the whole range is left, with what may hide.
+        if ends.verdict == Verdict::Undecided {
+            s.unexplored.push(Unexplored {
+                lo: 0,
+                hi: n - 1,
+                differs: false,
+                share: None,
+                because: LeftBecause::Undecided,
+                ratio: Some(ends.ratio),
+            });
+        }
         Outcome::NoChange
     };
     let explained = match &outcome {
@@ -1644,6 +1655,32 @@ mod tests {
         }
         // Measured: all 20 end unresolved at 80 samples each (a +10% step under 45% noise).
         assert!(hits >= 15, "only {hits} of 20 searches ended unresolved");
+    }
+
+    #[test]
+    fn undecided_ends_leave_the_whole_range_with_what_may_hide_there() {
+        let mut undecided = 0;
+        for seed in 0..10 {
+            // A +10% step under 30% noise per sample: 40 samples per end cannot decide it.
+            let mut m = Fake::new(20, &[(10, 0.1)], seed);
+            m.noise = Normal::new(0.0, 0.3).unwrap();
+            let r = search(20, &cfg(), &mut m).unwrap();
+            let res = r.resolution.expect("every sampled end shows its noise");
+            assert!(res.smallest > 0.1 && res.short(), "{res:?}");
+            if r.ends.verdict != Verdict::Undecided {
+                continue;
+            }
+            undecided += 1;
+            assert_eq!(r.outcome, Outcome::NoChange);
+            let u = &r.unexplored[..];
+            assert_eq!(u.len(), 1, "{u:?}");
+            assert_eq!(
+                (u[0].lo, u[0].hi, u[0].because),
+                (0, 19, LeftBecause::Undecided)
+            );
+            assert_eq!(u[0].ratio, Some(r.ends.ratio));
+        }
+        assert!(undecided >= 8, "only {undecided} of 10 ends undecided");
     }
 
     #[test]

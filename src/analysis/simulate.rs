@@ -6,7 +6,7 @@
 
 pub mod noise;
 
-use crate::analysis::bisect::{self, ChangePoint, Config, Measurer, Outcome, Probe};
+use crate::analysis::bisect::{self, ChangePoint, Config, Measurer, Outcome, Probe, Unexplored};
 use crate::analysis::rounds::{self, Sampler};
 use crate::analysis::samples::{RoundKey, Samples};
 use crate::analysis::scan;
@@ -124,6 +124,12 @@ pub struct SimReport {
     /// Per true step, in the order configured (each undo after its step).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps_found: Vec<StepFound>,
+    /// True steps of at least 5% that no confirmed change point held, over all trials.
+    pub misses: usize,
+    /// Of those, the fraction the run named with a bound that covers them: its resolution
+    /// headline, or a stretch it left undecided or located unconfirmed, reaching the step's
+    /// size. `None` without misses.
+    pub misses_named: Option<f64>,
 }
 
 /// Synthetic commits: mean = product of (1 + effect) over the steps at or before the commit; a
@@ -298,8 +304,47 @@ struct Reported {
     ratio_ci: Option<(f64, f64)>,
 }
 
+/// A stretch the search names as possibly hiding a change of up to `up_to` (relative; infinite
+/// when its ends are known to differ): lo < p ≤ hi holds the commits it covers.
+struct Bound {
+    lo: usize,
+    hi: usize,
+    up_to: f64,
+}
+
+impl Bound {
+    /// What a search left: undecided sub-ranges with their interval's reach, ranges known to
+    /// differ; never-checked ones name no size.
+    fn of(u: &Unexplored) -> Option<Bound> {
+        let up_to = match (&u.ratio, u.differs) {
+            (Some(r), _) => (r.lo - 1.0).abs().max((r.hi - 1.0).abs()),
+            (None, true) => f64::INFINITY,
+            (None, false) => return None,
+        };
+        Some(Bound {
+            lo: u.lo,
+            hi: u.hi,
+            up_to,
+        })
+    }
+
+    /// A change point that was reported but not confirmed names its stretch with its interval.
+    fn located(c: &Reported) -> Option<Bound> {
+        let (lo, hi) = c.ratio_ci?;
+        (!c.confirmed).then(|| Bound {
+            lo: c.last_old,
+            hi: c.first_new,
+            up_to: (lo - 1.0).abs().max((hi - 1.0).abs()),
+        })
+    }
+}
+
 /// What one search reported.
 struct TrialResult {
+    /// The smallest change the run says it resolved anywhere (its resolution headline).
+    resolved: Option<f64>,
+    /// Stretches it named as possibly hiding more.
+    bounds: Vec<Bound>,
     changes: Vec<Reported>,
     /// The first confirmed change point as streamed: (last_old, first_new, builds, samples).
     first: Option<(usize, usize, usize, usize)>,
@@ -332,6 +377,8 @@ fn run_search(n: usize, cfg: &Config, m: &mut SimMeasurer) -> Result<TrialResult
             .collect(),
     };
     Ok(TrialResult {
+        resolved: r.resolution.as_ref().map(|r| r.smallest),
+        bounds: r.unexplored.iter().filter_map(Bound::of).collect(),
         changes,
         first: m.first_confirmed,
         builds: r.commits_measured,
@@ -351,7 +398,16 @@ fn run_scan(n: usize, g: usize, cfg: &Config, m: &mut SimMeasurer) -> Result<Tri
         .filter_map(|i| i.search.as_ref())
         .map(|s| s.decisions)
         .sum::<usize>();
+    let bounds = r
+        .grid
+        .intervals
+        .iter()
+        .filter_map(|i| i.search.as_ref())
+        .flat_map(|s| s.unexplored.iter().filter_map(Bound::of))
+        .collect();
     Ok(TrialResult {
+        resolved: r.resolution.as_ref().map(|r| r.smallest),
+        bounds,
         // A scan prints its change points at the end.
         first: None,
         changes: r
@@ -440,6 +496,9 @@ fn run_baseline(n: usize, alpha: f64, m: &mut SimMeasurer) -> Result<TrialResult
         .first()
         .map(|c| (c.last_old, c.first_new, builds, total));
     Ok(TrialResult {
+        // The plain bisect states no bounds.
+        resolved: None,
+        bounds: Vec::new(),
         first,
         changes,
         builds,
@@ -597,6 +656,25 @@ struct Score {
     to_first: Option<(usize, usize)>,
     /// Per true step in configured order: reported by a confirmed change point.
     found: Vec<bool>,
+    /// True steps of at least [`MISS_FLOOR`] no confirmed change point holds, and how many of
+    /// them a stated bound covers.
+    misses: usize,
+    named: usize,
+}
+
+/// Misses from this size on must be named by a bound (issue 28).
+pub const MISS_FLOOR: f64 = 0.05;
+
+/// Whether the run said a change of `effect` (relative) may hide at one of `step`'s commits:
+/// its resolution headline reaches that size, or a stretch it left or located covers it with a
+/// bound that large.
+fn named(r: &TrialResult, step: &[usize], effect: f64) -> bool {
+    let located = r.changes.iter().filter_map(Bound::located);
+    r.resolved.is_some_and(|s| s >= effect)
+        || r.bounds
+            .iter()
+            .chain(&located.collect::<Vec<_>>())
+            .any(|b| b.up_to >= effect && step.iter().any(|&p| b.lo < p && p <= b.hi))
 }
 
 fn run_trial(sc: &SimConfig, m: &mut SimMeasurer) -> Result<TrialResult> {
@@ -635,7 +713,7 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
                 .any(|c| c.confirmed && t.iter().any(|&p| c.last_old < p && p <= c.first_new))
         })
         .collect();
-    let mut truth = placed.truth;
+    let mut truth = placed.truth.clone();
     truth.sort();
     truth.dedup();
     // The baseline stops at the oldest change; --max-changes 1 is right with the largest alone.
@@ -652,6 +730,14 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
     if let Some((lo, hi, builds, samples)) = r.first {
         s.first_is_largest = placed.largest.iter().any(|&p| lo < p && p <= hi);
         s.to_first = Some((builds, samples));
+    }
+    for (t, hit) in placed.truth.iter().zip(&found) {
+        let (first, last) = (t[0], t[t.len() - 1]);
+        let effect = (m.mean(last) / m.mean(first.saturating_sub(1)) - 1.0).abs();
+        if !hit && effect >= MISS_FLOOR {
+            s.misses += 1;
+            s.named += usize::from(named(&r, t, effect));
+        }
     }
     s.found = found;
     Ok(s)
@@ -775,6 +861,7 @@ pub fn simulate(sc: &SimConfig) -> Result<SimReport> {
     let sum = |f: fn(&Score) -> usize| scores.iter().map(f).sum::<usize>();
     let errors = count(|s| s.error);
     let (intervals, covered) = (sum(|s| s.intervals), sum(|s| s.covered));
+    let (misses, named) = (sum(|s| s.misses), sum(|s| s.named));
     let t = sc.trials.max(1) as f64;
     let done = (sc.trials - errors).max(1) as f64;
     Ok(SimReport {
@@ -796,6 +883,8 @@ pub fn simulate(sc: &SimConfig) -> Result<SimReport> {
         first_is_largest_rate: count(|s| s.first_is_largest) as f64 / t,
         mean_builds_to_first: mean_to_first(&scores, |t| t.0),
         mean_samples_to_first: mean_to_first(&scores, |t| t.1),
+        misses,
+        misses_named: (misses > 0).then(|| named as f64 / misses as f64),
         steps_found: place_steps(sc, &mut StdRng::seed_from_u64(0))
             .labels
             .into_iter()
@@ -899,12 +988,36 @@ mod tests {
 
     fn result(changes: Vec<Reported>) -> TrialResult {
         TrialResult {
+            resolved: None,
+            bounds: Vec::new(),
             changes,
             first: None,
             builds: 0,
             samples: 0,
             decisions: 0,
         }
+    }
+
+    #[test]
+    fn a_miss_is_named_by_the_headline_or_a_bound_that_reaches_its_size() {
+        let mut r = result(vec![]);
+        assert!(!named(&r, &[50], 0.08));
+        r.resolved = Some(0.10);
+        assert!(named(&r, &[50], 0.08));
+        assert!(!named(&r, &[50], 0.12));
+        r.bounds.push(Bound {
+            lo: 40,
+            hi: 60,
+            up_to: 0.15,
+        });
+        assert!(named(&r, &[50], 0.12));
+        assert!(!named(&r, &[70], 0.12), "outside the stretch");
+        assert!(!named(&r, &[50], 0.20), "larger than the bound");
+        // A located but unconfirmed change point names its own stretch.
+        let mut c = reported(69, 70, (0.9, 1.3));
+        c.confirmed = false;
+        r.changes.push(c);
+        assert!(named(&r, &[70], 0.25));
     }
 
     #[test]

@@ -517,6 +517,8 @@ fn simulated() -> Simulated {
             mean_builds_to_first: 12.5,
             mean_samples_to_first: 150.0,
             steps_found: vec![],
+            misses: 4,
+            misses_named: Some(0.75),
         },
         noise_fit: None,
     }

@@ -107,7 +107,7 @@ fn search(c: &SimConfig) -> String {
 }
 
 /// The report's figures, labelled, in the order they are printed.
-fn figures(r: &SimReport) -> [(&'static str, String); 13] {
+fn figures(r: &SimReport) -> [(&'static str, String); 14] {
     let pct = |v: f64| format!("{:.2}%", v * 100.0);
     [
         ("accuracy (exact change points):", pct(r.accuracy)),
@@ -139,6 +139,13 @@ fn figures(r: &SimReport) -> [(&'static str, String); 13] {
             match r.interval_coverage {
                 Some(v) => format!("{} of {}", pct(v), r.intervals_scored),
                 None => "-".into(),
+            },
+        ),
+        (
+            "misses >= 5% named by a bound:",
+            match r.misses_named {
+                Some(v) => format!("{} of {}", pct(v), r.misses),
+                None => "- (no miss)".into(),
             },
         ),
     ]
