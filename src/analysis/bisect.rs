@@ -110,9 +110,10 @@ pub trait Measurer {
     fn ensure_series(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Vec<Probe>>> {
         Ok(self.ensure(wants)?.into_iter().map(|p| vec![p]).collect())
     }
-    /// The commits the search may probe next (after the one it is about to measure, whichever
-    /// way that goes): a measurer with build machines apart from its measuring ones builds them
-    /// now, while this probe is measured. A hint: nothing may depend on it. Default: ignored.
+    /// The commit the search is about to measure, then those it may probe after it (whichever
+    /// way it goes): a measurer with build machines apart from its measuring ones builds them
+    /// now, in that order, while this probe is measured. A hint: nothing may depend on it.
+    /// Default: ignored.
     fn prefetch(&mut self, _commits: &[usize]) {}
     /// Called once, after the ends' comparison and before the search, with what the ends'
     /// noise says the search will resolve and need (for live output). Default: nothing.
@@ -1014,7 +1015,9 @@ impl Searcher<'_> {
                     break;
                 };
                 let skipped = |i: usize| self.skipped.contains_key(&i);
+                // The probe itself first: a build queue must never hold it behind a guess.
                 let next: Vec<usize> = [
+                    Some(c),
                     pick_candidate(lo, c, skipped),
                     pick_candidate(c, hi, skipped),
                 ]
@@ -1506,6 +1509,8 @@ mod tests {
         same: HashSet<(usize, usize)>,
         /// Commits measured with far more noise than the rest (a factor on the log-sd).
         noisy: HashMap<usize, f64>,
+        /// Every prefetch hint, in order.
+        hints: Vec<Vec<usize>>,
     }
 
     impl Fake {
@@ -1536,6 +1541,7 @@ mod tests {
                 fail_after: None,
                 same: HashSet::new(),
                 noisy: HashMap::new(),
+                hints: Vec::new(),
             }
         }
         fn skipping(mut self, s: &[usize]) -> Fake {
@@ -1600,6 +1606,9 @@ mod tests {
         }
         fn decided(&mut self, step: &Step) {
             self.decided.push(step.commit);
+        }
+        fn prefetch(&mut self, commits: &[usize]) {
+            self.hints.push(commits.to_vec());
         }
         fn confirmed(&mut self, cp: &ChangePoint) {
             if cp.confirmed {
@@ -1681,6 +1690,19 @@ mod tests {
             assert_eq!(u[0].ratio, Some(r.ends.ratio));
         }
         assert!(undecided >= 8, "only {undecided} of 10 ends undecided");
+    }
+
+    #[test]
+    fn each_prefetch_hint_names_the_probe_first_then_its_two_successors() {
+        let mut m = Fake::new(200, &[(77, 0.2)], 3);
+        search(200, &cfg(), &mut m).unwrap();
+        assert!(!m.hints.is_empty());
+        // The ends are decided first; then every candidate, each right after its hint.
+        let probes: Vec<usize> = m.hints.iter().map(|h| h[0]).collect();
+        assert_eq!(probes, m.decided[2..2 + probes.len()], "{:?}", m.hints);
+        for h in &m.hints {
+            assert!(h.len() <= 3 && !h[1..].contains(&h[0]), "{h:?}");
+        }
     }
 
     #[test]

@@ -76,10 +76,11 @@ impl Measurer for Recorder {
         Ok(probes)
     }
 
-    /// The search names what it may probe next just before it measures a candidate: the
-    /// candidate's look carries the hint.
+    /// The search names the candidate, then what it may probe next, just before it measures
+    /// the candidate: the candidate's look carries the guesses (the candidate itself is the
+    /// look's own build).
     fn prefetch(&mut self, commits: &[usize]) {
-        self.hinted = commits.to_vec();
+        self.hinted = commits.iter().skip(1).copied().collect();
     }
 }
 
