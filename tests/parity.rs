@@ -129,3 +129,25 @@ fn parity_refuses_what_it_cannot_compare() {
         .unwrap();
     assert_usage_error(&o, "--rounds must be at least 2");
 }
+
+#[test]
+fn parity_marks_a_counterpart_newer_than_the_build_not_applicable() {
+    // perftools' newrawkey -a ml-kem-* exists from 3.5; the system's OpenSSL is 3.0, so the row
+    // is not applicable and perftools is not run for it.
+    let d = tempfile::tempdir().unwrap();
+    let o = perfbisect(d.path())
+        .args(["parity", "--perftools"])
+        .arg(fake_perftools())
+        .args(["--tool", "newrawkey:alg=ml-kem-512", "--threads", "1"])
+        .args(["--rounds", "2", "--duration", "0.1", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "parity failed: {}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = &v["rows"][0];
+    assert_eq!(
+        row["not_applicable"],
+        "perftools' newrawkey -a ml-kem-512 needs OpenSSL 3.5.0"
+    );
+    assert_eq!(row["perftools_us"].as_array().unwrap().len(), 0);
+}

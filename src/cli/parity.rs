@@ -119,6 +119,8 @@ pub fn run(g: &Global, a: ParityArgs) -> Result<Exit> {
             };
             if !builds[b].0.has(cp) {
                 row.not_applicable = Some(format!("perftools has no {} for {label}", cp.program));
+            } else if let Some(why) = cp.not_applicable_on(builds[b].1.version().as_ref()) {
+                row.not_applicable = Some(why);
             }
             rows.push((row, i, b, s));
         }

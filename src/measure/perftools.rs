@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::build::prefix::Prefix;
+use crate::build::version::OpenSslVersion;
 use crate::cache::Cache;
 use crate::hashing::{self, Hasher};
 use crate::measure::kernel::ToolSpec;
@@ -33,6 +34,23 @@ pub struct Counterpart {
     pub column: usize,
     /// Where the two cannot agree by construction, why (shown next to the row).
     pub differs: Option<&'static str>,
+    /// The oldest OpenSSL this program and these options run on, where it is newer than the
+    /// program itself (newrawkey -a ml-kem-*: 3.5); older builds make the row not applicable.
+    pub since: Option<&'static str>,
+}
+
+impl Counterpart {
+    /// Why this counterpart cannot run on `version`, if it cannot.
+    pub fn not_applicable_on(&self, version: Option<&OpenSslVersion>) -> Option<String> {
+        let since: OpenSslVersion = self.since?.parse().ok()?;
+        (version? < &since).then(|| {
+            format!(
+                "perftools' {} {} needs OpenSSL {since}",
+                self.program,
+                self.options.join(" ")
+            )
+        })
+    }
 }
 
 /// The perftools counterpart of `spec`, if it has one with the same operation.
@@ -45,6 +63,7 @@ pub fn counterpart(spec: &ToolSpec) -> Option<Counterpart> {
         calls_per_op: 1.0,
         column: 0,
         differs: None,
+        since: None,
     };
     let with = |program, options: &[&str]| Counterpart {
         options: options.iter().map(|s| s.to_string()).collect(),
@@ -62,7 +81,10 @@ pub fn counterpart(spec: &ToolSpec) -> Option<Counterpart> {
         "rsasign" => plain("rsasign"),
         // perftools' newrawkey imports x25519 (its default) and, from 3.5, ML-KEM keys.
         "newrawkey" if arg("alg") == "x25519" => plain("newrawkey"),
-        "newrawkey" if arg("alg").starts_with("ml-kem-") => with("newrawkey", &["-a", arg("alg")]),
+        "newrawkey" if arg("alg").starts_with("ml-kem-") => Counterpart {
+            since: Some("3.5.0"),
+            ..with("newrawkey", &["-a", arg("alg")])
+        },
         // perftools hashes 1500 bytes per update with SHA-1/2; oneshot is ours alone.
         "evp_hash"
             if arg("mode") != "oneshot"
@@ -612,6 +634,22 @@ mod tests {
         assert_eq!(
             opts("newrawkey:alg=ml-kem-768").unwrap().1,
             ["-a", "ml-kem-768"]
+        );
+        // perftools' newrawkey refuses -a ml-kem-* before 3.5: the row is not applicable there.
+        let ml_kem = counterpart(&spec("newrawkey:alg=ml-kem-512")).unwrap();
+        let v = |s: &str| s.parse::<OpenSslVersion>().unwrap();
+        let why = ml_kem.not_applicable_on(Some(&v("3.0.8"))).unwrap();
+        assert_eq!(
+            why,
+            "perftools' newrawkey -a ml-kem-512 needs OpenSSL 3.5.0"
+        );
+        assert_eq!(ml_kem.not_applicable_on(Some(&v("4.0.3"))), None);
+        assert_eq!(ml_kem.not_applicable_on(None), None);
+        assert_eq!(
+            counterpart(&spec("newrawkey"))
+                .unwrap()
+                .not_applicable_on(Some(&v("3.0.8"))),
+            None
         );
     }
 
