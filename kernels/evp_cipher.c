@@ -18,10 +18,10 @@
  *
  * The other modes are perftools' evp_cipher -o MODE -u UPDATES (3.0 and later,
  * as perftools: EVP_CipherInit_ex2). The cipher is the legacy EVP_CIPHER
- * (EVP_aes_128_cbc() etc., shared by all threads), the key comes from
- * RAND_bytes in setup and the IV is NULL (perftools allocates none: its
- * `if (iv > 0)` tests the still-NULL pointer), the input is one shared buffer
- * filled by RAND_bytes. One operation is:
+ * (EVP_aes_128_cbc() etc., taken once in setup and shared by all threads),
+ * the key comes from RAND_bytes in setup and the IV is NULL (perftools
+ * allocates none: its `if (iv > 0)` tests the still-NULL pointer), the input
+ * is one shared buffer filled by RAND_bytes. One operation is:
  *   evp_isolated  EVP_CIPHER_CTX_new + EVP_CipherInit_ex2(ctx, cipher, key,
  *                 NULL, 1, NULL) (an implicit fetch each time) +
  *                 EVP_CipherUpdate x updates + EVP_CipherFinal_ex + free;
@@ -108,7 +108,7 @@ static const char *encrypt_isolated(const ec_global *g, unsigned char *out)
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
     const char *failed = "EVP_CIPHER_CTX_new";
     if (ctx != NULL) {
-        failed = EVP_CipherInit_ex2(ctx, g->alg->legacy(), g->key, NULL, 1, NULL) == 1
+        failed = EVP_CipherInit_ex2(ctx, g->cipher, g->key, NULL, 1, NULL) == 1
                      ? encrypt_updates(g, ctx, out)
                      : "EVP_CipherInit_ex2";
     }
