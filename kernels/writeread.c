@@ -1,6 +1,8 @@
 // @kernel writeread
 // @summary SSL_write_ex of `size` bytes on the client + SSL_read_ex of them on the server, connected in-memory pair per thread
 // @arg size=1024 int application bytes written and read per operation
+// @arg ctx=shared choices=shared,per-thread one server and one client SSL_CTX for all threads, or a pair per thread (perftools writeread -s)
+// @arg proto=tls choices=tls,dtls TLS or DTLS (perftools writeread -d) methods, default protocol version
 // @min_version 1.1.1
 // @link ssl
 // @unit bytes=size
@@ -12,6 +14,12 @@
  * and lets the client consume the server's session tickets. One operation:
  * SSL_write_ex(client, size bytes), then SSL_read_ex(server) until all size
  * bytes have arrived (one call per TLS record, i.e. per 16 KiB).
+ *
+ * ctx=per-thread (perftools' -s) makes the SSL_CTX pair in pb_thread_init,
+ * one per thread, instead of one pair in pb_setup; what is timed is the same
+ * write and read, on connections whose contexts no other thread uses.
+ * proto=dtls (perftools' -d) makes the contexts with DTLS_server_method and
+ * DTLS_client_method; one operation is then one record (size at most 16384).
  */
 #include "perfbisect.h"
 
@@ -20,7 +28,11 @@
 
 typedef struct {
     size_t size;
-    SSL_CTX *sctx;
+    int per_thread;
+    int dtls;
+    char cert[4096];
+    char key[4096];
+    SSL_CTX *sctx; /* ctx=shared */
     SSL_CTX *cctx;
 } wr_global;
 
@@ -29,7 +41,24 @@ typedef struct {
     SSL *server;
     unsigned char *out;
     unsigned char *in;
+    SSL_CTX *sctx; /* ctx=per-thread */
+    SSL_CTX *cctx;
 } wr_local;
+
+/* A server context with the fixture certificate and a client context, into
+ * *sctx and *cctx (freed by the caller whatever this returns). */
+static const char *make_ctxs(const wr_global *g, SSL_CTX **sctx, SSL_CTX **cctx)
+{
+    *sctx = SSL_CTX_new(g->dtls ? DTLS_server_method() : TLS_server_method());
+    *cctx = SSL_CTX_new(g->dtls ? DTLS_client_method() : TLS_client_method());
+    if (*sctx == NULL || *cctx == NULL)
+        return "SSL_CTX_new";
+    if (SSL_CTX_use_certificate_chain_file(*sctx, g->cert) != 1)
+        return "SSL_CTX_use_certificate_chain_file(server.pem)";
+    if (SSL_CTX_use_PrivateKey_file(*sctx, g->key, SSL_FILETYPE_PEM) != 1)
+        return "SSL_CTX_use_PrivateKey_file(server-key.pem)";
+    return NULL;
+}
 
 static const char *drive(SSL *client, SSL *server)
 {
@@ -80,17 +109,16 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
     if (g == NULL)
         return pb_fail(err, errlen, "out of memory");
     g->size = (size_t)size;
-    char cert[4096], key[4096];
-    snprintf(cert, sizeof(cert), "%s/server.pem", env->fixtures_dir);
-    snprintf(key, sizeof(key), "%s/server-key.pem", env->fixtures_dir);
-    g->sctx = SSL_CTX_new(TLS_server_method());
-    g->cctx = SSL_CTX_new(TLS_client_method());
-    if (g->sctx == NULL || g->cctx == NULL)
-        return pb_fail(err, errlen, "SSL_CTX_new failed");
-    if (SSL_CTX_use_certificate_chain_file(g->sctx, cert) != 1)
-        return pb_fail(err, errlen, "SSL_CTX_use_certificate_chain_file(server.pem) failed");
-    if (SSL_CTX_use_PrivateKey_file(g->sctx, key, SSL_FILETYPE_PEM) != 1)
-        return pb_fail(err, errlen, "SSL_CTX_use_PrivateKey_file(server-key.pem) failed");
+    g->per_thread = strcmp(pb_arg(env, "ctx"), "per-thread") == 0;
+    g->dtls = strcmp(pb_arg(env, "proto"), "dtls") == 0;
+    if (g->dtls && size > 16384)
+        return pb_fail(err, errlen, "proto=dtls writes one record: size must be at most 16384, "
+                       "got %ld", size);
+    snprintf(g->cert, sizeof(g->cert), "%s/server.pem", env->fixtures_dir);
+    snprintf(g->key, sizeof(g->key), "%s/server-key.pem", env->fixtures_dir);
+    const char *failed = g->per_thread ? NULL : make_ctxs(g, &g->sctx, &g->cctx);
+    if (failed != NULL)
+        return pb_fail(err, errlen, "%s failed", failed);
     return PB_OK;
 }
 
@@ -106,8 +134,11 @@ int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
         return pb_fail(err, errlen, "out of memory");
     for (size_t i = 0; i < g->size; i++)
         l->out[i] = (unsigned char)(i * 31 + 7);
-    l->server = SSL_new(g->sctx);
-    l->client = SSL_new(g->cctx);
+    const char *failed = g->per_thread ? make_ctxs(g, &l->sctx, &l->cctx) : NULL;
+    if (failed != NULL)
+        return pb_fail(err, errlen, "%s failed in thread init", failed);
+    l->server = SSL_new(g->per_thread ? l->sctx : g->sctx);
+    l->client = SSL_new(g->per_thread ? l->cctx : g->cctx);
     if (l->server == NULL || l->client == NULL)
         return pb_fail(err, errlen, "SSL_new failed in thread init");
     /* Room for one operation's records (at most 16 KiB of plaintext each,
@@ -120,7 +151,7 @@ int pb_thread_init(void *global, pb_thread *t, char *err, size_t errlen)
     SSL_set_bio(l->client, cbio, cbio);
     SSL_set_accept_state(l->server);
     SSL_set_connect_state(l->client);
-    const char *failed = drive(l->client, l->server);
+    failed = drive(l->client, l->server);
     if (failed != NULL)
         return pb_fail(err, errlen, "%s failed in thread init", failed);
     /* Let the client read what the server sent after the handshake (TLS 1.3
@@ -156,6 +187,8 @@ int pb_thread_done(void *global, pb_thread *t, char *err, size_t errlen)
     (void)global; (void)err; (void)errlen;
     SSL_free(l->client);
     SSL_free(l->server);
+    SSL_CTX_free(l->sctx);
+    SSL_CTX_free(l->cctx);
     free(l->out);
     free(l->in);
     free(l);

@@ -747,3 +747,18 @@ fn ml_kem_is_not_applicable_before_3_5() {
     assert!(why.contains("ML-KEM needs OpenSSL 3.5"), "{ml_kem}");
     assert_sampled(&results[1..]);
 }
+
+/// writeread with perftools' -s (a context pair per thread) and -d (DTLS).
+#[test]
+fn writeread_takes_per_thread_contexts_and_dtls() {
+    let results = run_each(&[
+        "writeread:ctx=per-thread",
+        "writeread:proto=dtls",
+        "writeread:proto=dtls,ctx=per-thread,size=4096",
+    ]);
+    assert_sampled(&results);
+    assert_refused(&[
+        ("writeread:proto=dtls,size=20000", "at most 16384"),
+        ("writeread:proto=quic", "valid: tls, dtls"),
+    ]);
+}

@@ -132,11 +132,21 @@ pub fn counterpart(spec: &ToolSpec) -> Option<Counterpart> {
             certs: true,
             ..plain("handshake")
         },
-        "writeread" => Counterpart {
-            options: vec!["-b".into(), arg("size").to_string()],
-            certs: true,
-            ..plain("writeread")
-        },
+        "writeread" => {
+            let mut options = Vec::new();
+            if arg("ctx") == "per-thread" {
+                options.push("-s".to_string());
+            }
+            if arg("proto") == "dtls" {
+                options.push("-d".to_string());
+            }
+            options.extend(["-b".to_string(), arg("size").to_string()]);
+            Counterpart {
+                options,
+                certs: true,
+                ..plain("writeread")
+            }
+        }
         "providerdoall" => plain("providerdoall"),
         // perftools fetches from its own OSSL_LIB_CTX; from NULL each fetch costs about 100
         // instructions more (docs/parity.md).
@@ -205,8 +215,9 @@ pub fn default_specs() -> Vec<String> {
     v
 }
 
-/// The specs of perftools' mode options (`-o`, `-u`, `-a`) that its own CMake run list
-/// exercises: evp_hash, evp_cipher, evp_mac, evp_kdf, evp_rand, evp_pkey and newrawkey -a.
+/// The specs of perftools' mode options (`-o`, `-u`, `-a`, `-s`, `-d`) that its own CMake run
+/// list exercises: evp_hash, evp_cipher, evp_mac, evp_kdf, evp_rand, evp_pkey, newrawkey -a and
+/// writeread -s / -d.
 pub fn perftools_mode_specs() -> Vec<String> {
     let mut v = Vec::new();
     for mode in ["deprecated", "evp_isolated", "evp_shared"] {
@@ -232,6 +243,8 @@ pub fn perftools_mode_specs() -> Vec<String> {
     for alg in ["ml-kem-512", "ml-kem-768", "ml-kem-1024"] {
         v.push(format!("newrawkey:alg={alg}"));
     }
+    v.push("writeread:ctx=per-thread".into());
+    v.push("writeread:proto=dtls".into());
     v
 }
 
@@ -247,7 +260,7 @@ pub fn pairing(kernel: &str) -> &'static str {
         "newrawkey" => "newrawkey [-a {alg}] (x25519, ml-kem-*)",
         "x509storeissuer" => "x509storeissuer CERTDIR",
         "handshake" => "handshake [-s] CERTDIR (ctx=shared|per-conn)",
-        "writeread" => "writeread -b {size} CERTDIR",
+        "writeread" => "writeread [-s] [-d] -b {size} CERTDIR (ctx=per-thread: -s, proto=dtls: -d)",
         "providerdoall" => "providerdoall",
         "evp_fetch" => "evp_fetch -f {type}:ALG (alg=default; libctx=own as perftools)",
         "rwlocks" => "rwlocks (writers=0; reads only)",
@@ -635,6 +648,13 @@ mod tests {
             opts("newrawkey:alg=ml-kem-768").unwrap().1,
             ["-a", "ml-kem-768"]
         );
+        assert_eq!(
+            opts("writeread:ctx=per-thread,proto=dtls,size=256")
+                .unwrap()
+                .1,
+            ["-s", "-d", "-b", "256"]
+        );
+        assert_eq!(opts("writeread").unwrap().1, ["-b", "1024"]);
         // perftools' newrawkey refuses -a ml-kem-* before 3.5: the row is not applicable there.
         let ml_kem = counterpart(&spec("newrawkey:alg=ml-kem-512")).unwrap();
         let v = |s: &str| s.parse::<OpenSslVersion>().unwrap();
