@@ -762,3 +762,25 @@ fn writeread_takes_per_thread_contexts_and_dtls() {
         ("writeread:proto=quic", "valid: tls, dtls"),
     ]);
 }
+
+/// handshake with perftools' -p, -P, -l, -o and -S: library contexts per thread or pooled, a pool
+/// of SSL_CTX pairs, a secure heap.
+#[test]
+fn handshake_takes_perftools_library_context_options() {
+    let results = run_each(&[
+        "handshake:libctx=per-thread",
+        "handshake:libctx=per-thread,ctx=per-conn",
+        "handshake:libctx=pool,pool_size=4",
+        "handshake:libctx=ssl-ctx-pool,pool_size=2",
+        "handshake:secure_heap=1048576",
+    ]);
+    assert_sampled(&results);
+    assert_refused(&[
+        (
+            "handshake:libctx=ssl-ctx-pool,ctx=per-conn",
+            "does not apply",
+        ),
+        ("handshake:pool_size=0", "pool_size must be between 1"),
+        ("handshake:libctx=threads", "valid: default, per-thread"),
+    ]);
+}

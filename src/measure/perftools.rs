@@ -123,12 +123,8 @@ pub fn counterpart(spec: &ToolSpec) -> Option<Counterpart> {
             certs: true,
             ..plain("x509storeissuer")
         },
-        "handshake" if arg("ctx") == "shared" => Counterpart {
-            certs: true,
-            ..plain("handshake")
-        },
-        "handshake" if arg("ctx") == "per-conn" => Counterpart {
-            options: vec!["-s".into()],
+        "handshake" => Counterpart {
+            options: handshake_options(arg),
             certs: true,
             ..plain("handshake")
         },
@@ -178,6 +174,31 @@ pub fn counterpart(spec: &ToolSpec) -> Option<Counterpart> {
         },
         _ => return None,
     })
+}
+
+/// perftools' handshake flags for a handshake spec: -s (ctx=per-conn), -p / -P / -l (libctx=),
+/// -o (the pool's size) and -S (secure_heap).
+fn handshake_options<'s>(arg: impl Fn(&str) -> &'s str) -> Vec<String> {
+    let mut o: Vec<&str> = Vec::new();
+    if arg("ctx") == "per-conn" {
+        o.push("-s");
+    }
+    let pool = match arg("libctx") {
+        "per-thread" => Some("-p"),
+        "pool" => Some("-P"),
+        "ssl-ctx-pool" => Some("-l"),
+        _ => None,
+    };
+    if let Some(flag) = pool {
+        o.push(flag);
+        if flag != "-p" {
+            o.extend(["-o", arg("pool_size")]);
+        }
+    }
+    if !matches!(arg("secure_heap"), "" | "0") {
+        o.extend(["-S", arg("secure_heap")]);
+    }
+    o.into_iter().map(String::from).collect()
 }
 
 /// The kernel specs `perfbisect parity` compares by default: every kernel with a perftools
@@ -243,6 +264,10 @@ pub fn perftools_mode_specs() -> Vec<String> {
     for alg in ["ml-kem-512", "ml-kem-768", "ml-kem-1024"] {
         v.push(format!("newrawkey:alg={alg}"));
     }
+    for libctx in ["per-thread", "pool", "ssl-ctx-pool"] {
+        v.push(format!("handshake:libctx={libctx}"));
+    }
+    v.push("handshake:secure_heap=1048576".into());
     v.push("writeread:ctx=per-thread".into());
     v.push("writeread:proto=dtls".into());
     v
@@ -259,7 +284,10 @@ pub fn pairing(kernel: &str) -> &'static str {
         "rsasign" => "rsasign",
         "newrawkey" => "newrawkey [-a {alg}] (x25519, ml-kem-*)",
         "x509storeissuer" => "x509storeissuer CERTDIR",
-        "handshake" => "handshake [-s] CERTDIR (ctx=shared|per-conn)",
+        "handshake" => {
+            "handshake [-s] [-p|-P|-l] [-o {pool_size}] [-S {secure_heap}] CERTDIR \
+             (ctx=per-conn: -s; libctx=per-thread|pool|ssl-ctx-pool: -p|-P|-l)"
+        }
         "writeread" => "writeread [-s] [-d] -b {size} CERTDIR (ctx=per-thread: -s, proto=dtls: -d)",
         "providerdoall" => "providerdoall",
         "evp_fetch" => "evp_fetch -f {type}:ALG (alg=default; libctx=own as perftools)",
@@ -655,6 +683,20 @@ mod tests {
             ["-s", "-d", "-b", "256"]
         );
         assert_eq!(opts("writeread").unwrap().1, ["-b", "1024"]);
+        assert_eq!(opts("handshake").unwrap().1, Vec::<String>::new());
+        assert_eq!(
+            opts("handshake:ctx=per-conn,libctx=pool,pool_size=4")
+                .unwrap()
+                .1,
+            ["-s", "-P", "-o", "4"]
+        );
+        assert_eq!(opts("handshake:libctx=per-thread").unwrap().1, ["-p"]);
+        assert_eq!(
+            opts("handshake:libctx=ssl-ctx-pool,secure_heap=1048576")
+                .unwrap()
+                .1,
+            ["-l", "-o", "16", "-S", "1048576"]
+        );
         // perftools' newrawkey refuses -a ml-kem-* before 3.5: the row is not applicable there.
         let ml_kem = counterpart(&spec("newrawkey:alg=ml-kem-512")).unwrap();
         let v = |s: &str| s.parse::<OpenSslVersion>().unwrap();
