@@ -784,3 +784,16 @@ fn handshake_takes_perftools_library_context_options() {
         ("handshake:libctx=threads", "valid: default, per-thread"),
     ]);
 }
+
+/// evp_fetch type=all: perftools' evp_fetch without -f; pq=yes (its -q) needs 3.5.
+#[test]
+fn evp_fetch_walks_perftools_list_and_pq_needs_3_5() {
+    let results = run_each(&["evp_fetch:type=all,libctx=own", "evp_fetch:type=all,pq=yes"]);
+    assert_sampled(&results[..1]);
+    let why = results[1]["not_applicable"].as_str().unwrap();
+    assert!(why.contains("needs OpenSSL 3.5"), "{why}");
+    assert_refused(&[
+        ("evp_fetch:pq=yes", "type=all only"),
+        ("evp_fetch:type=all,alg=SHA2-256", "alg must be default"),
+    ]);
+}

@@ -146,22 +146,45 @@ pub fn counterpart(spec: &ToolSpec) -> Option<Counterpart> {
         "providerdoall" => plain("providerdoall"),
         // perftools fetches from its own OSSL_LIB_CTX; from NULL each fetch costs about 100
         // instructions more (docs/parity.md).
-        "evp_fetch" if arg("alg") == "default" || arg("alg").is_empty() => {
-            let alg = match arg("type") {
+        // perftools' -f takes these seven types; without -f it walks its own list (type=all).
+        "evp_fetch"
+            if [
+                "MD",
+                "CIPHER",
+                "KDF",
+                "MAC",
+                "RAND",
+                "KEM",
+                "SIGNATURE",
+                "all",
+            ]
+            .contains(&arg("type")) =>
+        {
+            let dflt = match arg("type") {
                 "MD" => "SHA2-256",
                 "CIPHER" => "AES-128-CBC",
                 "KDF" => "HKDF",
                 "MAC" => "HMAC",
                 "RAND" => "CTR-DRBG",
-                "KEYEXCH" => "DH",
                 _ => "RSA",
             };
+            let alg = match arg("alg") {
+                "" | "default" => dflt,
+                a => a,
+            };
+            let (options, since) = match (arg("type"), arg("pq")) {
+                ("all", "yes") => (vec!["-q".to_string()], Some("3.5.0")),
+                ("all", _) => (Vec::new(), None),
+                (t, _) => (vec!["-f".to_string(), format!("{t}:{alg}")], None),
+            };
             Counterpart {
+                options,
+                since,
                 differs: (arg("libctx") != "own").then_some(
                     "perftools fetches from its own library context (libctx=own does too), \
                      this spec from the default one",
                 ),
-                ..with("evp_fetch", &["-f", &format!("{}:{alg}", arg("type"))])
+                ..plain("evp_fetch")
             }
         }
         // Readers only: perftools' default split at 1 thread (no writer), and the number its
@@ -264,6 +287,8 @@ pub fn perftools_mode_specs() -> Vec<String> {
     for alg in ["ml-kem-512", "ml-kem-768", "ml-kem-1024"] {
         v.push(format!("newrawkey:alg={alg}"));
     }
+    v.push("evp_fetch:type=all,libctx=own".into());
+    v.push("evp_fetch:type=all,pq=yes,libctx=own".into());
     for libctx in ["per-thread", "pool", "ssl-ctx-pool"] {
         v.push(format!("handshake:libctx={libctx}"));
     }
@@ -290,7 +315,10 @@ pub fn pairing(kernel: &str) -> &'static str {
         }
         "writeread" => "writeread [-s] [-d] -b {size} CERTDIR (ctx=per-thread: -s, proto=dtls: -d)",
         "providerdoall" => "providerdoall",
-        "evp_fetch" => "evp_fetch -f {type}:ALG (alg=default; libctx=own as perftools)",
+        "evp_fetch" => {
+            "evp_fetch -f {type}:{alg} (MD..SIGNATURE), or [-q] (type=all, pq=yes); libctx=own as \
+             perftools"
+        }
         "rwlocks" => "rwlocks (writers=0; reads only)",
         "evp_hash" => "evp_hash -o {mode} -u {updates} -a {ALG} (size=1500, SHA-1/2, not oneshot)",
         "evp_cipher" => "evp_cipher -o {mode} -u {updates} -a {ALG} (size=16, *-cbc, not reinit)",
@@ -684,6 +712,14 @@ mod tests {
         );
         assert_eq!(opts("writeread").unwrap().1, ["-b", "1024"]);
         assert_eq!(opts("handshake").unwrap().1, Vec::<String>::new());
+        assert_eq!(
+            opts("evp_fetch:type=CIPHER,alg=AES-256-GCM").unwrap().1,
+            ["-f", "CIPHER:AES-256-GCM"]
+        );
+        assert_eq!(opts("evp_fetch:type=all").unwrap().1, Vec::<String>::new());
+        assert_eq!(opts("evp_fetch:type=all,pq=yes").unwrap().1, ["-q"]);
+        // perftools' -f knows no KEYMGMT, KEYEXCH or ASYM_CIPHER.
+        assert_eq!(opts("evp_fetch:type=KEYMGMT"), None);
         assert_eq!(
             opts("handshake:ctx=per-conn,libctx=pool,pool_size=4")
                 .unwrap()
