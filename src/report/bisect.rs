@@ -681,9 +681,28 @@ fn direction_word(v: Verdict) -> &'static str {
 }
 
 fn text_result(j: &BisectReport, links: &Links) -> String {
+    let mut s = text_ends(j);
+    // The change that explains most of the range first; candidates that did not hold last.
+    let mut order: Vec<&CulpritJson> = j.culprits.iter().collect();
+    order.sort_by(|a, b| {
+        b.confirmed
+            .cmp(&a.confirmed)
+            .then(b.share.total_cmp(&a.share))
+    });
+    for (i, c) in order.into_iter().enumerate() {
+        s.push_str(&culprit_text(i + 1, c, j, links));
+    }
+    s.push_str(&unexplored_text(j));
+    s.push_str(&costs_text(j));
+    s.push_str(&error_control_text(j));
+    s.push_str(&format!("reproduce: {}\n", j.reproduce));
+    s
+}
+
+/// The ends' comparison, and why there is nothing to bisect when they do not differ.
+fn text_ends(j: &BisectReport) -> String {
     let u = j.metric.unit_ascii();
-    let mut s = String::new();
-    s.push_str(&format!(
+    let mut s = format!(
         "\nends: {} {} {u} (n={}) -> {} {} {u} (n={}): {} {}, p(Yuen)={:.2e}\n",
         j.good.short,
         us(j.ends.a.mean),
@@ -694,7 +713,7 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
         direction_word(j.direction),
         j.ends.ratio.pct(),
         j.ends.p_yuen
-    ));
+    );
     if !j.ends_per_threads.is_empty() {
         s.push_str(&format!(
             "ends per thread count (figures above: {} thread(s), whose ends moved most):\n",
@@ -717,105 +736,115 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
             }
         ));
     }
-    // The change that explains most of the range first; candidates that did not hold last.
-    let mut order: Vec<&CulpritJson> = j.culprits.iter().collect();
-    order.sort_by(|a, b| {
-        b.confirmed
-            .cmp(&a.confirmed)
-            .then(b.share.total_cmp(&a.share))
-    });
-    for (i, c) in order.into_iter().enumerate() {
-        let head = if c.range {
-            format!(
-                "the change is in one of {}..{} ({} skipped commit(s) between)",
-                &c.parent[..10],
-                &c.info.commit[..10],
-                c.skipped.len()
-            )
+    s
+}
+
+/// One change point as the text report's numbered result: what it is, how far to trust it,
+/// the commit, and the figures behind it.
+fn culprit_text(number: usize, c: &CulpritJson, j: &BisectReport, links: &Links) -> String {
+    let u = j.metric.unit_ascii();
+    let head = if c.range {
+        format!(
+            "the change is in one of {}..{} ({} skipped commit(s) between)",
+            &c.parent[..10],
+            &c.info.commit[..10],
+            c.skipped.len()
+        )
+    } else {
+        format!(
+            "culprit {}{}",
+            c.info.commit,
+            links.text_suffix(&c.info.commit)
+        )
+    };
+    let mut s = format!(
+        "\nresult {number}: {head}{}{}\n",
+        share_text(c),
+        if c.uncertain { " [uncertain]" } else { "" }
+    );
+    s.push_str(&standing_text(c));
+    s.push_str(&format!(
+        "  author:  {}\n  date:    {}\n  subject: {}\n",
+        c.info.author,
+        c.info.dates(),
+        c.info.subject
+    ));
+    s.push_str(&format!(
+        "  parent {} {} {u} (n={}) -> {} {} {u} (n={})\n",
+        &c.parent[..10],
+        us(c.parent_mean_us),
+        c.comparison.a.n,
+        &c.info.commit[..10],
+        us(c.culprit_mean_us),
+        c.comparison.b.n
+    ));
+    s.push_str(&format!(
+        "  change:  {}  p(Yuen)={:.2e}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}{}{}\n",
+        c.comparison.ratio.pct(),
+        c.comparison.p_yuen,
+        c.p_welch,
+        c.p_mwu,
+        pairs_note(&c.comparison),
+        if c.comparison.tests_disagree {
+            "  (the rank test disagrees: check for outliers)"
         } else {
-            format!(
-                "culprit {}{}",
-                c.info.commit,
-                links.text_suffix(&c.info.commit)
-            )
-        };
-        let share = if c.share.is_finite() && c.share < 0.0 {
-            format!(
-                " [{}, against the range's direction: {:.0}% of its change]",
-                change_word(c.comparison.verdict),
-                c.share * 100.0
-            )
-        } else if c.partial && c.share.is_finite() {
-            format!(" [part of the range's change: {:.0}%]", c.share * 100.0)
-        } else if c.partial {
-            " [part of the range's change]".to_string()
+            ""
+        },
+        if c.confirmed {
+            size_note(&c.comparison, j.min_effect)
         } else {
             String::new()
-        };
-        s.push_str(&format!(
-            "\nresult {}: {head}{share}{}\n",
-            i + 1,
-            if c.uncertain { " [uncertain]" } else { "" }
-        ));
-        if c.identical_binaries {
-            s.push_str(
-                "  NOT A CULPRIT: it loads byte-identical libraries and modules to its parent's\n",
-            );
-        } else if c.unresolved {
-            s.push_str(&format!(
-                "  LOCATED, SIZE UNRESOLVED: the search's tests put the change here, but a fresh block of {} samples each could neither confirm nor refute it: {}\n",
-                c.comparison.a.n,
-                c.comparison.ratio.pct()
-            ));
-        } else if !c.confirmed {
-            s.push_str(
-                "  NOT CONFIRMED: a fresh block of samples did not show this change; a candidate, not a culprit\n",
-            );
         }
-        s.push_str(&format!(
-            "  author:  {}\n  date:    {}\n  subject: {}\n",
-            c.info.author,
-            c.info.dates(),
-            c.info.subject
-        ));
-        s.push_str(&format!(
-            "  parent {} {} {u} (n={}) -> {} {} {u} (n={})\n",
-            &c.parent[..10],
-            us(c.parent_mean_us),
-            c.comparison.a.n,
-            &c.info.commit[..10],
-            us(c.culprit_mean_us),
-            c.comparison.b.n
-        ));
-        s.push_str(&format!(
-            "  change:  {}  p(Yuen)={:.2e}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}{}{}\n",
-            c.comparison.ratio.pct(),
-            c.comparison.p_yuen,
-            c.p_welch,
-            c.p_mwu,
-            pairs_note(&c.comparison),
-            if c.comparison.tests_disagree {
-                "  (the rank test disagrees: check for outliers)"
-            } else {
-                ""
-            },
-            if c.confirmed {
-                size_note(&c.comparison, j.min_effect)
-            } else {
-                String::new()
-            }
-        ));
-        if !c.per_threads.is_empty() {
-            s.push_str("  per thread count:\n");
-            for e in &c.per_threads {
-                s.push_str(&format!("    {}\n", e.text()));
-            }
+    ));
+    if !c.per_threads.is_empty() {
+        s.push_str("  per thread count:\n");
+        for e in &c.per_threads {
+            s.push_str(&format!("    {}\n", e.text()));
         }
     }
-    s.push_str(&unexplored_text(j));
-    let fresh = j.builds.iter().filter(|b| b.fresh).count();
-    let failed = j.builds.iter().filter(|b| !b.ok).count();
-    s.push_str(&format!(
+    s
+}
+
+/// How much of the range's change a change point carries, when it is not simply all of it.
+fn share_text(c: &CulpritJson) -> String {
+    if c.share.is_finite() && c.share < 0.0 {
+        format!(
+            " [{}, against the range's direction: {:.0}% of its change]",
+            change_word(c.comparison.verdict),
+            c.share * 100.0
+        )
+    } else if c.partial && c.share.is_finite() {
+        format!(" [part of the range's change: {:.0}%]", c.share * 100.0)
+    } else if c.partial {
+        " [part of the range's change]".to_string()
+    } else {
+        String::new()
+    }
+}
+
+/// The warning line for a change point the confirmation did not uphold; empty for one it did.
+fn standing_text(c: &CulpritJson) -> String {
+    if c.identical_binaries {
+        "  NOT A CULPRIT: it loads byte-identical libraries and modules to its parent's\n"
+            .to_string()
+    } else if c.unresolved {
+        format!(
+            "  LOCATED, SIZE UNRESOLVED: the search's tests put the change here, but a fresh block of {} samples each could neither confirm nor refute it: {}\n",
+            c.comparison.a.n,
+            c.comparison.ratio.pct()
+        )
+    } else if !c.confirmed {
+        "  NOT CONFIRMED: a fresh block of samples did not show this change; a candidate, not a culprit\n"
+            .to_string()
+    } else {
+        String::new()
+    }
+}
+
+/// What the search spent: builds, samples, time, where it ran, the probes it saved, its notes.
+fn costs_text(j: &BisectReport) -> String {
+    let (fresh, failed) = j.build_counts();
+    let mut s = format!(
         "\nbuilds used: {} ({} built now, {} failed)  samples: {} ({} taken now)  wall time: {:.0} s\n",
         j.builds.len(),
         fresh,
@@ -823,7 +852,7 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
         j.samples,
         j.samples_taken_now,
         j.wall_s
-    ));
+    );
     if let Some(line) = j.placement.line() {
         s.push_str(&format!("{line}\n"));
     }
@@ -836,27 +865,32 @@ fn text_result(j: &BisectReport, links: &Links) -> String {
     for n in &j.notes {
         s.push_str(&format!("note: {n}\n"));
     }
-    if j.tests > 0 {
-        s.push_str(&format!(
-            "error control: {} tests, family-wise false-alarm bound {:.2e} (budget {}){}\n",
-            j.tests,
-            j.family_alpha,
-            j.alpha,
-            if j.family_alpha > j.alpha {
-                ": the range's several changes took more decisions than budgeted"
-            } else {
-                ""
-            }
-        ));
-        if j.thread_counts.len() > 1 {
-            s.push_str(&format!(
-                "  every decision tests each of the {} thread counts at 1/{} of its level (Bonferroni): a change at any of them is found with the error bound above\n",
-                j.thread_counts.len(),
-                j.thread_counts.len()
-            ));
-        }
+    s
+}
+
+/// The family-wise error bound the search's tests achieved, against the budget it was given.
+fn error_control_text(j: &BisectReport) -> String {
+    if j.tests == 0 {
+        return String::new();
     }
-    s.push_str(&format!("reproduce: {}\n", j.reproduce));
+    let mut s = format!(
+        "error control: {} tests, family-wise false-alarm bound {:.2e} (budget {}){}\n",
+        j.tests,
+        j.family_alpha,
+        j.alpha,
+        if j.family_alpha > j.alpha {
+            ": the range's several changes took more decisions than budgeted"
+        } else {
+            ""
+        }
+    );
+    if j.thread_counts.len() > 1 {
+        s.push_str(&format!(
+            "  every decision tests each of the {} thread counts at 1/{} of its level (Bonferroni): a change at any of them is found with the error bound above\n",
+            j.thread_counts.len(),
+            j.thread_counts.len()
+        ));
+    }
     s
 }
 
@@ -882,56 +916,75 @@ fn markdown(j: &BisectReport, links: &Links) -> String {
         s.push_str(&format!("Resolution: {}\n\n", resolution_sentence(r)));
     }
     if !j.culprits.is_empty() {
-        s.push_str(&format!(
-            "| commit | date | subject | parent {u} | commit {u} | change | p (Welch) |\n",
-        ));
-        s.push_str("| --- | --- | --- | ---: | ---: | --- | ---: |\n");
-        for c in &j.culprits {
-            s.push_str(&format!(
-                "| {}{}{} | {} | {} | {} | {} | {} | {:.2e} |\n",
-                links.markdown(&c.info.commit, &c.info.commit[..10]),
-                if c.range { " (range)" } else { "" },
-                if c.share < 0.0 {
-                    format!(
-                        " ({}, against the range's direction)",
-                        change_word(c.comparison.verdict)
-                    )
-                } else {
-                    String::new()
-                },
-                c.info.dates(),
-                c.info.subject.replace('|', "\\|"),
-                us(c.parent_mean_us),
-                us(c.culprit_mean_us),
-                c.comparison.ratio.pct(),
-                c.p_welch
-            ));
-        }
-        s.push('\n');
+        s.push_str(&culprits_markdown(j, links));
         if j.culprits.iter().any(|c| !c.per_threads.is_empty()) {
-            s.push_str("| commit | threads | parent µs/op | commit µs/op | change | affected |\n");
-            s.push_str("| --- | ---: | ---: | ---: | --- | --- |\n");
-            for c in &j.culprits {
-                for e in &c.per_threads {
-                    s.push_str(&format!(
-                        "| {} | {} | {} | {} | {} | {} |\n",
-                        links.markdown(&c.info.commit, &c.info.commit[..10]),
-                        e.threads,
-                        us(e.a_mean_us),
-                        us(e.b_mean_us),
-                        e.comparison.ratio.pct(),
-                        if e.affected { "**yes**" } else { "no" }
-                    ));
-                }
-            }
-            s.push('\n');
+            s.push_str(&per_threads_markdown(j, links));
         }
     }
     let left = unexplored_text(j);
     if !left.is_empty() {
         s.push_str(&format!("```\n{}```\n\n", left.trim_start()));
     }
-    s.push_str(&format!("<details><summary>steps</summary>\n\n| commit | n | mean {u} | verdict |\n| --- | ---: | ---: | --- |\n"));
+    s.push_str(&steps_markdown(j, links));
+    s.push_str(&format!("\n</details>\n\nReproduce: `{}`\n", j.reproduce));
+    s
+}
+
+fn culprits_markdown(j: &BisectReport, links: &Links) -> String {
+    let u = j.metric.unit();
+    let mut s =
+        format!("| commit | date | subject | parent {u} | commit {u} | change | p (Welch) |\n");
+    s.push_str("| --- | --- | --- | ---: | ---: | --- | ---: |\n");
+    for c in &j.culprits {
+        s.push_str(&format!(
+            "| {}{}{} | {} | {} | {} | {} | {} | {:.2e} |\n",
+            links.markdown(&c.info.commit, &c.info.commit[..10]),
+            if c.range { " (range)" } else { "" },
+            if c.share < 0.0 {
+                format!(
+                    " ({}, against the range's direction)",
+                    change_word(c.comparison.verdict)
+                )
+            } else {
+                String::new()
+            },
+            c.info.dates(),
+            c.info.subject.replace('|', "\\|"),
+            us(c.parent_mean_us),
+            us(c.culprit_mean_us),
+            c.comparison.ratio.pct(),
+            c.p_welch
+        ));
+    }
+    s.push('\n');
+    s
+}
+
+fn per_threads_markdown(j: &BisectReport, links: &Links) -> String {
+    let mut s =
+        String::from("| commit | threads | parent µs/op | commit µs/op | change | affected |\n");
+    s.push_str("| --- | ---: | ---: | ---: | --- | --- |\n");
+    for c in &j.culprits {
+        for e in &c.per_threads {
+            s.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} |\n",
+                links.markdown(&c.info.commit, &c.info.commit[..10]),
+                e.threads,
+                us(e.a_mean_us),
+                us(e.b_mean_us),
+                e.comparison.ratio.pct(),
+                if e.affected { "**yes**" } else { "no" }
+            ));
+        }
+    }
+    s.push('\n');
+    s
+}
+
+/// The tested commits, folded away under a `<details>` the caller closes.
+fn steps_markdown(j: &BisectReport, links: &Links) -> String {
+    let u = j.metric.unit();
+    let mut s = format!("<details><summary>steps</summary>\n\n| commit | n | mean {u} | verdict |\n| --- | ---: | ---: | --- |\n");
     for st in &j.steps {
         s.push_str(&format!(
             "| {} | {} | {} | {} |\n",
@@ -941,7 +994,6 @@ fn markdown(j: &BisectReport, links: &Links) -> String {
             st.verdict
         ));
     }
-    s.push_str(&format!("\n</details>\n\nReproduce: `{}`\n", j.reproduce));
     s
 }
 
@@ -977,237 +1029,271 @@ fn direction_badge(v: Verdict) -> String {
 impl HtmlSections for BisectReport {
     fn section(&self, links: &Links) -> Result<Section> {
         let j = self;
-        let u = j.metric.unit();
         let heading = format!(
             "bisect: <code>{}</code> at {} thread(s), <code>{}</code>",
             esc(&j.tool),
             j.threads_label(),
             esc(&j.range)
         );
-        let mut summary = format!(
-            "<p>Ends: {} {} {u} → {} {} {u}: {} {} (p = {:.2e}).</p>\n",
-            links.html(&j.good.commit, &j.good.short),
-            us(j.ends.a.mean),
-            links.html(&j.bad.commit, &j.bad.short),
-            us(j.ends.b.mean),
-            direction_badge(j.direction),
-            esc(&j.ends.ratio.pct()),
-            j.ends.p_welch
-        );
-        if let Some(r) = &j.resolution {
-            summary.push_str(&format!(
-                "<p>Resolution: {}</p>\n",
-                esc(&resolution_sentence(r))
-            ));
-        }
-        if j.culprits.is_empty() {
-            summary.push_str(&format!(
-                "<p>No change point: the ends do not differ by at least {:.1}% with significance.</p>\n",
-                j.min_effect * 100.0
-            ));
-        } else {
-            summary.push_str("<ol>\n");
-            for c in &j.culprits {
-                let what = if c.range {
-                    format!(
-                        "the change is in {}..{} ({} skipped commit(s) between)",
-                        links.html(&c.parent, &c.parent[..10.min(c.parent.len())]),
-                        links.html(&c.info.commit, &c.info.short),
-                        c.skipped.len()
-                    )
-                } else {
-                    format!("culprit {}", links.html(&c.info.commit, &c.info.short))
-                };
-                let mut notes = String::new();
-                if c.share < 0.0 {
-                    notes.push_str(&format!(
-                        " <span class=\"badge neutral\">{}</span>",
-                        esc(&format!(
-                            "{}, against the range's direction",
-                            change_word(c.comparison.verdict)
-                        ))
-                    ));
-                } else if c.partial {
-                    notes.push_str(
-                        " <span class=\"badge neutral\">part of the range's change</span>",
-                    );
-                }
-                if c.uncertain {
-                    notes.push_str(&format!(" {}", html::badge("uncertain")));
-                }
-                if !c.per_threads.is_empty() {
-                    let at = |affected: bool| {
-                        c.per_threads
-                            .iter()
-                            .filter(|e| e.affected == affected)
-                            .map(|e| e.threads.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    };
-                    notes.push_str(&format!(
-                        " (threads affected: {}; not affected: {})",
-                        esc(&at(true)),
-                        esc(&at(false))
-                    ));
-                }
-                summary.push_str(&format!(
-                    "<li>{what}: <b>{}</b> ({}, {}): {} → {} {u}, <b>{}</b>, p = {:.2e}{notes}</li>\n",
-                    esc(&c.info.subject),
-                    esc(&c.info.dates()),
-                    esc(&c.info.author),
-                    us(c.parent_mean_us),
-                    us(c.culprit_mean_us),
-                    esc(&c.comparison.ratio.pct()),
-                    c.p_welch
-                ));
-            }
-            summary.push_str("</ol>\n");
-        }
-        let left = unexplored_text(j);
-        if !left.is_empty() {
-            summary.push_str(&format!("<pre>{}</pre>\n", esc(left.trim_start())));
-        }
-
         let mut tables = String::new();
         if !j.culprits.is_empty() {
-            let rows: Vec<Vec<String>> = j
-                .culprits
-                .iter()
-                .map(|c| {
-                    vec![
-                        links.html(&c.info.commit, &c.info.short),
-                        esc(&c.info.dates()),
-                        esc(&c.info.subject),
-                        us(c.parent_mean_us),
-                        us(c.culprit_mean_us),
-                        esc(&c.comparison.ratio.pct()),
-                        format!("{:.2e}", c.p_welch),
-                        format!("{:.2e}", c.p_mwu),
-                    ]
-                })
-                .collect();
-            tables
-                .push_str("<p>Change points (parent against culprit, on all their samples):</p>\n");
-            tables.push_str(&html::table(
-                &[
-                    "commit",
-                    "date",
-                    "subject",
-                    &format!("parent {u}"),
-                    &format!("commit {u}"),
-                    "change [95% CI]",
-                    "p (Welch)",
-                    "p (Mann-Whitney)",
-                ],
-                3,
-                &rows,
-            ));
+            tables.push_str(&culprits_table_html(j, links));
         }
         if j.culprits.iter().any(|c| !c.per_threads.is_empty()) {
-            let rows: Vec<Vec<String>> = j
-                .culprits
-                .iter()
-                .flat_map(|c| {
-                    c.per_threads.iter().map(move |e| {
-                        vec![
-                            links.html(&c.info.commit, &c.info.short),
-                            e.threads.to_string(),
-                            us(e.a_mean_us),
-                            us(e.b_mean_us),
-                            esc(&e.comparison.ratio.pct()),
-                            if e.affected {
-                                "affected"
-                            } else {
-                                "not affected"
-                            }
-                            .to_string(),
-                        ]
-                    })
-                })
-                .collect();
-            tables.push_str("<p>Change points per thread count:</p>\n");
-            tables.push_str(&html::table(
-                &[
-                    "commit",
-                    "threads",
-                    "parent µs/op",
-                    "commit µs/op",
-                    "change [95% CI]",
-                    "",
-                ],
-                2,
-                &rows,
-            ));
+            tables.push_str(&per_threads_table_html(j, links));
         }
-        let (tested, commits) = j.tested();
-        let order = |id: &str| {
-            j.steps
-                .iter()
-                .position(|s| s.info.commit == id)
-                .map(|i| (i + 1).to_string())
-                .unwrap_or_default()
-        };
-        let rows: Vec<Vec<String>> = tested
-            .iter()
-            .map(|(x, s)| {
-                vec![
-                    links.html(&s.info.commit, &s.info.short),
-                    esc(&s.info.dates()),
-                    esc(&s.info.subject),
-                    esc(&s.verdict),
-                    x.to_string(),
-                    order(&s.info.commit),
-                    s.n.to_string(),
-                    us(s.mean_us),
-                    format!("{} – {}", us(s.ci95_us.0), us(s.ci95_us.1)),
-                ]
-            })
-            .collect();
-        tables.push_str(&format!(
-            "<p>Tested commits in range order ({} of {commits}):</p>\n",
-            tested.len()
-        ));
-        tables.push_str(&html::table(
-            &[
-                "commit",
-                "date",
-                "subject",
-                "verdict",
-                "position",
-                "tested as",
-                "n",
-                &format!("mean {u}"),
-                "95% CI",
-            ],
-            4,
-            &rows,
-        ));
-        let fresh = j.builds.iter().filter(|b| b.fresh).count();
-        let failed = j.builds.iter().filter(|b| !b.ok).count();
-        tables.push_str(&format!(
-            "<p>Builds used: {} ({fresh} built now, {failed} failed); samples: {} ({} taken now); wall time {:.0} s; recipe <code>{}</code>; alpha per test {:.2e}.</p>\n",
-            j.builds.len(),
-            j.samples,
-            j.samples_taken_now,
-            j.wall_s,
-            esc(&j.recipe),
-            j.alpha_per_test
-        ));
+        tables.push_str(&steps_table_html(j, links));
+        tables.push_str(&costs_html(j));
         let plots = html::figure(
             &j.profile_svg()?,
             &format!(
                 "{} at {} thread(s): {u} (95% interval) of every tested commit along {}; dashed red lines are change points, shaded stretches were not tested.",
-                j.tool, j.threads, j.range
+                j.tool, j.threads, j.range, u = j.metric.unit()
             ),
         );
         Ok(Section {
             heading,
-            summary,
+            summary: summary_html(j, links),
             tables,
             plots,
             reproduce: html::command(&j.reproduce),
         })
     }
+}
+
+/// The section's opening prose: the ends, the resolution, and the change points as a list.
+fn summary_html(j: &BisectReport, links: &Links) -> String {
+    let u = j.metric.unit();
+    let mut summary = format!(
+        "<p>Ends: {} {} {u} → {} {} {u}: {} {} (p = {:.2e}).</p>\n",
+        links.html(&j.good.commit, &j.good.short),
+        us(j.ends.a.mean),
+        links.html(&j.bad.commit, &j.bad.short),
+        us(j.ends.b.mean),
+        direction_badge(j.direction),
+        esc(&j.ends.ratio.pct()),
+        j.ends.p_welch
+    );
+    if let Some(r) = &j.resolution {
+        summary.push_str(&format!(
+            "<p>Resolution: {}</p>\n",
+            esc(&resolution_sentence(r))
+        ));
+    }
+    if j.culprits.is_empty() {
+        summary.push_str(&format!(
+            "<p>No change point: the ends do not differ by at least {:.1}% with significance.</p>\n",
+            j.min_effect * 100.0
+        ));
+    } else {
+        summary.push_str("<ol>\n");
+        for c in &j.culprits {
+            summary.push_str(&culprit_item_html(c, u, links));
+        }
+        summary.push_str("</ol>\n");
+    }
+    let left = unexplored_text(j);
+    if !left.is_empty() {
+        summary.push_str(&format!("<pre>{}</pre>\n", esc(left.trim_start())));
+    }
+    summary
+}
+
+fn culprit_item_html(c: &CulpritJson, u: &str, links: &Links) -> String {
+    let what = if c.range {
+        format!(
+            "the change is in {}..{} ({} skipped commit(s) between)",
+            links.html(&c.parent, &c.parent[..10.min(c.parent.len())]),
+            links.html(&c.info.commit, &c.info.short),
+            c.skipped.len()
+        )
+    } else {
+        format!("culprit {}", links.html(&c.info.commit, &c.info.short))
+    };
+    format!(
+        "<li>{what}: <b>{}</b> ({}, {}): {} → {} {u}, <b>{}</b>, p = {:.2e}{}</li>\n",
+        esc(&c.info.subject),
+        esc(&c.info.dates()),
+        esc(&c.info.author),
+        us(c.parent_mean_us),
+        us(c.culprit_mean_us),
+        esc(&c.comparison.ratio.pct()),
+        c.p_welch,
+        culprit_badges_html(c)
+    )
+}
+
+/// The badges after a change point: against the range, part of it, uncertain, and at which
+/// thread counts it shows.
+fn culprit_badges_html(c: &CulpritJson) -> String {
+    let mut notes = String::new();
+    if c.share < 0.0 {
+        notes.push_str(&format!(
+            " <span class=\"badge neutral\">{}</span>",
+            esc(&format!(
+                "{}, against the range's direction",
+                change_word(c.comparison.verdict)
+            ))
+        ));
+    } else if c.partial {
+        notes.push_str(" <span class=\"badge neutral\">part of the range's change</span>");
+    }
+    if c.uncertain {
+        notes.push_str(&format!(" {}", html::badge("uncertain")));
+    }
+    if !c.per_threads.is_empty() {
+        let at = |affected: bool| {
+            c.per_threads
+                .iter()
+                .filter(|e| e.affected == affected)
+                .map(|e| e.threads.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        notes.push_str(&format!(
+            " (threads affected: {}; not affected: {})",
+            esc(&at(true)),
+            esc(&at(false))
+        ));
+    }
+    notes
+}
+
+fn culprits_table_html(j: &BisectReport, links: &Links) -> String {
+    let u = j.metric.unit();
+    let rows: Vec<Vec<String>> = j
+        .culprits
+        .iter()
+        .map(|c| {
+            vec![
+                links.html(&c.info.commit, &c.info.short),
+                esc(&c.info.dates()),
+                esc(&c.info.subject),
+                us(c.parent_mean_us),
+                us(c.culprit_mean_us),
+                esc(&c.comparison.ratio.pct()),
+                format!("{:.2e}", c.p_welch),
+                format!("{:.2e}", c.p_mwu),
+            ]
+        })
+        .collect();
+    let mut s =
+        String::from("<p>Change points (parent against culprit, on all their samples):</p>\n");
+    s.push_str(&html::table(
+        &[
+            "commit",
+            "date",
+            "subject",
+            &format!("parent {u}"),
+            &format!("commit {u}"),
+            "change [95% CI]",
+            "p (Welch)",
+            "p (Mann-Whitney)",
+        ],
+        3,
+        &rows,
+    ));
+    s
+}
+
+fn per_threads_table_html(j: &BisectReport, links: &Links) -> String {
+    let rows: Vec<Vec<String>> = j
+        .culprits
+        .iter()
+        .flat_map(|c| {
+            c.per_threads.iter().map(move |e| {
+                vec![
+                    links.html(&c.info.commit, &c.info.short),
+                    e.threads.to_string(),
+                    us(e.a_mean_us),
+                    us(e.b_mean_us),
+                    esc(&e.comparison.ratio.pct()),
+                    if e.affected {
+                        "affected"
+                    } else {
+                        "not affected"
+                    }
+                    .to_string(),
+                ]
+            })
+        })
+        .collect();
+    let mut s = String::from("<p>Change points per thread count:</p>\n");
+    s.push_str(&html::table(
+        &[
+            "commit",
+            "threads",
+            "parent µs/op",
+            "commit µs/op",
+            "change [95% CI]",
+            "",
+        ],
+        2,
+        &rows,
+    ));
+    s
+}
+
+/// Every tested commit in range order, with the order the search tested it in.
+fn steps_table_html(j: &BisectReport, links: &Links) -> String {
+    let u = j.metric.unit();
+    let (tested, commits) = j.tested();
+    let order = |id: &str| {
+        j.steps
+            .iter()
+            .position(|s| s.info.commit == id)
+            .map(|i| (i + 1).to_string())
+            .unwrap_or_default()
+    };
+    let rows: Vec<Vec<String>> = tested
+        .iter()
+        .map(|(x, s)| {
+            vec![
+                links.html(&s.info.commit, &s.info.short),
+                esc(&s.info.dates()),
+                esc(&s.info.subject),
+                esc(&s.verdict),
+                x.to_string(),
+                order(&s.info.commit),
+                s.n.to_string(),
+                us(s.mean_us),
+                format!("{} – {}", us(s.ci95_us.0), us(s.ci95_us.1)),
+            ]
+        })
+        .collect();
+    let mut s = format!(
+        "<p>Tested commits in range order ({} of {commits}):</p>\n",
+        tested.len()
+    );
+    s.push_str(&html::table(
+        &[
+            "commit",
+            "date",
+            "subject",
+            "verdict",
+            "position",
+            "tested as",
+            "n",
+            &format!("mean {u}"),
+            "95% CI",
+        ],
+        4,
+        &rows,
+    ));
+    s
+}
+
+fn costs_html(j: &BisectReport) -> String {
+    let (fresh, failed) = j.build_counts();
+    format!(
+        "<p>Builds used: {} ({fresh} built now, {failed} failed); samples: {} ({} taken now); wall time {:.0} s; recipe <code>{}</code>; alpha per test {:.2e}.</p>\n",
+        j.builds.len(),
+        j.samples,
+        j.samples_taken_now,
+        j.wall_s,
+        esc(&j.recipe),
+        j.alpha_per_test
+    )
 }
 
 pub(crate) fn truncate(s: &str, max: usize) -> String {
@@ -1227,6 +1313,13 @@ impl BisectReport {
         } else {
             self.threads.to_string()
         }
+    }
+
+    /// Builds made by this run, and builds that failed.
+    fn build_counts(&self) -> (usize, usize) {
+        let fresh = self.builds.iter().filter(|b| b.fresh).count();
+        let failed = self.builds.iter().filter(|b| !b.ok).count();
+        (fresh, failed)
     }
 
     /// Each tested commit once (its last verdict), with its position in the
