@@ -10,8 +10,10 @@ use super::bisect::{culprit_json, truncate, CommitJson, CulpritJson, StepJson};
 use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Level, Mark, PointKind, Profile, ProfilePoint};
+use crate::analysis::bisect::Outcome;
 use crate::analysis::resolution::Resolution;
-use crate::analysis::scan::{Cancel, ScanResult};
+use crate::analysis::scan::{Cancel, Grid, Interval, ScanResult};
+use crate::analysis::stats::Verdict;
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::exec::Placement;
@@ -188,94 +190,87 @@ fn cancel_text(c: &Cancel, changes: &[ChangeJson]) -> String {
     )
 }
 
+/// `moved[i]`: how far grid point i was moved to a commit already built.
+fn grid_json(grid: &Grid, commits: &[CommitInfo], moved: &[isize]) -> Vec<GridPointJson> {
+    grid.points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| GridPointJson {
+            info: (&commits[p.commit]).into(),
+            index: p.commit,
+            moved_by: moved.get(i).copied().unwrap_or(0),
+            n: p.n,
+            mean_us: p.mean.is_finite().then_some(p.mean),
+            ci95_us: p.mean.is_finite().then_some(p.ci95),
+            segment: p.segment,
+            skipped: p.skipped.as_ref().map(|u| u.to_string()),
+        })
+        .collect()
+}
+
+fn segments_json(grid: &Grid, commits: &[CommitInfo]) -> Vec<SegmentJson> {
+    grid.segments
+        .iter()
+        .map(|s| SegmentJson {
+            first: s.first,
+            last: s.last,
+            first_short: commits[s.first].short.clone(),
+            last_short: commits[s.last].short.clone(),
+            points: s.points,
+            level_us: s.level,
+            ci95_us: s.ci95,
+        })
+        .collect()
+}
+
+fn interval_json(iv: &Interval, commits: &[CommitInfo], threads: usize) -> IntervalJson {
+    IntervalJson {
+        lo: iv.lo,
+        hi: iv.hi,
+        lo_short: commits[iv.lo].short.clone(),
+        hi_short: commits[iv.hi].short.clone(),
+        fitted_ratio: iv.fitted_ratio,
+        entered: iv.entered,
+        fallback: iv.fallback,
+        outcome: interval_outcome(iv),
+        steps: iv
+            .search
+            .iter()
+            .flat_map(|s| {
+                s.steps
+                    .iter()
+                    .map(|st| StepJson::new(st, commits, &[threads]))
+            })
+            .collect(),
+    }
+}
+
+/// Why a grid interval was or was not searched, and what the search found in it.
+fn interval_outcome(iv: &Interval) -> String {
+    let Some(s) = &iv.search else {
+        return if (iv.fitted_ratio - 1.0).abs() > 1e-12 {
+            "not entered (fitted change below half the minimum effect)".to_string()
+        } else {
+            "not entered (one fitted level)".to_string()
+        };
+    };
+    match &s.outcome {
+        Outcome::NoChange if iv.fallback => {
+            "searched beside a flat entered interval: its ends do not differ either".to_string()
+        }
+        // Undecided at the cap is not "the same": say what may hide there.
+        Outcome::NoChange if s.ends.verdict == Verdict::Undecided => format!(
+            "searched: its ends were undecided at the sample cap, {}",
+            may_hide(&s.ends.ratio)
+        ),
+        Outcome::NoChange => "searched: its ends do not differ on fresh samples".to_string(),
+        Outcome::Changes(c) => format!("searched: {} change point(s)", c.len()),
+    }
+}
+
 impl ScanReport {
     pub fn new(r: &ScanResult, x: ScanContext) -> ScanReport {
         let commits = x.commits;
-        let grid: Vec<GridPointJson> = r
-            .grid
-            .points
-            .iter()
-            .enumerate()
-            .map(|(i, p)| GridPointJson {
-                info: (&commits[p.commit]).into(),
-                index: p.commit,
-                moved_by: x.moved.get(i).copied().unwrap_or(0),
-                n: p.n,
-                mean_us: p.mean.is_finite().then_some(p.mean),
-                ci95_us: p.mean.is_finite().then_some(p.ci95),
-                segment: p.segment,
-                skipped: p.skipped.as_ref().map(|u| u.to_string()),
-            })
-            .collect();
-        let segments = r
-            .grid
-            .segments
-            .iter()
-            .map(|s| SegmentJson {
-                first: s.first,
-                last: s.last,
-                first_short: commits[s.first].short.clone(),
-                last_short: commits[s.last].short.clone(),
-                points: s.points,
-                level_us: s.level,
-                ci95_us: s.ci95,
-            })
-            .collect();
-        let intervals = r
-            .grid
-            .intervals
-            .iter()
-            .map(|iv| {
-                let outcome = match &iv.search {
-                    None if (iv.fitted_ratio - 1.0).abs() > 1e-12 => {
-                        "not entered (fitted change below half the minimum effect)".to_string()
-                    }
-                    None => "not entered (one fitted level)".to_string(),
-                    Some(s) => match &s.outcome {
-                        _ if iv.fallback
-                            && matches!(s.outcome, crate::analysis::bisect::Outcome::NoChange) =>
-                        {
-                            "searched beside a flat entered interval: its ends do not differ either"
-                                .to_string()
-                        }
-                        // Undecided at the cap is not "the same": say what may hide there.
-                        crate::analysis::bisect::Outcome::NoChange
-                            if s.ends.verdict == crate::analysis::stats::Verdict::Undecided =>
-                        {
-                            format!(
-                                "searched: its ends were undecided at the sample cap, {}",
-                                may_hide(&s.ends.ratio)
-                            )
-                        }
-                        crate::analysis::bisect::Outcome::NoChange => {
-                            "searched: its ends do not differ on fresh samples".to_string()
-                        }
-                        crate::analysis::bisect::Outcome::Changes(c) => {
-                            format!("searched: {} change point(s)", c.len())
-                        }
-                    },
-                };
-                IntervalJson {
-                    lo: iv.lo,
-                    hi: iv.hi,
-                    lo_short: commits[iv.lo].short.clone(),
-                    hi_short: commits[iv.hi].short.clone(),
-                    fitted_ratio: iv.fitted_ratio,
-                    entered: iv.entered,
-                    fallback: iv.fallback,
-                    outcome,
-                    steps: iv
-                        .search
-                        .iter()
-                        .flat_map(|s| {
-                            s.steps
-                                .iter()
-                                .map(|st| StepJson::new(st, commits, &[x.threads]))
-                        })
-                        .collect(),
-                }
-            })
-            .collect();
         let changes: Vec<ChangeJson> = r
             .changes
             .iter()
@@ -298,6 +293,13 @@ impl ScanReport {
             .collect();
         ScanReport {
             kind: SCAN_KIND.into(),
+            grid: grid_json(&r.grid, commits, &x.moved),
+            segments: segments_json(&r.grid, commits),
+            intervals: (r.grid.intervals.iter())
+                .map(|iv| interval_json(iv, commits, x.threads))
+                .collect(),
+            changes,
+            cancels,
             tool: x.tool,
             threads: x.threads,
             range: x.range,
@@ -312,12 +314,7 @@ impl ScanReport {
             samples_per_grid_point: r.grid.samples_per_point,
             grid_builds: r.grid.points.len(),
             grid_builds_cached: x.grid_builds_cached,
-            grid,
-            segments,
-            intervals,
-            changes,
             by_share: r.by_share.clone(),
-            cancels,
             builds: x.builds,
             samples: x.samples,
             samples_taken_now: x.samples_taken_now,
@@ -427,7 +424,28 @@ fn text(r: &ScanReport, links: &Links) -> String {
         r.grid.len(),
         r.samples_per_grid_point
     );
-    s.push_str("\ngrid (old end first):\n");
+    s.push_str(&grid_text(r));
+    s.push_str(&levels_and_intervals_text(r));
+    if let Some(res) = &r.resolution {
+        s.push_str(&format!("\nresolution: {}\n", resolution_sentence(res)));
+    }
+    s.push_str(&changes_text(r, links));
+    s.push('\n');
+    if let Some(n) = r.hidden_note() {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    for n in &r.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s.push_str(&r.error_control());
+    s.push('\n');
+    s.push_str(&r.cost());
+    s.push_str(&format!("\nreproduce: {}\n", r.reproduce));
+    s
+}
+
+fn grid_text(r: &ScanReport) -> String {
+    let mut s = String::from("\ngrid (old end first):\n");
     for g in &r.grid {
         let level = match (g.mean_us, g.ci95_us) {
             (Some(m), Some(ci)) => {
@@ -449,7 +467,12 @@ fn text(r: &ScanReport, links: &Links) -> String {
             g.index, g.info.short, g.info.date, level, seg, moved
         ));
     }
-    s.push_str("\nfitted levels:\n");
+    s
+}
+
+/// What the step fit made of the grid: its levels, and each interval between grid points.
+fn levels_and_intervals_text(r: &ScanReport) -> String {
+    let mut s = String::from("\nfitted levels:\n");
     for (i, g) in r.segments.iter().enumerate() {
         s.push_str(&format!(
             "  level {}: {}..{} ({} point(s))  {} us [{}, {}]\n",
@@ -473,10 +496,12 @@ fn text(r: &ScanReport, links: &Links) -> String {
             iv.outcome
         ));
     }
-    if let Some(res) = &r.resolution {
-        s.push_str(&format!("\nresolution: {}\n", resolution_sentence(res)));
-    }
-    s.push_str("\nchange points (by position):\n");
+    s
+}
+
+/// The change points by position, then by size, then which undo which.
+fn changes_text(r: &ScanReport, links: &Links) -> String {
+    let mut s = String::from("\nchange points (by position):\n");
     if r.changes.is_empty() {
         s.push_str("  none: the grid's points lie on one level, or no search confirmed a change\n");
     }
@@ -503,17 +528,6 @@ fn text(r: &ScanReport, links: &Links) -> String {
     for c in &r.cancels {
         s.push_str(&format!("cancelling: {}\n", c.text));
     }
-    s.push('\n');
-    if let Some(n) = r.hidden_note() {
-        s.push_str(&format!("note: {n}\n"));
-    }
-    for n in &r.notes {
-        s.push_str(&format!("note: {n}\n"));
-    }
-    s.push_str(&r.error_control());
-    s.push('\n');
-    s.push_str(&r.cost());
-    s.push_str(&format!("\nreproduce: {}\n", r.reproduce));
     s
 }
 
@@ -622,6 +636,7 @@ impl ScanReport {
     /// The scan's picture: every grid point and every commit a search tested, the fitted
     /// levels under them, and the change points.
     pub fn profile(&self) -> Profile {
+        let probes = self.search_probes();
         let mut points: Vec<ProfilePoint> = self
             .grid
             .iter()
@@ -637,15 +652,6 @@ impl ScanReport {
                 date: g.info.date.clone(),
             })
             .collect();
-        // A search probe once (its last verdict); grid points keep their grid samples.
-        let mut probes: Vec<&StepJson> = Vec::new();
-        for st in self.intervals.iter().flat_map(|iv| &iv.steps) {
-            if self.grid.iter().any(|g| g.info.commit == st.info.commit) {
-                continue;
-            }
-            probes.retain(|p| p.info.commit != st.info.commit);
-            probes.push(st);
-        }
         points.extend(probes.iter().map(|st| ProfilePoint {
             x: st.index,
             mean: st.mean_us,
@@ -654,6 +660,50 @@ impl ScanReport {
             date: st.info.date.clone(),
         }));
         points.sort_by_key(|q| q.x);
+        let end = |which: &str, c: &CommitJson| {
+            format!("{which} end {} ({})", c.short, truncate(&c.subject, 30))
+        };
+        Profile {
+            title: format!(
+                "scan of {} at {} thread(s): {}",
+                self.tool, self.threads, self.range
+            ),
+            commits: self.commits,
+            points,
+            ends: (
+                end("old", self.merge_base.as_ref().unwrap_or(&self.good)),
+                end("new", &self.bad),
+            ),
+            changes: self.change_marks(&probes),
+            axis: "µs per operation",
+            levels: self
+                .segments
+                .iter()
+                .map(|sg| Level {
+                    first: sg.first,
+                    last: sg.last,
+                    value: sg.level_us,
+                })
+                .collect(),
+        }
+    }
+
+    /// The commits the searches tested besides the grid, each once with its last verdict
+    /// (a grid point keeps its grid samples).
+    fn search_probes(&self) -> Vec<&StepJson> {
+        let mut probes: Vec<&StepJson> = Vec::new();
+        for st in self.intervals.iter().flat_map(|iv| &iv.steps) {
+            if self.grid.iter().any(|g| g.info.commit == st.info.commit) {
+                continue;
+            }
+            probes.retain(|p| p.info.commit != st.info.commit);
+            probes.push(st);
+        }
+        probes
+    }
+
+    /// The confirmed change points as the plot marks them, from parent to culprit.
+    fn change_marks(&self, probes: &[&StepJson]) -> Vec<Mark> {
         let position = |id: &str| {
             self.grid
                 .iter()
@@ -661,8 +711,7 @@ impl ScanReport {
                 .map(|g| g.index)
                 .or_else(|| probes.iter().find(|p| p.info.commit == id).map(|p| p.index))
         };
-        let changes = self
-            .changes
+        self.changes
             .iter()
             .filter(|c| c.culprit.confirmed)
             .map(|c| {
@@ -679,33 +728,7 @@ impl ScanReport {
                     ),
                 }
             })
-            .collect();
-        let end = |which: &str, c: &CommitJson| {
-            format!("{which} end {} ({})", c.short, truncate(&c.subject, 30))
-        };
-        Profile {
-            title: format!(
-                "scan of {} at {} thread(s): {}",
-                self.tool, self.threads, self.range
-            ),
-            commits: self.commits,
-            points,
-            ends: (
-                end("old", self.merge_base.as_ref().unwrap_or(&self.good)),
-                end("new", &self.bad),
-            ),
-            changes,
-            axis: "µs per operation",
-            levels: self
-                .segments
-                .iter()
-                .map(|sg| Level {
-                    first: sg.first,
-                    last: sg.last,
-                    value: sg.level_us,
-                })
-                .collect(),
-        }
+            .collect()
     }
 
     pub fn profile_svg(&self) -> Result<String> {
@@ -727,6 +750,39 @@ impl HtmlSections for ScanReport {
             r.threads,
             esc(&r.range)
         );
+        let mut tables = String::new();
+        if !r.changes.is_empty() {
+            tables.push_str(&r.changes_table_html(links));
+        }
+        tables.push_str(&r.grid_table_html(links));
+        tables.push_str(&r.intervals_table_html(links));
+        tables.push_str(&format!(
+            "<p>{}.</p>\n<p>{}.</p>\n",
+            esc(&r.cost()),
+            esc(&r.error_control())
+        ));
+        let plots = html::figure(
+            &r.profile_svg()?,
+            &format!(
+                "scan of {} at {} thread(s) over {}: µs/op (95% interval) of every grid point (dark) and every commit a search tested (coloured by its verdict in its interval); blue bands are the fitted levels, dashed red lines the confirmed change points, shaded stretches were not tested.",
+                r.tool, r.threads, r.range
+            ),
+        );
+        Ok(Section {
+            heading,
+            summary: r.summary_html(links),
+            tables,
+            plots,
+            reproduce: html::command(&r.reproduce),
+        })
+    }
+}
+
+impl ScanReport {
+    /// The section's opening prose: the grid's shape, the confirmed change points largest
+    /// first, what cancels, and what did not hold or may hide.
+    fn summary_html(&self, links: &Links) -> String {
+        let r = self;
         let searched = r.intervals.iter().filter(|i| i.entered).count();
         let mut summary = format!(
             "<p>{} commits; a grid of {} points ({} of its builds were cached), {} samples each; {} fitted level(s); {searched} of {} grid intervals searched.</p>\n",
@@ -737,42 +793,13 @@ impl HtmlSections for ScanReport {
             r.segments.len(),
             r.intervals.len()
         );
-        let confirmed: Vec<usize> = r
-            .by_share
-            .iter()
-            .copied()
-            .filter(|&i| r.changes[i].culprit.confirmed)
-            .collect();
         if let Some(res) = &r.resolution {
             summary.push_str(&format!(
                 "<p>Resolution: {}</p>\n",
                 esc(&resolution_sentence(res))
             ));
         }
-        if confirmed.is_empty() {
-            summary.push_str("<p>No confirmed change point.</p>\n");
-        } else {
-            summary.push_str("<p>Change points, largest share of the movement first:</p>\n<ol>\n");
-            for &i in &confirmed {
-                let c = &r.changes[i];
-                let p = &c.culprit;
-                let word = if p.ratio > 1.0 { "slower" } else { "faster" };
-                summary.push_str(&format!(
-                    "<li>{} {}: <b>{}</b> ({}): {} → {} µs/op, <b>{}</b> [{:+.1}%, {:+.1}%], {:.0}% of the movement</li>\n",
-                    html::badge(word),
-                    links.html(&p.info.commit, &p.info.short),
-                    esc(&p.info.subject),
-                    esc(&p.info.dates()),
-                    us(p.parent_mean_us),
-                    us(p.culprit_mean_us),
-                    esc(&ratio_pct(p.ratio)),
-                    (p.ratio_ci.0 - 1.0) * 100.0,
-                    (p.ratio_ci.1 - 1.0) * 100.0,
-                    c.share_of_movement.abs() * 100.0
-                ));
-            }
-            summary.push_str("</ol>\n");
-        }
+        summary.push_str(&r.confirmed_list_html(links));
         for c in &r.cancels {
             summary.push_str(&format!("<p>{}</p>\n", esc(&c.text)));
         }
@@ -786,58 +813,93 @@ impl HtmlSections for ScanReport {
         if let Some(n) = r.hidden_note() {
             summary.push_str(&format!("<p class=\"meta\">{}</p>\n", esc(&n)));
         }
+        summary
+    }
 
-        let mut tables = String::new();
-        if !r.changes.is_empty() {
-            let rows: Vec<Vec<String>> = r
-                .changes
-                .iter()
-                .map(|c| {
-                    let p = &c.culprit;
-                    vec![
-                        links.html(&p.info.commit, &p.info.short),
-                        esc(&p.info.dates()),
-                        esc(&p.info.subject),
-                        us(p.parent_mean_us),
-                        us(p.culprit_mean_us),
-                        format!(
-                            "{} [{:+.1}%, {:+.1}%]",
-                            esc(&ratio_pct(p.ratio)),
-                            (p.ratio_ci.0 - 1.0) * 100.0,
-                            (p.ratio_ci.1 - 1.0) * 100.0
-                        ),
-                        format!("{:.2e}", p.comparison.p_yuen),
-                        format!("{:+.0}%", c.share_of_movement * 100.0),
-                        if p.confirmed {
-                            "confirmed".to_string()
-                        } else if p.identical_binaries {
-                            "not a culprit (identical binaries)".to_string()
-                        } else if p.unresolved {
-                            "located, size unresolved".to_string()
-                        } else {
-                            "not confirmed".to_string()
-                        },
-                    ]
-                })
-                .collect();
-            tables.push_str("<p>Change points by position:</p>\n");
-            tables.push_str(&html::table(
-                &[
-                    "commit",
-                    "date",
-                    "subject",
-                    "parent µs/op",
-                    "commit µs/op",
-                    "change [95% CI]",
-                    "p (Yuen)",
-                    "share",
-                    "",
-                ],
-                3,
-                &rows,
+    fn confirmed_list_html(&self, links: &Links) -> String {
+        let confirmed: Vec<usize> = (self.by_share.iter().copied())
+            .filter(|&i| self.changes[i].culprit.confirmed)
+            .collect();
+        if confirmed.is_empty() {
+            return "<p>No confirmed change point.</p>\n".to_string();
+        }
+        let mut s =
+            String::from("<p>Change points, largest share of the movement first:</p>\n<ol>\n");
+        for &i in &confirmed {
+            let c = &self.changes[i];
+            let p = &c.culprit;
+            let word = if p.ratio > 1.0 { "slower" } else { "faster" };
+            s.push_str(&format!(
+                "<li>{} {}: <b>{}</b> ({}): {} → {} µs/op, <b>{}</b> [{:+.1}%, {:+.1}%], {:.0}% of the movement</li>\n",
+                html::badge(word),
+                links.html(&p.info.commit, &p.info.short),
+                esc(&p.info.subject),
+                esc(&p.info.dates()),
+                us(p.parent_mean_us),
+                us(p.culprit_mean_us),
+                esc(&ratio_pct(p.ratio)),
+                (p.ratio_ci.0 - 1.0) * 100.0,
+                (p.ratio_ci.1 - 1.0) * 100.0,
+                c.share_of_movement.abs() * 100.0
             ));
         }
-        let rows: Vec<Vec<String>> = r
+        s.push_str("</ol>\n");
+        s
+    }
+
+    fn changes_table_html(&self, links: &Links) -> String {
+        let rows: Vec<Vec<String>> = self
+            .changes
+            .iter()
+            .map(|c| {
+                let p = &c.culprit;
+                vec![
+                    links.html(&p.info.commit, &p.info.short),
+                    esc(&p.info.dates()),
+                    esc(&p.info.subject),
+                    us(p.parent_mean_us),
+                    us(p.culprit_mean_us),
+                    format!(
+                        "{} [{:+.1}%, {:+.1}%]",
+                        esc(&ratio_pct(p.ratio)),
+                        (p.ratio_ci.0 - 1.0) * 100.0,
+                        (p.ratio_ci.1 - 1.0) * 100.0
+                    ),
+                    format!("{:.2e}", p.comparison.p_yuen),
+                    format!("{:+.0}%", c.share_of_movement * 100.0),
+                    if p.confirmed {
+                        "confirmed".to_string()
+                    } else if p.identical_binaries {
+                        "not a culprit (identical binaries)".to_string()
+                    } else if p.unresolved {
+                        "located, size unresolved".to_string()
+                    } else {
+                        "not confirmed".to_string()
+                    },
+                ]
+            })
+            .collect();
+        let mut s = String::from("<p>Change points by position:</p>\n");
+        s.push_str(&html::table(
+            &[
+                "commit",
+                "date",
+                "subject",
+                "parent µs/op",
+                "commit µs/op",
+                "change [95% CI]",
+                "p (Yuen)",
+                "share",
+                "",
+            ],
+            3,
+            &rows,
+        ));
+        s
+    }
+
+    fn grid_table_html(&self, links: &Links) -> String {
+        let rows: Vec<Vec<String>> = self
             .grid
             .iter()
             .map(|g| {
@@ -855,8 +917,8 @@ impl HtmlSections for ScanReport {
                 ]
             })
             .collect();
-        tables.push_str("<p>Grid (old end first):</p>\n");
-        tables.push_str(&html::table(
+        let mut s = String::from("<p>Grid (old end first):</p>\n");
+        s.push_str(&html::table(
             &[
                 "position",
                 "commit",
@@ -870,15 +932,19 @@ impl HtmlSections for ScanReport {
             4,
             &rows,
         ));
-        let rows: Vec<Vec<String>> = r
+        s
+    }
+
+    fn intervals_table_html(&self, links: &Links) -> String {
+        let rows: Vec<Vec<String>> = self
             .intervals
             .iter()
             .map(|iv| {
                 vec![
                     format!(
                         "{}..{}",
-                        links.html(&r.grid_commit(iv.lo), &iv.lo_short),
-                        links.html(&r.grid_commit(iv.hi), &iv.hi_short)
+                        links.html(&self.grid_commit(iv.lo), &iv.lo_short),
+                        links.html(&self.grid_commit(iv.hi), &iv.hi_short)
                     ),
                     (iv.hi - iv.lo).to_string(),
                     esc(&ratio_pct(iv.fitted_ratio)),
@@ -886,31 +952,13 @@ impl HtmlSections for ScanReport {
                 ]
             })
             .collect();
-        tables.push_str("<p>Grid intervals:</p>\n");
-        tables.push_str(&html::table(
+        let mut s = String::from("<p>Grid intervals:</p>\n");
+        s.push_str(&html::table(
             &["interval", "commits", "fitted", "outcome"],
             1,
             &rows,
         ));
-        tables.push_str(&format!(
-            "<p>{}.</p>\n<p>{}.</p>\n",
-            esc(&r.cost()),
-            esc(&r.error_control())
-        ));
-        let plots = html::figure(
-            &r.profile_svg()?,
-            &format!(
-                "scan of {} at {} thread(s) over {}: µs/op (95% interval) of every grid point (dark) and every commit a search tested (coloured by its verdict in its interval); blue bands are the fitted levels, dashed red lines the confirmed change points, shaded stretches were not tested.",
-                r.tool, r.threads, r.range
-            ),
-        );
-        Ok(Section {
-            heading,
-            summary,
-            tables,
-            plots,
-            reproduce: html::command(&r.reproduce),
-        })
+        s
     }
 }
 
