@@ -5,17 +5,17 @@ use std::time::Instant;
 
 use super::args::{GridArg, LinkArgs, SequentialArgs, StatsArgs, StopArgs, ToolArg};
 use super::build::BuildArgs;
-use super::live::Live;
+use super::live::{add_revisions, repo_key, say, Live, RangeSetup};
 use crate::analysis::bisect::{self, Config, Measurer, Outcome, StepVerdict};
 use crate::build::repo;
 use crate::cache::{self, Cache};
 use crate::measure::engine::{Library, Reuse, Session, Side, Subject};
-use crate::measure::kernel::Registry;
 use crate::report::bisect::{
     culprit_json, step_line, BisectFormat, BisectReport, RunState, SavedBisect, StepJson,
     ThreadEffect, UnexploredJson, BISECT_KIND,
 };
 use crate::report::explain::{ExplainFormat, ExplainReport, Side as ExplainSide};
+use crate::report::export::Links;
 use crate::{hashing, progress, Global};
 
 #[derive(Args, Clone)]
@@ -145,150 +145,180 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     let started = Instant::now();
     let (good, bad) = repo::split_range(&a.range)?;
     a.sampling.timing.check_threads(&a.tool.thread_counts())?;
-    let cfg = Config {
+    let cfg = config(&a);
+    cfg.validate(2)?;
+    let setup = RangeSetup::open(g, &a.links, &a.tool.tool, &a.build, (&good, &bad))?;
+    let RangeSetup {
+        links,
+        spec,
+        repo,
+        recipe,
+        range,
+        cache,
+    } = &setup;
+    let exec = a.exec.executor((cache, repo), &a.build, recipe)?;
+    let n = range.commits.len();
+    cfg.validate(n)?;
+    let id = resume_id(&a, &setup, &cfg);
+    let text = a.format == BisectFormat::Text;
+    say(
+        text,
+        &format!(
+            "bisecting {} at {} thread(s) over {} commits ({}..{}), recipe {}",
+            spec.short(),
+            a.tool.threads_text(),
+            n,
+            range.good.short,
+            range.bad.short,
+            recipe.name
+        ),
+    );
+    let (commits, good_idx) = searched_commits(range);
+    // Samples belong to this bisect: a re-run resumes with them, another
+    // bisect takes its own, interleaved.
+    let mut session = Session::new(
+        cache,
+        a.sampling.timing.timing(),
+        Reuse::Context(format!("bisect {id}")),
+    )
+    .with_repo(repo, a.build.options(recipe))
+    .with_executor(exec);
+    let threads = a.tool.thread_counts();
+    a.tool.warn_oversubscribed();
+    add_revisions(&mut session, &commits, spec, &threads)?;
+    save_state(cache, &id, &a, RunState::Running, None)?;
+
+    let mut notes = Vec::new();
+    let live = Live {
+        session: &mut session,
+        commits: &commits,
+        threads: &threads,
+        format: a.format,
+        status: progress::SearchStatus::new(n),
+        started,
+        deadline: a.budget.map(|b| started + b),
+    };
+    let ends = good_idx.map(|gi| (good.as_str(), bad.as_str(), gi, n - 1));
+    let result = match search(live, &a, &cfg, range, ends, &mut notes)? {
+        Searched::Range(Ok(r)) => *r,
+        Searched::Range(Err(e)) => return Err(failed(cache, &id, &a, e)),
+        Searched::OnGoodsBranch(mb) => {
+            save_state(cache, &id, &a, RunState::Redirected, None)?;
+            let mut on_branch = a.clone();
+            on_branch.range = format!("{mb}..{good}");
+            return run(g, on_branch);
+        }
+    };
+    let mut json = report(&a, &setup, &session, &result, &commits, notes, started);
+    if a.explain {
+        json.explanations = explain_culprits(&mut session, repo, &json, a.plot.as_deref())?;
+    }
+    save_state(cache, &id, &a, RunState::Finished, Some(&json))?;
+    output(&a, &json, links)
+}
+
+fn config(a: &BisectArgs) -> Config {
+    Config {
         alpha: a.stats.alpha.alpha,
         min_effect: a.stats.min_effect,
         schedule: a.sampling.schedule(),
         max_changes: a.stop.max_changes(),
         min_share: a.stop.min_share,
-    };
-    cfg.validate(2)?;
-    let links = a.links.links()?;
-    let reg = Registry::load(g.kernels_dir.as_deref())?;
-    let spec = reg.parse_spec(&a.tool.tool)?;
-    let (repo, recipe) = a.build.open()?;
-    let range = repo.range(&good, &bad)?;
-    let cache = Cache::open(g.cache.as_deref())?;
-    let exec = a.exec.executor((&cache, &repo), &a.build, &recipe)?;
-    let n = range.commits.len();
-    cfg.validate(n)?;
+    }
+}
 
-    let id = ResumeKey {
-        repo: &repo
-            .path
-            .canonicalize()
-            .unwrap_or(repo.path.clone())
-            .to_string_lossy(),
-        good: &range.good.id,
-        bad: &range.bad.id,
-        tool: &spec.canonical(),
+fn resume_id(a: &BisectArgs, setup: &RangeSetup, cfg: &Config) -> String {
+    ResumeKey {
+        repo: &repo_key(&setup.repo),
+        good: &setup.range.good.id,
+        bad: &setup.range.bad.id,
+        tool: &setup.spec.canonical(),
         threads: &a.tool.threads_text(),
         recipe: &a.build.recipe,
-        cfg: &cfg,
+        cfg,
         duration: a.sampling.timing.duration,
         metric: a.sampling.timing.metric.metric,
     }
-    .id();
-    let text = a.format == BisectFormat::Text;
-    let say = |s: &str| {
-        if text {
-            println!("{s}");
-        } else {
-            progress::info(s);
-        }
-    };
-    say(&format!(
-        "bisecting {} at {} thread(s) over {} commits ({}..{}), recipe {}",
-        spec.short(),
-        a.tool.threads_text(),
-        n,
-        range.good.short,
-        range.bad.short,
-        recipe.name
-    ));
+    .id()
+}
+
+/// The range's commits, oldest first, and GOOD's index among them when the list starts at
+/// a merge base: GOOD is then kept past the end of the searched indices.
+fn searched_commits(range: &repo::Range) -> (Vec<repo::CommitInfo>, Option<usize>) {
     let mut commits = range.commits.clone();
-    // GOOD itself, when the list starts at a merge base: kept past the end
-    // of the searched indices.
     let good_idx = range.merge_base.as_ref().map(|_| {
         commits.push(range.good.clone());
         commits.len() - 1
     });
-    // Samples belong to this bisect: a re-run resumes with them, another
-    // bisect takes its own, interleaved.
-    let mut session = Session::new(
-        &cache,
-        a.sampling.timing.timing(),
-        Reuse::Context(format!("bisect {id}")),
-    )
-    .with_repo(&repo, a.build.options(&recipe))
-    .with_executor(exec);
-    // Subject c·k + t is commit c at the t-th thread count: one build per commit, k subjects.
-    let threads = a.tool.thread_counts();
-    a.tool.warn_oversubscribed();
-    for c in &commits {
-        let lib = session.add_library(Library::Revision {
-            label: c.short.clone(),
-            commit: c.clone(),
-        });
-        for &t in &threads {
-            session.add_subject(Subject {
-                lib,
-                spec: spec.clone(),
-                threads: t,
-                side: Side::Only,
-            })?;
+    (commits, good_idx)
+}
+
+/// What the search of the range came to. Its own failure is a value (the run's state records
+/// it); one placing the merge base is not.
+enum Searched {
+    Range(Result<Box<bisect::SearchResult>>),
+    /// The merge base behaves like BAD: search from it (this id) to GOOD instead.
+    OnGoodsBranch(String),
+}
+
+/// The merge base placed first when GOOD is not an ancestor of BAD (`ends`, as
+/// [`place_merge_base`] takes them), then the search of the range.
+fn search(
+    mut live: Live,
+    a: &BisectArgs,
+    cfg: &Config,
+    range: &repo::Range,
+    ends: Option<(&str, &str, usize, usize)>,
+    notes: &mut Vec<String>,
+) -> Result<Searched> {
+    let text = a.format == BisectFormat::Text;
+    if let (Some(mb), Some(ends)) = (&range.merge_base, ends) {
+        match place_merge_base(&mut live, a, cfg, mb, ends, &|s| say(text, s))? {
+            Placement::Search(note) => notes.extend(note),
+            Placement::OnGoodsBranch => return Ok(Searched::OnGoodsBranch(mb.id.clone())),
         }
     }
-    save_state(&cache, &id, &a, RunState::Running, None)?;
+    let n = range.commits.len();
+    let found = bisect::search(n, cfg, &mut live);
+    live.status.finish();
+    Ok(Searched::Range(found.map(Box::new)))
+}
 
-    let mut notes = Vec::new();
-    let found = {
-        let mut live = Live {
-            session: &mut session,
-            commits: &commits,
-            threads: &threads,
-            format: a.format,
-            status: progress::SearchStatus::new(n),
-            started,
-            deadline: a.budget.map(|b| started + b),
-        };
-        if let (Some(mb), Some(gi)) = (&range.merge_base, good_idx) {
-            let ends = (good.as_str(), bad.as_str(), gi, n - 1);
-            match place_merge_base(&mut live, &a, &cfg, mb, ends, &say)? {
-                Placement::Search(note) => notes.extend(note),
-                Placement::OnGoodsBranch => {
-                    drop(live);
-                    save_state(&cache, &id, &a, RunState::Redirected, None)?;
-                    let mut on_branch = a.clone();
-                    on_branch.range = format!("{}..{good}", mb.id);
-                    return run(g, on_branch);
-                }
-            }
-        }
-        let found = bisect::search(n, &cfg, &mut live);
-        live.status.finish();
-        found
+/// The search's error, with the run's state saved as interrupted or failed.
+fn failed(cache: &Cache, id: &str, a: &BisectArgs, e: anyhow::Error) -> anyhow::Error {
+    // After Ctrl-C, whatever failed on the way out (a child killed by
+    // the signal, say) is part of the interruption: exit 130 with the
+    // resume hint, not a failure.
+    let (state, e) = if crate::interrupt::is_interrupted(&e) || crate::interrupt::interrupted() {
+        (RunState::Interrupted, crate::interrupt::Interrupted.into())
+    } else {
+        (RunState::Failed, e)
     };
-    let result = match found {
-        Ok(r) => r,
-        Err(e) => {
-            // After Ctrl-C, whatever failed on the way out (a child killed by
-            // the signal, say) is part of the interruption: exit 130 with the
-            // resume hint, not a failure.
-            if crate::interrupt::is_interrupted(&e) || crate::interrupt::interrupted() {
-                save_state(&cache, &id, &a, RunState::Interrupted, None)?;
-                return Err(crate::interrupt::Interrupted.into());
-            }
-            save_state(&cache, &id, &a, RunState::Failed, None)?;
-            return Err(e);
-        }
-    };
-    let commits = &commits;
-    // Every subject (each commit at each thread count); one measured as a byte-identical
-    // build has no samples of its own.
-    let samples_total: usize = (0..commits.len() * threads.len())
-        .filter(|&i| session.root(i) == i)
-        .filter_map(|i| session.samples(i).ok().map(|s| s.len()))
-        .sum();
+    match save_state(cache, id, a, state, None) {
+        Ok(()) => e,
+        Err(saving) => saving,
+    }
+}
 
-    let culprits = match &result.outcome {
-        Outcome::NoChange => Vec::new(),
-        Outcome::Changes(cps) => cps
-            .iter()
-            .map(|cp| culprit_json(cp, commits, &threads))
-            .collect(),
-    };
-    let json = BisectReport {
+/// The typed result: the search's, in the commits' and the session's terms.
+fn report(
+    a: &BisectArgs,
+    setup: &RangeSetup,
+    session: &Session,
+    result: &bisect::SearchResult,
+    commits: &[repo::CommitInfo],
+    notes: Vec<String>,
+    started: Instant,
+) -> BisectReport {
+    let RangeSetup {
+        spec,
+        recipe,
+        range,
+        ..
+    } = setup;
+    let threads = a.tool.thread_counts();
+    let cfg = config(a);
+    BisectReport {
         kind: BISECT_KIND.into(),
         tool: spec.short(),
         threads: threads[0],
@@ -297,10 +327,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
         } else {
             Vec::new()
         },
-        ends_per_threads: result
-            .ends_series
-            .iter()
-            .zip(&threads)
+        ends_per_threads: (result.ends_series.iter().zip(&threads))
             .map(|(c, t)| ThreadEffect::new(*t, c))
             .collect(),
         range: a.range.clone(),
@@ -309,21 +336,25 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
         good: (&range.good).into(),
         bad: (&range.bad).into(),
         merge_base: range.merge_base.as_ref().map(|m| m.into()),
-        commits: n,
+        commits: range.commits.len(),
         direction: result.direction,
         ends: result.ends,
         outcome: match &result.outcome {
             Outcome::NoChange => "no_change".into(),
             Outcome::Changes(c) => format!("{} change(s)", c.len()),
         },
-        culprits,
-        steps: result
-            .steps
-            .iter()
+        culprits: match &result.outcome {
+            Outcome::NoChange => Vec::new(),
+            Outcome::Changes(cps) => cps
+                .iter()
+                .map(|cp| culprit_json(cp, commits, &threads))
+                .collect(),
+        },
+        steps: (result.steps.iter())
             .map(|s| StepJson::new(s, commits, &threads))
             .collect(),
         builds: session.builds.values().cloned().collect(),
-        samples: samples_total,
+        samples: samples_total(session, commits.len() * threads.len()),
         samples_taken_now: session.samples_taken,
         placement: session.placement(),
         shared_probes: session.shared,
@@ -334,33 +365,42 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
         alpha: cfg.alpha,
         min_effect: cfg.min_effect,
         wall_s: started.elapsed().as_secs_f64(),
-        reproduce: reproduce(&a),
+        reproduce: reproduce(a),
         metric: session.metric(),
         explanations: Vec::new(),
         resolution: result.resolution.clone(),
         explained: matches!(result.outcome, Outcome::Changes(_)).then_some(result.explained),
-        unexplored: result
-            .unexplored
-            .iter()
+        unexplored: (result.unexplored.iter())
             .map(|u| UnexploredJson::new(u, commits))
             .collect(),
-        continue_with: result
-            .unexplored
-            .iter()
-            .any(|u| u.because == bisect::LeftBecause::Budget)
-            .then(|| {
-                reproduce(&BisectArgs {
-                    budget: None,
-                    ..a.clone()
-                })
-            }),
-    };
-    let mut json = json;
-    if a.explain {
-        json.explanations = explain_culprits(&mut session, &repo, &json, a.plot.as_deref())?;
+        continue_with: continue_with(a, result),
     }
-    save_state(&cache, &id, &a, RunState::Finished, Some(&json))?;
-    print!("{}", a.format.render_linked(&json, &links)?);
+}
+
+/// Samples of every subject (each commit at each thread count); one measured as a
+/// byte-identical build has none of its own.
+fn samples_total(session: &Session, subjects: usize) -> usize {
+    (0..subjects)
+        .filter(|&i| session.root(i) == i)
+        .filter_map(|i| session.samples(i).ok().map(|s| s.len()))
+        .sum()
+}
+
+/// The command that goes on where a spent --budget stopped.
+fn continue_with(a: &BisectArgs, result: &bisect::SearchResult) -> Option<String> {
+    (result.unexplored.iter())
+        .any(|u| u.because == bisect::LeftBecause::Budget)
+        .then(|| {
+            reproduce(&BisectArgs {
+                budget: None,
+                ..a.clone()
+            })
+        })
+}
+
+/// The result in its format on stdout, each explanation after it, the plot; the exit code.
+fn output(a: &BisectArgs, json: &BisectReport, links: &Links) -> Result<Exit> {
+    print!("{}", a.format.render_linked(json, links)?);
     let explain_format = match a.format {
         BisectFormat::Text => Some(ExplainFormat::Text),
         BisectFormat::Markdown => Some(ExplainFormat::Markdown),

@@ -8,15 +8,22 @@ use std::time::Instant;
 
 use anyhow::Result;
 
+use super::args::LinkArgs;
+use super::build::BuildArgs;
 use crate::analysis::bisect::{self, Measurer, Probe, Step, StepVerdict};
 use crate::analysis::resolution::Forecast;
+use crate::build::recipe::Recipe;
 use crate::build::repo;
-use crate::measure::engine::Session;
+use crate::cache::Cache;
+use crate::measure::engine::{Library, Session, Side, Subject};
+use crate::measure::kernel::{Registry, ToolSpec};
 use crate::progress;
 use crate::report::bisect::{
     confirmed_line, culprit_json, forecast_line, step_line, BisectFormat, ForecastEvent, StepJson,
 };
 use crate::report::export::Jsonl;
+use crate::report::export::Links;
+use crate::Global;
 
 /// The session seen by the search, with live output: each decided step and
 /// each confirmed change point as a line (stdout in text format, one JSON
@@ -187,5 +194,87 @@ impl Measurer for Live<'_, '_> {
             StepVerdict::Between | StepVerdict::Ambiguous => progress::Side::Both,
         };
         self.status.step(s.commit, side, builds);
+    }
+}
+
+/// A command's own progress line: on stdout beside a text result, else on stderr (a JSON or
+/// HTML result keeps stdout to itself).
+pub fn say(text: bool, s: &str) {
+    if text {
+        println!("{s}");
+    } else {
+        progress::info(s);
+    }
+}
+
+/// The repository as a resume key names it: its canonical path, so that two spellings of
+/// one checkout share their samples.
+pub fn repo_key(repo: &repo::Repo) -> String {
+    repo.path
+        .canonicalize()
+        .unwrap_or(repo.path.clone())
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Each commit as a library of the session, measured at every thread count: subject c·k + t
+/// is commit c at the t-th of the k thread counts (the layout [`Live`] reads).
+pub fn add_revisions(
+    session: &mut Session,
+    commits: &[repo::CommitInfo],
+    spec: &ToolSpec,
+    threads: &[usize],
+) -> Result<()> {
+    for c in commits {
+        let lib = session.add_library(Library::Revision {
+            label: c.short.clone(),
+            commit: c.clone(),
+        });
+        for &t in threads {
+            session.add_subject(Subject {
+                lib,
+                spec: spec.clone(),
+                threads: t,
+                side: Side::Only,
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// What a search of a range opens before it measures anything, in the order a command
+/// reports their errors: the commit links, the tool, the repository and its recipe, the
+/// range, the cache.
+pub struct RangeSetup {
+    pub links: Links,
+    pub spec: ToolSpec,
+    pub repo: repo::Repo,
+    pub recipe: Recipe,
+    pub range: repo::Range,
+    pub cache: Cache,
+}
+
+impl RangeSetup {
+    pub fn open(
+        g: &Global,
+        links: &LinkArgs,
+        tool: &str,
+        build: &BuildArgs,
+        (good, bad): (&str, &str),
+    ) -> Result<RangeSetup> {
+        let links = links.links()?;
+        let reg = Registry::load(g.kernels_dir.as_deref())?;
+        let spec = reg.parse_spec(tool)?;
+        let (repo, recipe) = build.open()?;
+        let range = repo.range(good, bad)?;
+        let cache = Cache::open(g.cache.as_deref())?;
+        Ok(RangeSetup {
+            links,
+            spec,
+            repo,
+            recipe,
+            range,
+            cache,
+        })
     }
 }
