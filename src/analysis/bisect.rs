@@ -495,6 +495,23 @@ fn dominant(cs: &[Comparison], pick: impl Fn(&Comparison) -> bool) -> usize {
     best(true).or_else(|| best(false)).unwrap_or(0)
 }
 
+/// The step's verdict from its series' statuses: Between at one Between or at an Old beside a
+/// New (two changes); undecided while one is pending; else the one direction they agree on.
+fn combined_verdict(status: &[SeriesStatus]) -> Option<StepVerdict> {
+    let has = |s: SeriesStatus| status.contains(&s);
+    if has(SeriesStatus::Between) || (has(SeriesStatus::Old) && has(SeriesStatus::New)) {
+        Some(StepVerdict::Between)
+    } else if has(SeriesStatus::Pending) {
+        None
+    } else if has(SeriesStatus::Old) {
+        Some(StepVerdict::Old)
+    } else if has(SeriesStatus::New) {
+        Some(StepVerdict::New)
+    } else {
+        None
+    }
+}
+
 fn significant(c: &Comparison) -> bool {
     matches!(c.verdict, Verdict::Slower | Verdict::Faster)
 }
@@ -671,23 +688,9 @@ impl Searcher<'_> {
         hi: usize,
         active: &[bool],
     ) -> Result<(Step, Vec<SeriesStatus>)> {
-        // A commit that loads the same binaries as an end behaves as that end: measuring it
-        // would compare one subject with itself.
-        let ends = [
-            (lo, StepVerdict::Old, SeriesStatus::Old, 0.0),
-            (hi, StepVerdict::New, SeriesStatus::New, 1.0),
-        ];
         self.m.prepare(c)?;
-        for (end, verdict, status, point) in ends {
-            if self.m.identical(c, end) {
-                let k = self.claimed(end).max(1);
-                let xs = match self.windows(&[end], &[0], k)?.pop() {
-                    Some(Window::Samples(v)) => v,
-                    _ => Vec::new(),
-                };
-                let st = Self::step(c, &xs, self.primary, verdict, Some(point), &[]);
-                return Ok((st, vec![status; self.k]));
-            }
+        if let Some(same) = self.as_identical_end(c, lo, hi)? {
+            return Ok(same);
         }
         let commits = [c, lo, hi];
         let bases = [self.claimed(c), self.claimed(lo), self.claimed(hi)];
@@ -711,50 +714,8 @@ impl Searcher<'_> {
                     bail!("commit {lo} or {hi} was measured before but now cannot be: {r}")
                 }
             };
-            let mut status = vec![SeriesStatus::Inactive; self.k];
-            let mut positions = vec![None; self.k];
-            let mut spread = vec![0.0; self.k];
-            for t in (0..self.k).filter(|&t| active.get(t).copied().unwrap_or(true)) {
-                let vo = stats::compare_rounds(&xo[t], &x[t], self.alpha, self.cfg.min_effect);
-                let vn = stats::compare_rounds(&xn[t], &x[t], self.alpha, self.cfg.min_effect);
-                self.spend(2, self.alpha);
-                let (d_old, d_new) = (significant(&vo), significant(&vn));
-                let pos = position(&xo[t].values, &x[t].values, &xn[t].values, POSITION_CONF);
-                positions[t] = pos.map(|p| p.0);
-                spread[t] = stats::compare(
-                    &xo[t].values,
-                    &xn[t].values,
-                    self.alpha,
-                    self.cfg.min_effect,
-                )
-                .ratio
-                .ratio
-                .ln()
-                .abs();
-                status[t] = if d_old && d_new {
-                    SeriesStatus::Between
-                } else if d_new && !d_old && pos.is_some_and(|p| p.2 < 0.5) {
-                    SeriesStatus::Old
-                } else if d_old && !d_new && pos.is_some_and(|p| p.1 > 0.5) {
-                    SeriesStatus::New
-                } else {
-                    SeriesStatus::Pending
-                };
-            }
-            let has = |s: SeriesStatus| status.contains(&s);
-            let verdict = if has(SeriesStatus::Between)
-                || (has(SeriesStatus::Old) && has(SeriesStatus::New))
-            {
-                Some(StepVerdict::Between)
-            } else if has(SeriesStatus::Pending) {
-                None
-            } else if has(SeriesStatus::Old) {
-                Some(StepVerdict::Old)
-            } else if has(SeriesStatus::New) {
-                Some(StepVerdict::New)
-            } else {
-                None
-            };
+            let (status, positions, spread) = self.series_statuses(&x, xo, xn, active);
+            let verdict = combined_verdict(&status);
             // The position that steers the search: of the active series whose ends are furthest
             // apart (the single series when there is one).
             let lead = (0..self.k)
@@ -777,6 +738,75 @@ impl Searcher<'_> {
             }
         }
         result.ok_or_else(|| anyhow::anyhow!("empty sample schedule"))
+    }
+
+    /// A commit that loads the same binaries as an end behaves as that end: measuring it
+    /// would compare one subject with itself. Its step as that end, when it is one.
+    fn as_identical_end(
+        &mut self,
+        c: usize,
+        lo: usize,
+        hi: usize,
+    ) -> Result<Option<(Step, Vec<SeriesStatus>)>> {
+        let ends = [
+            (lo, StepVerdict::Old, SeriesStatus::Old, 0.0),
+            (hi, StepVerdict::New, SeriesStatus::New, 1.0),
+        ];
+        for (end, verdict, status, point) in ends {
+            if self.m.identical(c, end) {
+                let k = self.claimed(end).max(1);
+                let xs = match self.windows(&[end], &[0], k)?.pop() {
+                    Some(Window::Samples(v)) => v,
+                    _ => Vec::new(),
+                };
+                let st = Self::step(c, &xs, self.primary, verdict, Some(point), &[]);
+                return Ok(Some((st, vec![status; self.k])));
+            }
+        }
+        Ok(None)
+    }
+
+    /// One look's tests of `x` against the old end `xo` and the new end `xn` at every active
+    /// series: each series' status, c's position between the ends and the ends' spread (|ln
+    /// ratio|).
+    fn series_statuses(
+        &mut self,
+        x: &[Samples],
+        xo: &[Samples],
+        xn: &[Samples],
+        active: &[bool],
+    ) -> (Vec<SeriesStatus>, Vec<Option<f64>>, Vec<f64>) {
+        let mut status = vec![SeriesStatus::Inactive; self.k];
+        let mut positions = vec![None; self.k];
+        let mut spread = vec![0.0; self.k];
+        for t in (0..self.k).filter(|&t| active.get(t).copied().unwrap_or(true)) {
+            let vo = stats::compare_rounds(&xo[t], &x[t], self.alpha, self.cfg.min_effect);
+            let vn = stats::compare_rounds(&xn[t], &x[t], self.alpha, self.cfg.min_effect);
+            self.spend(2, self.alpha);
+            let (d_old, d_new) = (significant(&vo), significant(&vn));
+            let pos = position(&xo[t].values, &x[t].values, &xn[t].values, POSITION_CONF);
+            positions[t] = pos.map(|p| p.0);
+            spread[t] = stats::compare(
+                &xo[t].values,
+                &xn[t].values,
+                self.alpha,
+                self.cfg.min_effect,
+            )
+            .ratio
+            .ratio
+            .ln()
+            .abs();
+            status[t] = if d_old && d_new {
+                SeriesStatus::Between
+            } else if d_new && !d_old && pos.is_some_and(|p| p.2 < 0.5) {
+                SeriesStatus::Old
+            } else if d_old && !d_new && pos.is_some_and(|p| p.1 > 0.5) {
+                SeriesStatus::New
+            } else {
+                SeriesStatus::Pending
+            };
+        }
+        (status, positions, spread)
     }
 
     /// Do the ends of a left-over sub-range differ (at any series)? Sequential like every
@@ -937,164 +967,191 @@ impl Searcher<'_> {
                 self.leave(&range, !check_first, why);
                 continue;
             }
-            let Range {
-                mut lo,
-                mut hi,
-                mut uncertain,
-                mut share,
-                mut active,
-            } = range;
-            if check_first {
-                match self.ends_differ(lo, hi)? {
-                    EndsCheck::Same => continue,
-                    EndsCheck::Undecided(ratio) => {
-                        // Not "the same": say what may hide there instead of passing over it.
-                        self.unexplored.push(Unexplored {
-                            lo,
-                            hi,
-                            differs: false,
-                            share,
-                            because: LeftBecause::Undecided,
-                            ratio: Some(ratio),
-                        });
-                        continue;
-                    }
-                    EndsCheck::Differ(est, act) => {
-                        share = Some(est);
-                        active = act;
-                    }
+            let range = if check_first {
+                match self.checked(range)? {
+                    Some(r) => r,
+                    None => continue,
                 }
-                if self.below_min_share(share) {
-                    let r = Range {
-                        lo,
-                        hi,
-                        uncertain,
-                        share,
-                        active,
-                    };
-                    self.leave(&r, true, LeftBecause::MinShare);
-                    continue;
-                }
+            } else {
+                range
+            };
+            self.narrow(range, ends, &mut work)?;
+        }
+        Ok(())
+    }
+
+    /// A range queued beside a change point or a split, whose ends were not tested against
+    /// each other yet: searched only when they differ (then with their estimated share and
+    /// the series that differ), else passed over, or left as unexplored when undecided or
+    /// below --min-share.
+    fn checked(&mut self, range: Range) -> Result<Option<Range>> {
+        let (share, active) = match self.ends_differ(range.lo, range.hi)? {
+            EndsCheck::Same => return Ok(None),
+            EndsCheck::Undecided(ratio) => {
+                // Not "the same": say what may hide there instead of passing over it.
+                self.unexplored.push(Unexplored {
+                    lo: range.lo,
+                    hi: range.hi,
+                    differs: false,
+                    share: range.share,
+                    because: LeftBecause::Undecided,
+                    ratio: Some(ratio),
+                });
+                return Ok(None);
             }
-            let (range_lo, range_hi) = (lo, hi);
-            loop {
-                if let Some(why) = self.stop_now() {
-                    // The narrowed range still holds the change its ends differ by; the parts
-                    // already passed are left unchecked.
-                    let here = Range {
-                        lo,
-                        hi,
-                        uncertain,
-                        share,
-                        active: active.clone(),
-                    };
-                    self.leave(&here, true, why);
-                    break;
+            EndsCheck::Differ(est, act) => (Some(est), act),
+        };
+        let r = Range {
+            share,
+            active,
+            ..range
+        };
+        if self.below_min_share(r.share) {
+            self.leave(&r, true, LeftBecause::MinShare);
+            return Ok(None);
+        }
+        Ok(Some(r))
+    }
+
+    /// Narrow one range by classifying candidates until it holds a change point (confirmed
+    /// here) or splits at a Between commit (its halves queued), or the search must stop.
+    fn narrow(
+        &mut self,
+        range: Range,
+        ends: &[Comparison],
+        work: &mut Vec<(Range, bool)>,
+    ) -> Result<()> {
+        let (range_lo, range_hi) = (range.lo, range.hi);
+        let mut r = range;
+        loop {
+            if let Some(why) = self.stop_now() {
+                // The narrowed range still holds the change its ends differ by; the parts
+                // already passed are left unchecked.
+                self.leave(&r, true, why);
+                return Ok(());
+            }
+            let skipped = |i: usize| self.skipped.contains_key(&i);
+            let Some(c) = pick_candidate(r.lo, r.hi, skipped) else {
+                return self.found(&r, (range_lo, r.lo, r.hi, range_hi), ends, work);
+            };
+            // The probe itself first: a build queue must never hold it behind a guess.
+            let next: Vec<usize> = [
+                Some(c),
+                pick_candidate(r.lo, c, skipped),
+                pick_candidate(c, r.hi, skipped),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            self.m.prefetch(&next);
+            let (step, status) = self.classify(c, r.lo, r.hi, &r.active)?;
+            let verdict = step.verdict.clone();
+            let position = step.position;
+            self.record(step);
+            if !matches!(verdict, StepVerdict::Skipped(_)) {
+                self.decisions += 1;
+            }
+            match verdict {
+                StepVerdict::Skipped(why) => {
+                    self.skipped.insert(c, why);
                 }
-                let Some(c) = pick_candidate(lo, hi, |i| self.skipped.contains_key(&i)) else {
-                    let f = Found {
-                        last_old: lo,
-                        first_new: hi,
-                        uncertain,
-                    };
-                    let ends_now = self.ends_now(ends)?;
-                    let j = self.confirmed.len() + 1;
-                    let alpha_look = alpha::confirmation_per_look(
-                        self.cfg.alpha,
-                        &self.cfg.schedule,
-                        j,
-                        self.cfg.max_changes,
-                        self.k,
-                    );
-                    let cp = self.confirm(&f, &ends_now, alpha_look)?;
-                    self.m.confirmed(&cp);
-                    self.confirmed.push(cp);
-                    let bounds = (range_lo, lo, hi, range_hi);
+                StepVerdict::Old => r.lo = c,
+                StepVerdict::New => r.hi = c,
+                StepVerdict::Between => {
+                    // The commits this range already passed as Old or New were judged against
+                    // ends that have since turned out to hold two changes: check the parts
+                    // outside lo..hi again (last, after the halves), as after a change point.
+                    let bounds = (range_lo, r.lo, r.hi, range_hi);
                     let newer = self.newer_part_larger(bounds)?;
-                    push_outer_checks(&mut work, bounds, uncertain, self.k, newer);
-                    break;
-                };
-                let skipped = |i: usize| self.skipped.contains_key(&i);
-                // The probe itself first: a build queue must never hold it behind a guess.
-                let next: Vec<usize> = [
-                    Some(c),
-                    pick_candidate(lo, c, skipped),
-                    pick_candidate(c, hi, skipped),
-                ]
-                .into_iter()
-                .flatten()
-                .collect();
-                self.m.prefetch(&next);
-                let (step, status) = self.classify(c, lo, hi, &active)?;
-                let verdict = step.verdict.clone();
-                let position = step.position;
-                self.record(step);
-                if !matches!(verdict, StepVerdict::Skipped(_)) {
-                    self.decisions += 1;
+                    push_outer_checks(work, bounds, r.uncertain, self.k, newer);
+                    self.split(&r, c, position, &status, work);
+                    return Ok(());
                 }
-                match verdict {
-                    StepVerdict::Skipped(r) => {
-                        self.skipped.insert(c, r);
-                    }
-                    StepVerdict::Old => lo = c,
-                    StepVerdict::New => hi = c,
-                    StepVerdict::Between => {
-                        // Both halves' ends differ by the very tests that made c Between, so they
-                        // are searched without a check. The half holding the larger share of the
-                        // change (by c's position between the ends) is pushed last, so it is
-                        // searched first: the change that explains most of the range is found
-                        // first.
-                        // The commits this range already passed as Old or New were judged against
-                        // ends that have since turned out to hold two changes: check the parts
-                        // outside lo..hi again (last, after the halves), as after a change point.
-                        let bounds = (range_lo, lo, hi, range_hi);
-                        let newer = self.newer_part_larger(bounds)?;
-                        push_outer_checks(&mut work, bounds, uncertain, self.k, newer);
-                        let p = position.unwrap_or(0.5);
-                        let old_half_larger = position.is_none_or(|p| p >= 0.5);
-                        // A series like the old end at c changes only in the newer half, one
-                        // like the new end only in the older half.
-                        let act = |not: SeriesStatus| -> Vec<bool> {
-                            active
-                                .iter()
-                                .zip(&status)
-                                .map(|(a, st)| *a && *st != not)
-                                .collect()
-                        };
-                        let (old_act, new_act) = (act(SeriesStatus::New), act(SeriesStatus::Old));
-                        let halves = if old_half_larger {
-                            [(c, hi, 1.0 - p, new_act), (lo, c, p, old_act)]
-                        } else {
-                            [(lo, c, p, old_act), (c, hi, 1.0 - p, new_act)]
-                        };
-                        for (l, h, part, act) in halves {
-                            let r = Range {
-                                lo: l,
-                                hi: h,
-                                uncertain,
-                                share: share.map(|s| s * part),
-                                active: act,
-                            };
-                            if self.below_min_share(r.share) {
-                                self.leave(&r, true, LeftBecause::MinShare);
-                            } else {
-                                work.push((r, false));
-                            }
-                        }
-                        break;
-                    }
-                    StepVerdict::Ambiguous => {
-                        uncertain = true;
-                        if position.is_some_and(|p| p < 0.5) {
-                            lo = c;
-                        } else {
-                            hi = c;
-                        }
+                StepVerdict::Ambiguous => {
+                    r.uncertain = true;
+                    if position.is_some_and(|p| p < 0.5) {
+                        r.lo = c;
+                    } else {
+                        r.hi = c;
                     }
                 }
             }
         }
+    }
+
+    /// No candidate left: lo..hi is a change point. It is confirmed at once, and the parts of
+    /// the searched range beside it (`bounds`: range lo, lo, hi, range hi) are queued for a
+    /// check of their own ends.
+    fn found(
+        &mut self,
+        r: &Range,
+        bounds: (usize, usize, usize, usize),
+        ends: &[Comparison],
+        work: &mut Vec<(Range, bool)>,
+    ) -> Result<()> {
+        let f = Found {
+            last_old: r.lo,
+            first_new: r.hi,
+            uncertain: r.uncertain,
+        };
+        let ends_now = self.ends_now(ends)?;
+        let j = self.confirmed.len() + 1;
+        let alpha_look = alpha::confirmation_per_look(
+            self.cfg.alpha,
+            &self.cfg.schedule,
+            j,
+            self.cfg.max_changes,
+            self.k,
+        );
+        let cp = self.confirm(&f, &ends_now, alpha_look)?;
+        self.m.confirmed(&cp);
+        self.confirmed.push(cp);
+        let newer = self.newer_part_larger(bounds)?;
+        push_outer_checks(work, bounds, r.uncertain, self.k, newer);
         Ok(())
+    }
+
+    /// Queue the halves of a range that `c` (Between) splits. Both halves' ends differ by the
+    /// very tests that made c Between, so they are searched without a check. The half holding
+    /// the larger share of the change (by c's position between the ends) is pushed last, so it
+    /// is searched first: the change that explains most of the range is found first.
+    fn split(
+        &mut self,
+        r: &Range,
+        c: usize,
+        position: Option<f64>,
+        status: &[SeriesStatus],
+        work: &mut Vec<(Range, bool)>,
+    ) {
+        let p = position.unwrap_or(0.5);
+        let old_half_larger = position.is_none_or(|p| p >= 0.5);
+        // A series like the old end at c changes only in the newer half, one
+        // like the new end only in the older half.
+        let act = |not: SeriesStatus| -> Vec<bool> {
+            (r.active.iter().zip(status))
+                .map(|(a, st)| *a && *st != not)
+                .collect()
+        };
+        let (old_act, new_act) = (act(SeriesStatus::New), act(SeriesStatus::Old));
+        let halves = if old_half_larger {
+            [(c, r.hi, 1.0 - p, new_act), (r.lo, c, p, old_act)]
+        } else {
+            [(r.lo, c, p, old_act), (c, r.hi, 1.0 - p, new_act)]
+        };
+        for (lo, hi, part, active) in halves {
+            let half = Range {
+                lo,
+                hi,
+                uncertain: r.uncertain,
+                share: r.share.map(|s| s * part),
+                active,
+            };
+            if self.below_min_share(half.share) {
+                self.leave(&half, true, LeftBecause::MinShare);
+            } else {
+                work.push((half, false));
+            }
+        }
     }
 
     /// The ends' comparison at every series on every sample of them the search has claimed so
@@ -1366,28 +1423,8 @@ pub fn place(
 /// the error control.
 pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResult> {
     cfg.validate(n)?;
-    let k = m.series().max(1);
-    let mut s = Searcher {
-        cfg,
-        m,
-        n,
-        k,
-        alpha: cfg.alpha_per_test(n, k),
-        schedule: cfg.schedule.looks(),
-        claimed: HashMap::new(),
-        seen: HashMap::new(),
-        held: HashMap::new(),
-        skipped: HashMap::new(),
-        steps: Vec::new(),
-        decisions: 1,
-        spent: 0.0,
-        tests: 0,
-        total_log: 0.0,
-        primary: 0,
-        direction: Verdict::Undecided,
-        confirmed: Vec::new(),
-        unexplored: Vec::new(),
-    };
+    let mut s = Searcher::new(n, cfg, m);
+    let k = s.k;
     let (ends_series, old, new) = s.compare_ends()?;
     // The series whose ends moved most leads: its direction is the range's.
     let primary = dominant(&ends_series, significant);
@@ -1400,45 +1437,7 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
     s.direction = direction;
     s.total_log = ends.ratio.ratio.ln();
     let outcome = if ends_series.iter().any(significant) {
-        let active: Vec<bool> = ends_series.iter().map(significant).collect();
-        let no_pos = vec![None; k];
-        s.record(Searcher::step(
-            0,
-            &old,
-            primary,
-            StepVerdict::Old,
-            Some(0.0),
-            &no_pos,
-        ));
-        s.record(Searcher::step(
-            n - 1,
-            &new,
-            primary,
-            StepVerdict::New,
-            Some(1.0),
-            &no_pos,
-        ));
-        s.search_ranges(
-            Range {
-                lo: 0,
-                hi: n - 1,
-                uncertain: false,
-                share: Some(1.0),
-                active,
-            },
-            &ends_series,
-        )?;
-        // Shares against the ends on all their samples (the streamed ones used the ends as
-        // sampled at the time).
-        let ends_now = s.ends_now(&ends_series)?;
-        let several = s.confirmed.len() > 1;
-        let mut cps = std::mem::take(&mut s.confirmed);
-        for cp in &mut cps {
-            cp.share = cp.comparison.ratio.ratio.ln() / ends_now[primary].ratio.ratio.ln();
-            cp.partial |= several || cp.share < 0.0;
-        }
-        cps.sort_by_key(|c| c.last_old);
-        Outcome::Changes(cps)
+        Outcome::Changes(s.changes(&ends_series, &old, &new)?)
     } else {
         // Undecided at the cap is not "the same": the whole range is left, with what may hide.
         if ends.verdict == Verdict::Undecided {
@@ -1478,6 +1477,83 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         explained,
         ends_series: if k > 1 { ends_series } else { Vec::new() },
     })
+}
+
+impl<'a> Searcher<'a> {
+    fn new(n: usize, cfg: &'a Config, m: &'a mut dyn Measurer) -> Searcher<'a> {
+        let k = m.series().max(1);
+        Searcher {
+            cfg,
+            m,
+            n,
+            k,
+            alpha: cfg.alpha_per_test(n, k),
+            schedule: cfg.schedule.looks(),
+            claimed: HashMap::new(),
+            seen: HashMap::new(),
+            held: HashMap::new(),
+            skipped: HashMap::new(),
+            steps: Vec::new(),
+            decisions: 1,
+            spent: 0.0,
+            tests: 0,
+            total_log: 0.0,
+            primary: 0,
+            direction: Verdict::Undecided,
+            confirmed: Vec::new(),
+            unexplored: Vec::new(),
+        }
+    }
+
+    /// The change points of a range whose ends differ (`old`, `new`: their first samples),
+    /// oldest first, each with its share of the ends' change.
+    fn changes(
+        &mut self,
+        ends_series: &[Comparison],
+        old: &[Samples],
+        new: &[Samples],
+    ) -> Result<Vec<ChangePoint>> {
+        let (n, k, primary) = (self.n, self.k, self.primary);
+        let active: Vec<bool> = ends_series.iter().map(significant).collect();
+        let no_pos = vec![None; k];
+        self.record(Searcher::step(
+            0,
+            old,
+            primary,
+            StepVerdict::Old,
+            Some(0.0),
+            &no_pos,
+        ));
+        self.record(Searcher::step(
+            n - 1,
+            new,
+            primary,
+            StepVerdict::New,
+            Some(1.0),
+            &no_pos,
+        ));
+        self.search_ranges(
+            Range {
+                lo: 0,
+                hi: n - 1,
+                uncertain: false,
+                share: Some(1.0),
+                active,
+            },
+            ends_series,
+        )?;
+        // Shares against the ends on all their samples (the streamed ones used the ends as
+        // sampled at the time).
+        let ends_now = self.ends_now(ends_series)?;
+        let several = self.confirmed.len() > 1;
+        let mut cps = std::mem::take(&mut self.confirmed);
+        for cp in &mut cps {
+            cp.share = cp.comparison.ratio.ratio.ln() / ends_now[primary].ratio.ratio.ln();
+            cp.partial |= several || cp.share < 0.0;
+        }
+        cps.sort_by_key(|c| c.last_old);
+        Ok(cps)
+    }
 }
 
 #[cfg(test)]
