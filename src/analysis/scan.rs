@@ -304,6 +304,64 @@ pub fn measure_grid(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> 
     }
     cfg.validate(positions[positions.len() - 1] + 1)?;
     let k = cfg.schedule.initial * 2;
+    let (mut points, raw) = grid_points(positions, k, m)?;
+    let round_level = round_levels(&raw);
+    let mut fitted: Vec<(usize, Point)> = Vec::new();
+    for (i, v) in raw.iter().enumerate() {
+        let Some(v) = v else { continue };
+        let centred: Vec<f64> = v
+            .iter()
+            .zip(&round_level)
+            .filter(|(x, _)| **x > 0.0)
+            .map(|(x, r)| (x.ln() - r).exp())
+            .collect();
+        match Point::from_samples(positions[i], &centred) {
+            Some(p) => fitted.push((i, p)),
+            None => bail!(
+                "{} gave too few usable samples ({}) for the grid",
+                m.name(positions[i]),
+                v.len()
+            ),
+        }
+    }
+    let level = alpha::scan_fit_level(cfg.alpha, fitted.len());
+    let pts = segment::pool(&fitted.iter().map(|f| f.1.clone()).collect::<Vec<_>>());
+    let fit = segment::fit(&pts, level);
+    let mut segments = Vec::with_capacity(fit.segments.len());
+    for (si, s) in fit.segments.iter().enumerate() {
+        for f in &fitted[s.first..=s.last] {
+            points[f.0].segment = Some(si);
+        }
+        let z = stats::z_quantile(0.95).unwrap_or(1.96);
+        segments.push(FittedSegment {
+            first: fitted[s.first].1.pos,
+            last: fitted[s.last].1.pos,
+            points: s.last - s.first + 1,
+            level: (s.mean).exp(),
+            ci95: ((s.mean - z * s.se).exp(), (s.mean + z * s.se).exp()),
+        });
+    }
+    let intervals = intervals_between(&fitted, &points, &segments, cfg.min_effect);
+    Ok(Grid {
+        points,
+        segments,
+        fit_level: level,
+        penalty: fit.penalty,
+        intervals,
+        samples_per_point: k,
+        values: raw,
+    })
+}
+
+type RawSamples = Vec<Option<Vec<f64>>>;
+
+/// Every grid point measured with `k` samples, and its samples as taken (`None`: skipped). An
+/// end that cannot be measured leaves nothing to scan against.
+fn grid_points(
+    positions: &[usize],
+    k: usize,
+    m: &mut dyn Measurer,
+) -> Result<(Vec<GridPoint>, RawSamples)> {
     let wants: Vec<(usize, usize)> = positions.iter().map(|&p| (p, k)).collect();
     let probes = m.ensure(&wants)?;
     if probes.len() != wants.len() {
@@ -314,7 +372,7 @@ pub fn measure_grid(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> 
         );
     }
     let last = positions.len() - 1;
-    let mut raw: Vec<Option<Vec<f64>>> = Vec::with_capacity(positions.len());
+    let mut raw: RawSamples = Vec::with_capacity(positions.len());
     let mut points = Vec::with_capacity(positions.len());
     for (i, (&pos, p)) in positions.iter().zip(probes).enumerate() {
         match p {
@@ -352,9 +410,13 @@ pub fn measure_grid(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> 
             }
         }
     }
-    // Round effects, by one pass of Tukey's median polish on the logs: each point's median, then
-    // each round's median deviation from the points' medians (the median of the raw logs of a
-    // round would jump between the levels of a range that changes).
+    Ok((points, raw))
+}
+
+/// Round effects, by one pass of Tukey's median polish on the logs: each point's median, then
+/// each round's median deviation from the points' medians (the median of the raw logs of a
+/// round would jump between the levels of a range that changes).
+fn round_levels(raw: &RawSamples) -> Vec<f64> {
     let logs: Vec<Option<Vec<f64>>> = raw
         .iter()
         .map(|v| {
@@ -370,7 +432,7 @@ pub fn measure_grid(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> 
         .map(|l| l.as_ref().map_or(f64::NAN, |l| median(l.clone())))
         .collect();
     let rounds = raw.iter().flatten().map(Vec::len).max().unwrap_or(0);
-    let round_level: Vec<f64> = (0..rounds)
+    (0..rounds)
         .map(|j| {
             let d: Vec<f64> = logs
                 .iter()
@@ -384,46 +446,20 @@ pub fn measure_grid(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> 
                 0.0
             }
         })
-        .collect();
-    let mut fitted: Vec<(usize, Point)> = Vec::new();
-    for (i, v) in raw.iter().enumerate() {
-        let Some(v) = v else { continue };
-        let centred: Vec<f64> = v
-            .iter()
-            .zip(&round_level)
-            .filter(|(x, _)| **x > 0.0)
-            .map(|(x, r)| (x.ln() - r).exp())
-            .collect();
-        match Point::from_samples(positions[i], &centred) {
-            Some(p) => fitted.push((i, p)),
-            None => bail!(
-                "{} gave too few usable samples ({}) for the grid",
-                m.name(positions[i]),
-                v.len()
-            ),
-        }
-    }
-    let level = alpha::scan_fit_level(cfg.alpha, fitted.len());
-    let pts = segment::pool(&fitted.iter().map(|f| f.1.clone()).collect::<Vec<_>>());
-    let fit = segment::fit(&pts, level);
-    let mut segments = Vec::with_capacity(fit.segments.len());
-    for (si, s) in fit.segments.iter().enumerate() {
-        for f in &fitted[s.first..=s.last] {
-            points[f.0].segment = Some(si);
-        }
-        let z = stats::z_quantile(0.95).unwrap_or(1.96);
-        segments.push(FittedSegment {
-            first: fitted[s.first].1.pos,
-            last: fitted[s.last].1.pos,
-            points: s.last - s.first + 1,
-            level: (s.mean).exp(),
-            ci95: ((s.mean - z * s.se).exp(), (s.mean + z * s.se).exp()),
-        });
-    }
+        .collect()
+}
+
+/// The intervals between neighbouring fitted grid points, entered where the fit puts a step.
+fn intervals_between(
+    fitted: &[(usize, Point)],
+    points: &[GridPoint],
+    segments: &[FittedSegment],
+    min_effect: f64,
+) -> Vec<Interval> {
     // A fitted change is searched from half the minimum effect on: a fitted size is an estimate,
     // and the search decides on fresh samples whether the change is real and how large.
-    let entry = (1.0 + cfg.min_effect / 2.0).ln();
-    let intervals = fitted
+    let entry = (1.0 + min_effect / 2.0).ln();
+    fitted
         .windows(2)
         .map(|w| {
             let (a, b) = (&points[w[0].0], &points[w[1].0]);
@@ -438,16 +474,7 @@ pub fn measure_grid(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> 
                 search: None,
             }
         })
-        .collect();
-    Ok(Grid {
-        points,
-        segments,
-        fit_level: level,
-        penalty: fit.penalty,
-        intervals,
-        samples_per_point: k,
-        values: raw,
-    })
+        .collect()
 }
 
 /// Median of the finite values (NaN when there are none).
@@ -483,28 +510,8 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
         seen: HashMap::new(),
         held: grid_values(&grid),
     };
-    // What the grid phase used of each grid point, per pool: grid points with identical
-    // binaries were measured on one pool of samples (see bisect::pool_key).
-    let mut used: HashMap<usize, usize> = HashMap::new();
-    for p in grid.points.iter().filter(|p| p.skipped.is_none()) {
-        let key = pool_key(&used, p.commit, &t);
-        let e = used.entry(key).or_insert(0);
-        *e = (*e).max(grid.samples_per_point);
-    }
-    for p in &grid.points {
-        t.seen
-            .insert(p.commit, if p.skipped.is_some() { 0 } else { p.n });
-    }
-    // Every interval that may be searched: the entered ones and their neighbours (a fallback).
-    // Known from the grid alone, so alpha can be split over them before any search runs.
-    let count = grid.intervals.len();
-    let mut pending: std::collections::BTreeSet<usize> =
-        (0..count).filter(|&i| grid.intervals[i].entered).collect();
-    let candidates = pending
-        .iter()
-        .flat_map(|&i| [i.saturating_sub(1), i, (i + 1).min(count - 1)])
-        .collect::<std::collections::BTreeSet<usize>>()
-        .len();
+    let mut used = grid_use(&grid, &mut t);
+    let (mut pending, candidates) = searchable_intervals(&grid);
     let alpha_per_search = alpha::scan_per_search(cfg.alpha, candidates);
     let searchable = candidates;
     let sub_cfg = Config {
@@ -519,19 +526,7 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
             continue;
         }
         iv.entered = true;
-        let hide = used.clone();
-        let mut sub = Sub {
-            m: &mut t,
-            lo: iv.lo,
-            hide: &hide,
-            asked: HashMap::new(),
-        };
-        let mut r = bisect::search(iv.hi - iv.lo + 1, &sub_cfg, &mut sub)?;
-        for (g, k) in sub.asked {
-            let key = pool_key(&used, g, &t);
-            *used.entry(key).or_insert(0) += k;
-        }
-        shift(&mut r, iv.lo);
+        let r = search_interval(iv, &sub_cfg, &mut t, &mut used)?;
         tests += r.tests;
         family += r.family_alpha;
         // Entered for a fitted step, but its ends agree on fresh samples: look beside it.
@@ -545,7 +540,6 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
                 }
             }
         }
-        let iv = &mut grid.intervals[ii];
         if let Outcome::Changes(cps) = &r.outcome {
             for cp in cps {
                 changes.push(ScanChange {
@@ -555,27 +549,11 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
                 });
             }
         }
-        iv.search = Some(r);
+        grid.intervals[ii].search = Some(r);
     }
     changes.sort_by_key(|c| c.cp.last_old);
-    let logs: Vec<f64> = changes
-        .iter()
-        .map(|c| {
-            if c.cp.confirmed {
-                c.cp.comparison.ratio.ratio.ln()
-            } else {
-                0.0
-            }
-        })
-        .collect();
-    let total: f64 = logs.iter().map(|l| l.abs()).sum();
-    for (c, l) in changes.iter_mut().zip(&logs) {
-        c.share = if total > 0.0 { l / total } else { 0.0 };
-    }
-    let mut by_share: Vec<usize> = (0..changes.len())
-        .filter(|&i| changes[i].cp.confirmed)
-        .collect();
-    by_share.sort_by(|&a, &b| changes[b].share.abs().total_cmp(&changes[a].share.abs()));
+    let logs = share_movement(&mut changes);
+    let by_share = by_share(&changes);
     let cancels = cancels(&logs, cfg.min_effect);
     let commits_measured = t.seen.len();
     let samples_taken = t.seen.values().sum();
@@ -593,6 +571,91 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
         samples_taken,
         resolution,
     })
+}
+
+/// The entered intervals (to search first), and how many intervals may be searched: the
+/// entered ones and their neighbours (a fallback). Known from the grid alone, so alpha can be
+/// split over them before any search runs.
+fn searchable_intervals(grid: &Grid) -> (std::collections::BTreeSet<usize>, usize) {
+    let count = grid.intervals.len();
+    let entered: std::collections::BTreeSet<usize> =
+        (0..count).filter(|&i| grid.intervals[i].entered).collect();
+    let candidates = entered
+        .iter()
+        .flat_map(|&i| [i.saturating_sub(1), i, (i + 1).min(count - 1)])
+        .collect::<std::collections::BTreeSet<usize>>()
+        .len();
+    (entered, candidates)
+}
+
+/// The confirmed changes, largest share of the movement first.
+fn by_share(changes: &[ScanChange]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..changes.len())
+        .filter(|&i| changes[i].cp.confirmed)
+        .collect();
+    order.sort_by(|&a, &b| changes[b].share.abs().total_cmp(&changes[a].share.abs()));
+    order
+}
+
+/// What the grid phase used of each grid point, per pool (grid points with identical
+/// binaries were measured on one pool of samples, see bisect::pool_key); and each grid
+/// point's samples counted as seen.
+fn grid_use(grid: &Grid, t: &mut Tracker) -> HashMap<usize, usize> {
+    let mut used: HashMap<usize, usize> = HashMap::new();
+    for p in grid.points.iter().filter(|p| p.skipped.is_none()) {
+        let key = pool_key(&used, p.commit, &*t);
+        let e = used.entry(key).or_insert(0);
+        *e = (*e).max(grid.samples_per_point);
+    }
+    for p in &grid.points {
+        t.seen
+            .insert(p.commit, if p.skipped.is_some() { 0 } else { p.n });
+    }
+    used
+}
+
+/// One interval searched as a bisect of its own, on samples the grid and the searches before
+/// it did not use (`used`, which grows by what this one takes); positions made global.
+fn search_interval(
+    iv: &Interval,
+    cfg: &Config,
+    t: &mut Tracker,
+    used: &mut HashMap<usize, usize>,
+) -> Result<SearchResult> {
+    let hide = used.clone();
+    let mut sub = Sub {
+        m: t,
+        lo: iv.lo,
+        hide: &hide,
+        asked: HashMap::new(),
+    };
+    let mut r = bisect::search(iv.hi - iv.lo + 1, cfg, &mut sub)?;
+    for (g, k) in sub.asked {
+        let key = pool_key(used, g, &*t);
+        *used.entry(key).or_insert(0) += k;
+    }
+    shift(&mut r, iv.lo);
+    Ok(r)
+}
+
+/// Each change's signed share of the range's total movement (ln ratio over the sum of the
+/// confirmed changes' |ln ratio|; 0 for a candidate); returns the ln ratios.
+fn share_movement(changes: &mut [ScanChange]) -> Vec<f64> {
+    let logs: Vec<f64> = changes
+        .iter()
+        .map(|c| {
+            if c.cp.confirmed {
+                c.cp.comparison.ratio.ratio.ln()
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let total: f64 = logs.iter().map(|l| l.abs()).sum();
+    for (c, l) in changes.iter_mut().zip(&logs) {
+        c.share = if total > 0.0 { l / total } else { 0.0 };
+    }
+    logs
 }
 
 /// The grid's samples per commit, as the grid phase took them.
