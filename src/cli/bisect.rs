@@ -5,11 +5,11 @@ use std::time::Instant;
 
 use super::args::{GridArg, LinkArgs, SequentialArgs, StatsArgs, StopArgs, ToolArg};
 use super::build::BuildArgs;
-use super::live::{add_revisions, repo_key, say, Live, RangeSetup};
+use super::live::{repo_key, say, Live, RangeSetup};
 use crate::analysis::bisect::{self, Config, Measurer, Outcome, StepVerdict};
 use crate::build::repo;
 use crate::cache::{self, Cache};
-use crate::measure::engine::{Library, Reuse, Session, Side, Subject};
+use crate::measure::engine::{Library, Session, Side, Subject};
 use crate::report::bisect::{
     culprit_json, step_line, BisectFormat, BisectReport, RunState, SavedBisect, StepJson,
     ThreadEffect, UnexploredJson, BISECT_KIND,
@@ -140,7 +140,7 @@ fn reproduce(a: &BisectArgs) -> String {
 
 pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     if a.scan {
-        return super::scan::run(g, as_scan(a)?);
+        return super::scanning::scan(g, as_scan(a)?);
     }
     let started = Instant::now();
     let (good, bad) = repo::split_range(&a.range)?;
@@ -174,18 +174,11 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
         ),
     );
     let (commits, good_idx) = searched_commits(range);
-    // Samples belong to this bisect: a re-run resumes with them, another
-    // bisect takes its own, interleaved.
-    let mut session = Session::new(
-        cache,
-        a.sampling.timing.timing(),
-        Reuse::Context(format!("bisect {id}")),
-    )
-    .with_repo(repo, a.build.options(recipe))
-    .with_executor(exec);
     let threads = a.tool.thread_counts();
     a.tool.warn_oversubscribed();
-    add_revisions(&mut session, &commits, spec, &threads)?;
+    let timing = a.sampling.timing.timing();
+    let context = format!("bisect {id}");
+    let mut session = setup.session(&a.build, timing, context, exec, &commits, &threads)?;
     save_state(cache, &id, &a, RunState::Running, None)?;
 
     let mut notes = Vec::new();
@@ -493,7 +486,7 @@ fn explain_culprits(
 }
 
 /// `bisect --scan`: the same range, tool, sampling and statistics, scanned.
-fn as_scan(a: BisectArgs) -> Result<super::scan::ScanArgs> {
+fn as_scan(a: BisectArgs) -> Result<super::scanning::ScanArgs> {
     use crate::report::scan::ScanFormat;
     if a.stop.max_changes().is_some() {
         bail!("--scan reports every change of the range: it takes no --first-change-only or --max-changes");
@@ -505,7 +498,7 @@ fn as_scan(a: BisectArgs) -> Result<super::scan::ScanArgs> {
         BisectFormat::Html => ScanFormat::Html,
         BisectFormat::Jsonl => bail!("--scan renders text, markdown, json or html, not jsonl"),
     };
-    Ok(super::scan::ScanArgs {
+    Ok(super::scanning::ScanArgs {
         range: a.range,
         tool: a.tool,
         grid: a.grid,

@@ -15,7 +15,8 @@ use crate::analysis::resolution::Forecast;
 use crate::build::recipe::Recipe;
 use crate::build::repo;
 use crate::cache::Cache;
-use crate::measure::engine::{Library, Session, Side, Subject};
+use crate::measure::engine::{Library, Reuse, Session, Side, Subject};
+use crate::measure::exec::{Executor, Timing};
 use crate::measure::kernel::{Registry, ToolSpec};
 use crate::progress;
 use crate::report::bisect::{
@@ -276,5 +277,24 @@ impl RangeSetup {
             range,
             cache,
         })
+    }
+
+    /// A session of the range's repository and recipe measuring `commits` at every thread
+    /// count (see [`add_revisions`]), built and sampled by `exec` when given. Its samples
+    /// belong to `context`: a re-run of it resumes with them, another run takes its own.
+    pub fn session<'s>(
+        &'s self,
+        build: &BuildArgs,
+        timing: Timing,
+        context: String,
+        exec: Option<Box<dyn Executor + 's>>,
+        commits: &[repo::CommitInfo],
+        threads: &[usize],
+    ) -> Result<Session<'s>> {
+        let mut session = Session::new(&self.cache, timing, Reuse::Context(context))
+            .with_repo(&self.repo, build.options(&self.recipe))
+            .with_executor(exec);
+        add_revisions(&mut session, commits, &self.spec, threads)?;
+        Ok(session)
     }
 }

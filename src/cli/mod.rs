@@ -23,6 +23,7 @@ pub mod recipes;
 pub mod report;
 pub mod run;
 pub mod scan;
+pub mod scanning;
 pub mod simulate;
 
 /// `--shard I/N`: this runner's share of a fixed, ordered list of cells.

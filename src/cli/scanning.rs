@@ -1,0 +1,387 @@
+//! A scan of a range, from its arguments to its exit code: what `scan` runs, and `bisect --scan`
+//! too, so that neither command is a library for the other.
+
+use crate::cli::exit::Exit;
+use anyhow::{bail, Result};
+use clap::Args;
+use std::time::Instant;
+
+use super::args::{GridArg, LinkArgs, SequentialArgs, StatsArgs, ToolArg};
+use super::build::BuildArgs;
+use super::live::{repo_key, say, Live, RangeSetup};
+use crate::analysis::bisect::{Config, Step, StepVerdict};
+use crate::analysis::scan;
+use crate::build::recipe::Recipe;
+use crate::build::{builds, repo};
+use crate::cache::Cache;
+use crate::measure::engine::Session;
+use crate::measure::metric::Metric;
+use crate::report::bisect::{step_line, BisectFormat};
+use crate::report::export::Links;
+use crate::report::scan::{ScanContext, ScanFormat, ScanReport};
+use crate::{hashing, progress, Global};
+
+#[derive(Args, Clone)]
+pub struct ScanArgs {
+    /// GOOD..BAD (old..new): tags, branches or shas of --repo
+    #[arg(value_name = "GOOD..BAD")]
+    pub range: String,
+    #[command(flatten)]
+    pub tool: ToolArg,
+    #[command(flatten)]
+    pub grid: GridArg,
+    #[command(flatten)]
+    pub sampling: SequentialArgs,
+    #[command(flatten)]
+    pub stats: StatsArgs,
+    #[command(flatten)]
+    pub build: BuildArgs,
+    #[command(flatten)]
+    pub exec: crate::cli::exec::ExecArgs,
+    /// Output format
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ScanFormat,
+    #[command(flatten)]
+    pub links: LinkArgs,
+    /// Also write the scan's profile (every grid point, every searched commit, the fitted
+    /// levels and the change points) as an SVG into DIR
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<std::path::PathBuf>,
+}
+
+/// What identifies one scan's samples (a re-run resumes with them; no other command shares
+/// them). Every field that changes what is measured or decided is named here.
+fn scan_id(a: &ScanArgs, repo: &str, good: &str, bad: &str, tool: &str, cfg: &Config) -> String {
+    let mut h = hashing::Hasher::new();
+    h.field("scan-v1")
+        .field(repo)
+        .field(good)
+        .field(bad)
+        .field(tool)
+        .field(&a.tool.threads_text())
+        .field(&a.build.recipe)
+        .field(&a.grid.grid.to_string())
+        .field(&cfg.alpha.to_string())
+        .field(&cfg.min_effect.to_string())
+        .field(&cfg.schedule.initial.to_string())
+        .field(&cfg.schedule.max.to_string())
+        .field(&a.sampling.timing.duration.to_string());
+    h.finish_short()
+}
+
+fn reproduce(a: &ScanArgs) -> String {
+    format!(
+        "perfbisect scan --repo {} --recipe {} --tool '{}' --threads {} --grid {} --samples {} --max-samples {} --duration {} --alpha {} --min-effect {} {}",
+        a.build.repo.display(),
+        a.build.recipe,
+        a.tool.tool,
+        a.tool.threads_text(),
+        a.grid.grid,
+        a.sampling.schedule().initial,
+        a.sampling.schedule().max,
+        a.sampling.timing.duration,
+        a.stats.alpha.alpha,
+        a.stats.min_effect,
+        a.range
+    )
+}
+
+pub fn scan(g: &Global, a: ScanArgs) -> Result<Exit> {
+    let started = Instant::now();
+    let (thread_count, cfg) = plan(&a)?;
+    let (good, bad) = repo::split_range(&a.range)?;
+    cfg.validate(2)?;
+    let setup = RangeSetup::open(g, &a.links, &a.tool.tool, &a.build, (&good, &bad))?;
+    let RangeSetup {
+        links,
+        spec,
+        repo,
+        recipe,
+        range,
+        cache,
+    } = &setup;
+    let exec = a.exec.executor((cache, repo), &a.build, recipe)?;
+    let commits = &range.commits;
+    let n = commits.len();
+    cfg.validate(n)?;
+    let text = a.format == ScanFormat::Text;
+    let notes: Vec<String> = merge_base_note(range, &good, &bad).into_iter().collect();
+    for note in &notes {
+        say(text, note);
+    }
+    let grid = place_grid(&a, cache, repo, recipe, commits)?;
+    say(text, &format!(
+        "scanning {} at {} thread(s) over {} commits ({}..{}), recipe {}: grid of {} points every ~{} commits",
+        spec.short(),
+        thread_count,
+        n,
+        range.good.short,
+        range.bad.short,
+        recipe.name,
+        grid.positions.len(),
+        grid.spacing
+    ));
+    say(text, &grid.plan_line());
+
+    let id = scan_id(
+        &a,
+        &repo_key(repo),
+        &range.good.id,
+        &range.bad.id,
+        &spec.canonical(),
+        &cfg,
+    );
+    let timing = a.sampling.timing.timing();
+    let context = format!("scan {id}");
+    let threads = [thread_count];
+    let mut session = setup.session(&a.build, timing, context, exec, commits, &threads)?;
+    let live = Live {
+        session: &mut session,
+        commits,
+        threads: &threads,
+        format: if text {
+            BisectFormat::Text
+        } else {
+            BisectFormat::Json
+        },
+        status: progress::SearchStatus::new(n),
+        started,
+        deadline: None,
+    };
+    let result = search(live, &grid, &cfg, a.sampling.timing.metric.metric)?;
+    let report = report(&a, &setup, &result, &session, grid, notes, started);
+    output(&a, &report, links)
+}
+
+/// The typed result, with what the command knows besides the analysis's.
+fn report(
+    a: &ScanArgs,
+    setup: &RangeSetup,
+    result: &scan::ScanResult,
+    session: &Session,
+    grid: GridPlan,
+    notes: Vec<String>,
+    started: Instant,
+) -> ScanReport {
+    let RangeSetup {
+        spec,
+        recipe,
+        range,
+        ..
+    } = setup;
+    let commits = &range.commits;
+    let samples_total: usize = (0..commits.len())
+        .filter_map(|i| session.samples(i).ok().map(|s| s.len()))
+        .sum();
+    ScanReport::new(
+        result,
+        ScanContext {
+            tool: spec.short(),
+            threads: a.tool.thread_counts()[0],
+            range: a.range.clone(),
+            repo: a.build.repo.display().to_string(),
+            recipe: recipe.name.clone(),
+            good: &range.good,
+            bad: &range.bad,
+            merge_base: range.merge_base.as_ref(),
+            commits,
+            grid_size: a.grid.grid,
+            max_move: grid.max_move,
+            moved: grid.moved,
+            grid_builds_cached: grid.cached,
+            builds: session.builds.values().cloned().collect(),
+            samples: samples_total,
+            samples_taken_now: session.samples_taken,
+            placement: session.placement(),
+            alpha: a.stats.alpha.alpha,
+            min_effect: a.stats.min_effect,
+            notes,
+            wall_s: started.elapsed().as_secs_f64(),
+            reproduce: reproduce(a),
+        },
+    )
+}
+
+/// A scan of GOOD..BAD where GOOD is not an ancestor of BAD covers merge-base..BAD only.
+fn merge_base_note(range: &repo::Range, good: &str, bad: &str) -> Option<String> {
+    let mb = range.merge_base.as_ref()?;
+    Some(format!(
+        "{good} is not an ancestor of {bad}: the scan covers the first-parent line from their merge base {} ({}) to {bad}; {good}'s own branch is not in it",
+        mb.short,
+        mb.dates()
+    ))
+}
+
+/// The one thread count a scan measures, and its search's configuration.
+fn plan(a: &ScanArgs) -> Result<(usize, Config)> {
+    let threads = a.tool.thread_counts();
+    let [thread_count] = threads[..] else {
+        bail!("a scan measures one thread count (--threads N); bisect takes several");
+    };
+    a.sampling.timing.check_threads(&threads)?;
+    let cfg = Config {
+        alpha: a.stats.alpha.alpha,
+        min_effect: a.stats.min_effect,
+        schedule: a.sampling.schedule(),
+        max_changes: None,
+        min_share: None,
+    };
+    Ok((thread_count, cfg))
+}
+
+/// Where the grid's points lie: evenly spaced, then moved to commits built already where
+/// that costs a few commits at most.
+struct GridPlan {
+    positions: Vec<usize>,
+    /// Per point: how far it was moved.
+    moved: Vec<isize>,
+    /// Points whose build is in the cache.
+    cached: usize,
+    max_move: usize,
+    /// Commits between evenly spaced points.
+    spacing: usize,
+}
+
+fn place_grid(
+    a: &ScanArgs,
+    cache: &Cache,
+    repo: &repo::Repo,
+    recipe: &Recipe,
+    commits: &[repo::CommitInfo],
+) -> Result<GridPlan> {
+    let n = commits.len();
+    let opts = a.build.options(recipe);
+    let even = scan::grid_positions(n, a.grid.grid);
+    let max_move = scan::max_move(n, even.len());
+    let mut built = std::collections::HashMap::new();
+    // Look every candidate up first (errors surface here), then snap on the answers.
+    let mut look_up = |i: usize| -> Result<()> {
+        if let std::collections::hash_map::Entry::Vacant(e) = built.entry(i) {
+            e.insert(builds::cached(cache, repo, &commits[i], &opts)?.is_some());
+        }
+        Ok(())
+    };
+    for &p in &even {
+        for q in p.saturating_sub(max_move)..=(p + max_move).min(n - 1) {
+            look_up(q)?;
+        }
+    }
+    let is_built = |i: &usize| built.get(i).copied().unwrap_or(false);
+    let snapped = scan::snap_to_built(&even, max_move, |i| is_built(&i));
+    let positions: Vec<usize> = snapped.iter().map(|s| s.0).collect();
+    Ok(GridPlan {
+        cached: positions.iter().filter(|p| is_built(p)).count(),
+        moved: snapped.iter().map(|s| s.1).collect(),
+        positions,
+        max_move,
+        spacing: (n - 1) / (even.len() - 1).max(1),
+    })
+}
+
+impl GridPlan {
+    fn plan_line(&self) -> String {
+        format!(
+            "  builds for the grid: {} needed, {} in the cache, {} to build; {} point(s) moved (at most {} commits) to a commit already built",
+            self.positions.len(),
+            self.cached,
+            self.positions.len() - self.cached,
+            self.moved.iter().filter(|m| **m != 0).count(),
+            self.max_move
+        )
+    }
+}
+
+/// The grid measured and fitted, then every interval it marks searched; the grid's points
+/// are told as they are decided, like a bisect's steps.
+fn search(
+    mut live: Live,
+    grid: &GridPlan,
+    cfg: &Config,
+    metric: Metric,
+) -> Result<scan::ScanResult> {
+    let measured = match scan::measure_grid(&grid.positions, cfg, &mut live) {
+        Ok(g) => g,
+        Err(e) => {
+            live.status.finish();
+            return Err(e);
+        }
+    };
+    let text = live.format == BisectFormat::Text;
+    let line = |s: &str| {
+        if text {
+            progress::above_status(|| println!("{s}"));
+        } else {
+            progress::info(s);
+        }
+    };
+    line(&format!(
+        "grid measured ({} samples per point): {} fitted level(s)",
+        measured.samples_per_point,
+        measured.segments.len()
+    ));
+    for (p, moved) in measured.points.iter().zip(&grid.moved) {
+        line(&grid_point_line(
+            p,
+            *moved,
+            &live.commits[p.commit],
+            metric,
+            live.threads,
+        ));
+    }
+    let entered = measured.intervals.iter().filter(|i| i.entered).count();
+    line(&format!(
+        "searching {entered} of {} grid intervals whose ends lie on different levels; the others are not entered (a bump narrower than a grid interval can hide there)",
+        measured.intervals.len()
+    ));
+    let r = scan::search_intervals(measured, cfg, &mut live);
+    live.status.finish();
+    r
+}
+
+/// A grid point in a bisect step's line, with its fitted level where a step has its verdict.
+fn grid_point_line(
+    p: &scan::GridPoint,
+    moved: isize,
+    commit: &repo::CommitInfo,
+    metric: Metric,
+    threads: &[usize],
+) -> String {
+    let step = Step {
+        commit: p.commit,
+        n: p.n,
+        mean: p.mean,
+        ci95: p.ci95,
+        verdict: StepVerdict::Ambiguous,
+        position: None,
+        series: Vec::new(),
+    };
+    let mut l = step_line(&step, commit, metric, threads).replacen(
+        "ambiguous",
+        &match p.segment {
+            Some(s) => format!("level {}", s + 1),
+            None => "skipped".into(),
+        },
+        1,
+    );
+    if moved != 0 {
+        l.push_str(&format!(" (moved {moved:+})"));
+    }
+    l
+}
+
+fn output(a: &ScanArgs, report: &ScanReport, links: &Links) -> Result<Exit> {
+    print!("{}", a.format.render_linked(report, links)?);
+    if let Some(dir) = &a.plot {
+        let path = report.write_plot(dir)?;
+        progress::info(&format!("wrote {}", path.display()));
+    }
+    // 3: finished, but a candidate change point did not hold on its fresh block (as bisect).
+    if report
+        .changes
+        .iter()
+        .any(|c| !c.culprit.confirmed && !c.culprit.unresolved)
+    {
+        return Ok(Exit::Unconfirmed);
+    }
+    Ok(Exit::Done)
+}
