@@ -1391,29 +1391,12 @@ pub fn place(
     alpha: f64,
 ) -> Result<Step> {
     let n = x.max(lo).max(hi) + 1;
-    let k = m.series().max(1);
-    let mut s = Searcher {
-        cfg,
-        m,
-        n,
-        k,
-        // Two tests per look and series, every look paid for.
-        alpha: alpha::per_test_of_decision(alpha, &cfg.schedule, 2 * k),
-        schedule: cfg.schedule.looks(),
-        claimed: HashMap::new(),
-        seen: HashMap::new(),
-        held: HashMap::new(),
-        skipped: HashMap::new(),
-        steps: Vec::new(),
-        decisions: 0,
-        spent: 0.0,
-        tests: 0,
-        total_log: 0.0,
-        primary: 0,
-        direction: Verdict::Undecided,
-        confirmed: Vec::new(),
-        unexplored: Vec::new(),
-    };
+    let mut s = Searcher::new(n, cfg, m);
+    let k = s.k;
+    // Two tests per look and series, every look paid for.
+    s.alpha = alpha::per_test_of_decision(alpha, &cfg.schedule, 2 * k);
+    // One decision on its own, not a search's first.
+    s.decisions = 0;
     let (step, _) = s.classify(x, lo, hi, &vec![true; k])?;
     s.record(step.clone());
     Ok(step)
