@@ -104,25 +104,13 @@ impl Forecast {
     }
 }
 
-/// Robust sd of the logs of `xs`: 1.4826 × their median absolute deviation.
+/// Robust sd of the logs of `xs` ([`stats::robust_sd`]); `None` unless all are positive.
 pub fn log_sd(xs: &[f64]) -> Option<f64> {
     if xs.iter().any(|&x| !(x > 0.0 && x.is_finite())) {
         return None;
     }
-    let mut l: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
-    let med = median(&mut l);
-    let mut dev: Vec<f64> = l.iter().map(|x| (x - med).abs()).collect();
-    Some(1.4826 * median(&mut dev))
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    let l: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+    Some(stats::robust_sd(&l))
 }
 
 /// The smallest relative change two sides of `n` samples at per-sample log-sd `noise` resolve

@@ -429,7 +429,7 @@ fn round_levels(raw: &RawSamples) -> Vec<f64> {
         .collect();
     let point_median: Vec<f64> = logs
         .iter()
-        .map(|l| l.as_ref().map_or(f64::NAN, |l| median(l.clone())))
+        .map(|l| l.as_ref().map_or(f64::NAN, |l| stats::median(l)))
         .collect();
     let rounds = raw.iter().flatten().map(Vec::len).max().unwrap_or(0);
     (0..rounds)
@@ -439,7 +439,7 @@ fn round_levels(raw: &RawSamples) -> Vec<f64> {
                 .zip(&point_median)
                 .filter_map(|(l, m)| Some(l.as_ref()?.get(j)? - m))
                 .collect();
-            let r = median(d);
+            let r = stats::median(&d);
             if r.is_finite() {
                 r
             } else {
@@ -475,17 +475,6 @@ fn intervals_between(
             }
         })
         .collect()
-}
-
-/// Median of the finite values (NaN when there are none).
-fn median(mut v: Vec<f64>) -> f64 {
-    v.retain(|x| x.is_finite());
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
 }
 
 fn shift(r: &mut SearchResult, lo: usize) {

@@ -180,6 +180,25 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
     })
 }
 
+/// Median of the finite values of `xs` (NaN when there are none).
+pub fn median(xs: &[f64]) -> f64 {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// The robust standard deviation of `xs`: 1.4826 × their median absolute deviation from
+/// their median (the sd for normal data, untouched by a few wild values).
+pub fn robust_sd(xs: &[f64]) -> f64 {
+    let med = median(xs);
+    let dev: Vec<f64> = xs.iter().map(|x| (x - med).abs()).collect();
+    1.4826 * median(&dev)
+}
+
 /// The most [`outlier_trim`] takes from each end of a sample (20%, the usual fixed choice).
 pub const TRIM: f64 = 0.2;
 
@@ -198,18 +217,8 @@ fn outlier_trim(xs: &[f64]) -> usize {
     if n < 5 {
         return 0;
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        let m = v.len() / 2;
-        if v.len() % 2 == 1 {
-            v[m]
-        } else {
-            (v[m - 1] + v[m]) / 2.0
-        }
-    };
-    let med = median(&mut xs.to_vec());
-    let mad = median(&mut xs.iter().map(|x| (x - med).abs()).collect());
-    let sd = 1.4826 * mad;
+    let med = median(xs);
+    let sd = robust_sd(xs);
     if sd == 0.0 {
         return 0;
     }

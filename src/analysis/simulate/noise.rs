@@ -6,6 +6,7 @@
 //! round × iid log-normal noise. Every factor but the last is off in [`NoiseModel::iid`], which is
 //! the model the search was first checked on.
 
+use crate::analysis::stats;
 use anyhow::{bail, Result};
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -273,16 +274,6 @@ const OUTLIER_SIGMAS: f64 = 3.0;
 /// P(Z > 3): iid noise alone puts this fraction beyond the threshold.
 const NORMAL_TAIL: f64 = 0.00135;
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Fit CV, outliers and AR(1) drift to an A/A run: `series` holds each subject's µs/op in the
 /// order taken, `per_round` subjects shared each round (so consecutive samples of one subject are
 /// `per_round` machine samples apart), `phi` is the AR(1) coefficient assumed (a run of tens of
@@ -318,12 +309,13 @@ pub fn fit(
         .iter()
         .map(|s| {
             let logs: Vec<f64> = s.iter().map(|x| x.ln()).collect();
-            let m = median(&mut logs.clone());
+            let m = stats::median(&logs);
             logs.iter().map(|x| x - m).collect()
         })
         .collect();
-    let mut abs: Vec<f64> = devs.iter().flatten().map(|d| d.abs()).collect();
-    let sigma = 1.4826 * median(&mut abs);
+    let abs: Vec<f64> = devs.iter().flatten().map(|d| d.abs()).collect();
+    // Each subject's deviations are centred on its own median already: the MAD of the pool.
+    let sigma = 1.4826 * stats::median(&abs);
     let thr = OUTLIER_SIGMAS * sigma;
     let out: Vec<f64> = devs
         .iter()
