@@ -539,6 +539,28 @@ fn markdown(r: &ScanReport, links: &Links) -> String {
     if let Some(res) = &r.resolution {
         s.push_str(&format!("Resolution: {}\n\n", resolution_sentence(res)));
     }
+    s.push_str(&markdown_changes(r, links));
+    for c in &r.cancels {
+        s.push_str(&format!("- {}\n", c.text));
+    }
+    if !r.cancels.is_empty() {
+        s.push('\n');
+    }
+    s.push_str(&markdown_grid(r, links));
+    if let Some(n) = r.hidden_note() {
+        s.push_str(&format!("{n}.\n\n"));
+    }
+    for n in &r.notes {
+        s.push_str(&format!("{n}\n\n"));
+    }
+    s.push_str(&format!("{}.\n\n{}.\n\n", r.error_control(), r.cost()));
+    s.push_str(&format!("```\n{}\n```\n", r.reproduce));
+    s
+}
+
+/// The change points as a Markdown table (or the sentence that there are none).
+fn markdown_changes(r: &ScanReport, links: &Links) -> String {
+    let mut s = String::new();
     if r.changes.is_empty() {
         s.push_str("No change point found.\n\n");
     } else {
@@ -566,12 +588,12 @@ fn markdown(r: &ScanReport, links: &Links) -> String {
         }
         s.push('\n');
     }
-    for c in &r.cancels {
-        s.push_str(&format!("- {}\n", c.text));
-    }
-    if !r.cancels.is_empty() {
-        s.push('\n');
-    }
+    s
+}
+
+/// The grid and its fitted levels, folded away in a `<details>` block.
+fn markdown_grid(r: &ScanReport, links: &Links) -> String {
+    let mut s = String::new();
     s.push_str("<details><summary>grid and fitted levels</summary>\n\n");
     s.push_str("| index | commit | date | µs/op | 95% interval | level |\n| ---: | --- | --- | ---: | --- | ---: |\n");
     for g in &r.grid {
@@ -603,14 +625,6 @@ fn markdown(r: &ScanReport, links: &Links) -> String {
         ));
     }
     s.push_str("\n</details>\n\n");
-    if let Some(n) = r.hidden_note() {
-        s.push_str(&format!("{n}.\n\n"));
-    }
-    for n in &r.notes {
-        s.push_str(&format!("{n}\n\n"));
-    }
-    s.push_str(&format!("{}.\n\n{}.\n\n", r.error_control(), r.cost()));
-    s.push_str(&format!("```\n{}\n```\n", r.reproduce));
     s
 }
 
