@@ -589,6 +589,29 @@ fn instruction_metric_refuses_several_threads() {
     assert_usage_error(&o, "use --threads 1");
 }
 
+/// `--locate instructions` confirms in time and counts one thread: every plan that cannot
+/// mean that is refused before anything is built.
+#[test]
+fn locate_refuses_what_it_cannot_mean() {
+    let d = tempfile::tempdir().unwrap();
+    for (extra, needle) in [
+        (&["--threads", "4"][..], "use --threads 1"),
+        (
+            &["--metric", "instructions"][..],
+            "confirms every change point in time",
+        ),
+        (&["--scan"][..], "--locate does not go with --scan yet"),
+    ] {
+        let o = perfbisect(d.path())
+            .args(["bisect", "--tool", "noop", "--locate", "instructions"])
+            .args(extra)
+            .args(["a..b"])
+            .output()
+            .unwrap();
+        assert_usage_error(&o, needle);
+    }
+}
+
 #[test]
 fn explain_bad_inputs_exit_2_with_one_line() {
     let d = tempfile::tempdir().unwrap();

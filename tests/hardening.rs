@@ -597,6 +597,42 @@ fn build_failure_mid_range_is_skipped_synthetic_repo() {
 /// A kernel that crashes or hangs on some commits: those samples are refused
 /// with the signal or the timeout, the commits are skipped, the search goes
 /// on, and no sampling child is left running.
+/// Located by count, confirmed by clock, on real processes: the counts (valgrind) put the
+/// change at the culprit past a broken build, the clock confirms it on its own fresh block, and
+/// the result carries both figures.
+#[test]
+fn locate_by_count_confirms_by_clock_synthetic_repo() {
+    let (r, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let ids = regression_repo(r.path());
+    let range = format!("{}..{}", ids[0], ids[8]);
+    let (j, o) = bisect_json(c.path(), r.path(), &range, &["--locate", "instructions"]);
+    assert_eq!(culprit_ids(&j), vec![ids[5].clone()], "{}", summary(&j));
+    let culprit = &j["culprits"][0];
+    assert_eq!(culprit["confirmed"], true, "{}", summary(&j));
+    // The clock's ratio and the count's, each near the fake's 10x.
+    let clock = culprit["ratio"].as_f64().unwrap();
+    let count = culprit["located"]["ratio"]["ratio"].as_f64().unwrap();
+    assert!(clock > 3.0 && count > 5.0, "clock {clock}, count {count}");
+    assert_eq!(j["located"]["searched_by"], "count");
+    assert_eq!(j["located"]["metric"], "instructions");
+    assert!(j["located"]["samples"].as_u64().unwrap() > 0);
+    assert_eq!(
+        j["metric"],
+        Value::Null,
+        "the run's figures are the clock's: {j}"
+    );
+    assert!(
+        stderr(&o).contains("located by instructions:"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(j["reproduce"]
+        .as_str()
+        .unwrap()
+        .contains("--locate instructions"));
+    assert_cache_consistent(c.path());
+}
+
 #[test]
 fn kernel_crash_and_hang_are_skipped_synthetic_repo() {
     let d = tempfile::tempdir().unwrap();

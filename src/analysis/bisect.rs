@@ -261,6 +261,11 @@ pub struct ChangePoint {
     /// its comparison is significant. Empty with one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<Comparison>,
+    /// Located on another metric than the one that confirmed it (see [`crate::analysis::locate`]):
+    /// parent against culprit on the locating metric's confirmation block. `comparison` and
+    /// `confirmed` are then the confirming metric's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub located: Option<Comparison>,
 }
 
 impl ChangePoint {
@@ -1257,6 +1262,7 @@ impl Searcher<'_> {
             partial: smaller,
             uncertain: f.uncertain,
             series: if self.k > 1 { series } else { Vec::new() },
+            located: None,
         })
     }
 }
@@ -1400,6 +1406,48 @@ pub fn place(
     let (step, _) = s.classify(x, lo, hi, &vec![true; k])?;
     s.record(step.clone());
     Ok(step)
+}
+
+/// The ends of `0..n` compared as [`search`] compares them (its schedule, its level per test, its
+/// growth), and nothing else: another metric's view of a range (see [`crate::analysis::locate`]).
+/// With what a comparison at the cap resolves at the ends' noise.
+pub fn compare_ends(
+    n: usize,
+    cfg: &Config,
+    m: &mut dyn Measurer,
+) -> Result<(Comparison, Option<Resolution>)> {
+    cfg.validate(n)?;
+    let mut s = Searcher::new(n, cfg, m);
+    let (series, _, _) = s.compare_ends()?;
+    let primary = dominant(&series, significant);
+    Ok((series[primary], s.resolution(primary)))
+}
+
+/// A change point located on another metric, confirmed on `m`'s as the search confirms its own:
+/// parent against culprit on a block of `m`'s samples (none of which located it), from 2 ×
+/// initial over the schedule's looks, grown to the larger cap when undecided, at the level of the
+/// `j`-th confirmation. `ends` is `m`'s comparison of the range's ends (what its share is of).
+pub fn confirm_located(
+    n: usize,
+    cfg: &Config,
+    m: &mut dyn Measurer,
+    cp: &ChangePoint,
+    ends: &Comparison,
+    j: usize,
+) -> Result<ChangePoint> {
+    let mut s = Searcher::new(n, cfg, m);
+    s.direction = ends.verdict;
+    let f = Found {
+        last_old: cp.last_old,
+        first_new: cp.first_new,
+        uncertain: cp.uncertain,
+    };
+    let alpha_look =
+        alpha::confirmation_per_look(cfg.alpha, &cfg.schedule, j, cfg.max_changes, s.k);
+    let mut confirmed = s.confirm(&f, std::slice::from_ref(ends), alpha_look)?;
+    confirmed.skipped_between = cp.skipped_between.clone();
+    confirmed.located = Some(cp.comparison);
+    Ok(confirmed)
 }
 
 /// Find the commit(s) in `0..n` where the speed changed. See the module docs for the procedure and

@@ -6,7 +6,11 @@
 
 pub mod noise;
 
-use crate::analysis::bisect::{self, ChangePoint, Config, Measurer, Outcome, Probe, Unexplored};
+use crate::analysis::alpha::Schedule;
+use crate::analysis::bisect::{
+    self, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult, Unexplored,
+};
+use crate::analysis::locate;
 use crate::analysis::rounds::{self, Sampler};
 use crate::analysis::samples::{RoundKey, Samples};
 use crate::analysis::scan;
@@ -69,6 +73,22 @@ pub struct SimConfig {
     /// that changed (analysis::scan).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scan: Option<usize>,
+    /// Locate by count and confirm by clock ([`locate`]) instead of searching on the clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locate: Option<CountSim>,
+    /// Machine seconds one clock sample costs (its duration and its process start).
+    pub sample_seconds: f64,
+}
+
+/// The count a search locates by: its noise (iid: counts do not drift), its schedule and its
+/// cost. Every simulated step changes the count as much as the clock.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CountSim {
+    /// Sigma of a count's log noise (0.0025: instructions/op measured under callgrind).
+    pub noise: f64,
+    pub schedule: Schedule,
+    /// Machine seconds one count sample costs.
+    pub seconds: f64,
 }
 
 /// How often one true step (or the undo of a cancelled or transient one) was reported.
@@ -93,6 +113,9 @@ pub struct SimReport {
     /// Distinct commits built per search (failed builds included).
     pub mean_builds: f64,
     pub mean_samples: f64,
+    /// Machine seconds of sampling per search: clock samples × the sample's cost, plus count
+    /// samples × theirs when locating by count (builds not included).
+    pub mean_machine_s: f64,
     /// All samples divided by the decisions made (the ends' comparison, each classified candidate,
     /// each sub-range check; for the baseline the ends and each candidate).
     pub mean_samples_per_decision: f64,
@@ -219,6 +242,27 @@ impl SimMeasurer {
         self.mean(c) * self.offset(c).exp()
     }
 
+    /// The count of the same commits: the same steps, iid `noise`, and the same builds failing
+    /// (drawn now for every commit, from `seed`, into both).
+    pub fn counting(&mut self, noise: f64, seed: u64) -> Result<SimMeasurer> {
+        let mut count = SimMeasurer::new(
+            self.commits,
+            &self.steps,
+            &NoiseModel::iid(noise),
+            self.skip_rate,
+            seed,
+        )?;
+        for c in 0..self.commits {
+            let skip = count.is_skipped(c);
+            self.skips.entry(c).or_insert(skip);
+        }
+        Ok(count)
+    }
+
+    fn samples_held(&self) -> usize {
+        self.samples.values().map(Samples::len).sum()
+    }
+
     fn is_skipped(&mut self, c: usize) -> bool {
         if c == 0 || c + 1 >= self.commits || self.skip_rate <= 0.0 {
             return false;
@@ -288,7 +332,7 @@ impl Measurer for SimMeasurer {
     fn confirmed(&mut self, cp: &ChangePoint) {
         if cp.confirmed && self.first_confirmed.is_none() {
             let builds = self.samples.len() + self.skips.values().filter(|s| **s).count();
-            let samples = self.samples.values().map(Samples::len).sum();
+            let samples = self.samples_held();
             self.first_confirmed = Some((cp.last_old, cp.first_new, builds, samples));
         }
     }
@@ -302,6 +346,19 @@ struct Reported {
     confirmed: bool,
     /// The reported interval of mean(first_new) / mean(last_old).
     ratio_ci: Option<(f64, f64)>,
+}
+
+impl Reported {
+    fn of(c: &ChangePoint) -> Reported {
+        let r = &c.comparison.ratio;
+        Reported {
+            last_old: c.last_old,
+            first_new: c.first_new,
+            uncertain: c.uncertain,
+            confirmed: reported_as_confirmed(c),
+            ratio_ci: (r.lo.is_finite() && r.hi.is_finite()).then_some((r.lo, r.hi)),
+        }
+    }
 }
 
 /// A stretch the search names as possibly hiding a change of up to `up_to` (relative; infinite
@@ -349,7 +406,10 @@ struct TrialResult {
     /// The first confirmed change point as streamed: (last_old, first_new, builds, samples).
     first: Option<(usize, usize, usize, usize)>,
     builds: usize,
+    /// Every sample, the count's included.
     samples: usize,
+    /// Of them, count samples (locating by count).
+    count_samples: usize,
     decisions: usize,
 }
 
@@ -362,29 +422,51 @@ fn reported_as_confirmed(cp: &ChangePoint) -> bool {
 
 fn run_search(n: usize, cfg: &Config, m: &mut SimMeasurer) -> Result<TrialResult> {
     let r = bisect::search(n, cfg, m)?;
+    Ok(trial_result(&r, m.first_confirmed))
+}
+
+/// What a search reported, as the simulation scores it.
+fn trial_result(r: &SearchResult, first: Option<(usize, usize, usize, usize)>) -> TrialResult {
     let changes = match &r.outcome {
         Outcome::NoChange => vec![],
-        Outcome::Changes(cps) => cps
-            .iter()
-            .map(|c| Reported {
-                last_old: c.last_old,
-                first_new: c.first_new,
-                uncertain: c.uncertain,
-                confirmed: reported_as_confirmed(c),
-                ratio_ci: (c.comparison.ratio.lo.is_finite() && c.comparison.ratio.hi.is_finite())
-                    .then_some((c.comparison.ratio.lo, c.comparison.ratio.hi)),
-            })
-            .collect(),
+        Outcome::Changes(cps) => cps.iter().map(Reported::of).collect(),
     };
-    Ok(TrialResult {
+    TrialResult {
         resolved: r.resolution.as_ref().map(|r| r.smallest),
         bounds: r.unexplored.iter().filter_map(Bound::of).collect(),
         changes,
-        first: m.first_confirmed,
+        first,
         builds: r.commits_measured,
         samples: r.samples_taken,
+        count_samples: 0,
         decisions: r.decisions,
-    })
+    }
+}
+
+/// Locate by count on `m`'s twin count, confirm on `m`'s clock (see [`locate`]). The clock
+/// samples only the ends and the located pairs, so the builds are the count search's; the
+/// first confirmation is the clock's, after every count sample.
+fn run_locate(n: usize, sc: &SimConfig, cs: &CountSim, m: &mut SimMeasurer) -> Result<TrialResult> {
+    let seed = m.rng.gen();
+    let mut count = m.counting(cs.noise, seed)?;
+    let count_cfg = Config {
+        schedule: cs.schedule.clone(),
+        ..sc.cfg.clone()
+    };
+    let l = locate::locate(n, &count_cfg, &sc.cfg, &mut count, m)?;
+    let counted = count.samples_held();
+    let first = m
+        .first_confirmed
+        .map(|(lo, hi, _, s)| (lo, hi, count.samples.len(), counted + s));
+    let mut t = trial_result(&l.result, first);
+    t.builds = t.builds.max(count.samples.len());
+    t.count_samples = if l.location.searched_by == locate::SearchedBy::Count {
+        counted
+    } else {
+        l.location.count_samples
+    };
+    t.samples = m.samples_held() + t.count_samples;
+    Ok(t)
 }
 
 /// A scan over a grid of `g` points (see analysis::scan); its decisions are the grid's fit
@@ -410,21 +492,10 @@ fn run_scan(n: usize, g: usize, cfg: &Config, m: &mut SimMeasurer) -> Result<Tri
         bounds,
         // A scan prints its change points at the end.
         first: None,
-        changes: r
-            .changes
-            .iter()
-            .map(|c| Reported {
-                last_old: c.cp.last_old,
-                first_new: c.cp.first_new,
-                uncertain: c.cp.uncertain,
-                confirmed: reported_as_confirmed(&c.cp),
-                ratio_ci: (c.cp.comparison.ratio.lo.is_finite()
-                    && c.cp.comparison.ratio.hi.is_finite())
-                .then_some((c.cp.comparison.ratio.lo, c.cp.comparison.ratio.hi)),
-            })
-            .collect(),
+        changes: r.changes.iter().map(|c| Reported::of(&c.cp)).collect(),
         builds: r.commits_measured,
         samples: r.samples_taken,
+        count_samples: 0,
         decisions,
     })
 }
@@ -503,6 +574,7 @@ fn run_baseline(n: usize, alpha: f64, m: &mut SimMeasurer) -> Result<TrialResult
         changes,
         builds,
         samples: total,
+        count_samples: 0,
         decisions,
     })
 }
@@ -603,6 +675,27 @@ fn validate(sc: &SimConfig) -> Result<()> {
     if sc.scan.is_some_and(|g| g < 3) {
         bail!("a scan's grid needs at least 3 points");
     }
+    if sc.locate.is_some() && (sc.scan.is_some() || sc.baseline) {
+        bail!("locating by count is simulated for a bisect, not with --scan or --baseline");
+    }
+    if let Some(c) = &sc.locate {
+        if !(c.noise >= 0.0 && c.noise.is_finite()) {
+            bail!("count noise must be a non-negative number, got {}", c.noise);
+        }
+        c.schedule.validate()?;
+        if !(c.seconds > 0.0 && c.seconds.is_finite()) {
+            bail!(
+                "a count sample's cost must be positive seconds, got {}",
+                c.seconds
+            );
+        }
+    }
+    if !(sc.sample_seconds > 0.0 && sc.sample_seconds.is_finite()) {
+        bail!(
+            "a sample's cost must be positive seconds, got {}",
+            sc.sample_seconds
+        );
+    }
     if sc.scan.is_some() && (sc.baseline || sc.cfg.max_changes.is_some()) {
         bail!("a scan finds every change: it has no baseline or --max-changes mode");
     }
@@ -650,6 +743,7 @@ struct Score {
     intervals: usize,
     builds: usize,
     samples: usize,
+    machine_s: f64,
     decisions: usize,
     first_is_largest: bool,
     /// Builds and samples when the first confirmed change point was printed.
@@ -678,7 +772,9 @@ fn named(r: &TrialResult, step: &[usize], effect: f64) -> bool {
 }
 
 fn run_trial(sc: &SimConfig, m: &mut SimMeasurer) -> Result<TrialResult> {
-    if let Some(g) = sc.scan {
+    if let Some(cs) = &sc.locate {
+        run_locate(sc.commits, sc, cs, m)
+    } else if let Some(g) = sc.scan {
         run_scan(sc.commits, g, &sc.cfg, m)
     } else if sc.baseline {
         run_baseline(sc.commits, sc.cfg.alpha, m)
@@ -727,6 +823,7 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
     let mut s = score(&r, &truth, &expected, |a, b| {
         m.true_mean(b) / m.true_mean(a)
     });
+    s.machine_s = machine_seconds(sc, &r);
     if let Some((lo, hi, builds, samples)) = r.first {
         s.first_is_largest = placed.largest.iter().any(|&p| lo < p && p <= hi);
         s.to_first = Some((builds, samples));
@@ -741,6 +838,12 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
     }
     s.found = found;
     Ok(s)
+}
+
+/// Machine seconds the trial's samples cost.
+fn machine_seconds(sc: &SimConfig, r: &TrialResult) -> f64 {
+    let count_s = sc.locate.as_ref().map_or(0.0, |c| c.seconds);
+    (r.samples - r.count_samples) as f64 * sc.sample_seconds + r.count_samples as f64 * count_s
 }
 
 /// Which true steps a search is expected to report.
@@ -871,6 +974,7 @@ pub fn simulate(sc: &SimConfig) -> Result<SimReport> {
             / sc.alarm_trials.max(1) as f64,
         mean_builds: sum(|s| s.builds) as f64 / done,
         mean_samples: sum(|s| s.samples) as f64 / done,
+        mean_machine_s: scores.iter().map(|s| s.machine_s).sum::<f64>() / done,
         mean_samples_per_decision: sum(|s| s.samples) as f64 / sum(|s| s.decisions).max(1) as f64,
         detected_all_rate: count(|s| s.all_found) as f64 / t,
         uncertain_rate: count(|s| s.uncertain) as f64 / t,
@@ -923,6 +1027,8 @@ mod tests {
             baseline: false,
             jobs: 1,
             scan: None,
+            locate: None,
+            sample_seconds: 1.0,
         }
     }
 
@@ -994,6 +1100,7 @@ mod tests {
             first: None,
             builds: 0,
             samples: 0,
+            count_samples: 0,
             decisions: 0,
         }
     }
@@ -1084,6 +1191,53 @@ mod tests {
         };
         let p = place_steps(&c, &mut StdRng::seed_from_u64(3));
         assert!((m(&p.factors, 999) / m(&p.factors, 0) - 1.10).abs() < 1e-12);
+    }
+
+    /// At 15% noise the clock alone stops at the ends, undecided; located by a 0.25% count and
+    /// confirmed on the same clock, both large steps are found and the small ones are named.
+    #[test]
+    fn locating_by_count_finds_what_the_clock_alone_cannot() {
+        let show = |locate: Option<CountSim>| {
+            simulate(&SimConfig {
+                commits: 775,
+                noise: NoiseModel {
+                    cv: 0.15,
+                    ..NoiseModel::realistic()
+                },
+                alarm_trials: 5,
+                locate,
+                ..sc(
+                    vec![
+                        SimStep::at(0.30, Some(300)),
+                        SimStep::at(-0.15, Some(315)),
+                        SimStep::at(0.06, Some(100)),
+                    ],
+                    20,
+                )
+            })
+            .unwrap()
+        };
+        let clock = show(None);
+        let located = show(Some(CountSim {
+            noise: 0.0025,
+            schedule: Schedule {
+                initial: 3,
+                max: 10,
+            },
+            seconds: 5.0,
+        }));
+        let found = |r: &SimReport, i: usize| r.steps_found[i].found;
+        assert!(found(&clock, 0) < 0.5, "{clock:?}");
+        assert!(
+            found(&located, 0) >= 0.95 && found(&located, 1) >= 0.9,
+            "{located:?}"
+        );
+        assert_eq!(located.wrong_culprit_rate, 0.0);
+        assert_eq!(located.false_alarm_rate, 0.0);
+        // The 6% step is located; the clock cannot size it at 15%: named, not missed silently.
+        assert_eq!(located.misses_named.unwrap_or(1.0), 1.0, "{located:?}");
+        // Count samples cost their own seconds.
+        assert!(located.mean_machine_s > located.mean_samples, "{located:?}");
     }
 
     #[test]

@@ -177,6 +177,20 @@ impl SequentialArgs {
     }
 }
 
+/// The metric a search locates by when the clock confirms (`--locate`): one that counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LocateBy {
+    Instructions,
+}
+
+impl LocateBy {
+    pub fn metric(self) -> Metric {
+        match self {
+            LocateBy::Instructions => Metric::Instructions,
+        }
+    }
+}
+
 /// The looks of a sequential comparison (also simulated).
 #[derive(Args, Clone, Debug)]
 pub struct ScheduleArgs {

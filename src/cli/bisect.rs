@@ -6,13 +6,15 @@ use std::time::Instant;
 use super::args::{GridArg, LinkArgs, SequentialArgs, StatsArgs, StopArgs, ToolArg};
 use super::build::BuildArgs;
 use super::live::{repo_key, say, Live, RangeSetup};
-use crate::analysis::bisect::{self, Config, Measurer, Outcome, StepVerdict};
+use crate::analysis::bisect::{self, Config, Outcome, StepVerdict};
+use crate::analysis::locate::{self, Location};
 use crate::build::repo;
 use crate::cache::{self, Cache};
 use crate::measure::engine::{Library, Session, Side, Subject};
+use crate::measure::exec::Timing;
 use crate::report::bisect::{
-    culprit_json, step_line, BisectFormat, BisectReport, RunState, SavedBisect, StepJson,
-    ThreadEffect, UnexploredJson, BISECT_KIND,
+    culprit_json, step_line, BisectFormat, BisectReport, LocatedJson, RunState, SavedBisect,
+    StepJson, ThreadEffect, UnexploredJson, BISECT_KIND,
 };
 use crate::report::explain::{ExplainFormat, ExplainReport, Side as ExplainSide};
 use crate::report::export::Links;
@@ -57,6 +59,9 @@ pub struct BisectArgs {
     scan: bool,
     #[command(flatten)]
     grid: GridArg,
+    /// Locate by count, confirm by clock (1 thread): search on instruction counts under valgrind, then confirm every change point in time on a fresh interleaved block; the ends are compared in time too, and a range whose time moved without its counts is searched in time
+    #[arg(long, value_enum, value_name = "METRIC")]
+    locate: Option<super::args::LocateBy>,
 }
 
 /// What identifies one bisect, so a re-run finds its samples (resume) and
@@ -74,6 +79,7 @@ struct ResumeKey<'a> {
     cfg: &'a Config,
     duration: f64,
     metric: crate::measure::metric::Metric,
+    locate: Option<super::args::LocateBy>,
 }
 
 impl ResumeKey<'_> {
@@ -101,6 +107,9 @@ impl ResumeKey<'_> {
         if !self.metric.is_time() {
             h.field(&format!("metric {}", self.metric.name()));
         }
+        if let Some(by) = self.locate {
+            h.field(&format!("locate {}", by.metric().name()));
+        }
         h.finish_short()
     }
 }
@@ -124,6 +133,9 @@ fn reproduce(a: &BisectArgs) -> String {
             a.sampling.timing.metric.metric.name()
         ));
     }
+    if let Some(by) = a.locate {
+        s.push_str(&format!(" --locate {}", by.metric().name()));
+    }
     if let Some(m) = a.stop.max_changes() {
         s.push_str(&format!(" --max-changes {m}"));
     }
@@ -139,6 +151,7 @@ fn reproduce(a: &BisectArgs) -> String {
 }
 
 pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
+    check_locate(&a)?;
     if a.scan {
         return super::scanning::scan(g, as_scan(a)?);
     }
@@ -178,21 +191,38 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     a.tool.warn_oversubscribed();
     let timing = a.sampling.timing.timing();
     let context = format!("bisect {id}");
+    let mut counting = match a.locate {
+        Some(by) => {
+            let exec = a.exec.executor((cache, repo), &a.build, recipe)?;
+            let timing = Timing {
+                metric: by.metric(),
+                ..timing
+            };
+            let context = format!("{context} count");
+            Some(setup.session(&a.build, timing, context, exec, &commits, &threads)?)
+        }
+        None => None,
+    };
     let mut session = setup.session(&a.build, timing, context, exec, &commits, &threads)?;
     save_state(cache, &id, &a, RunState::Running, None)?;
 
     let mut notes = Vec::new();
-    let live = Live {
-        session: &mut session,
+    let live = |session, locating| Live {
+        session,
         commits: &commits,
         threads: &threads,
         format: a.format,
         status: progress::SearchStatus::new(n),
         started,
         deadline: a.budget.map(|b| started + b),
+        locating,
     };
+    let lives = (
+        live(&mut session, false),
+        counting.as_mut().map(|c| live(c, true)),
+    );
     let ends = good_idx.map(|gi| (good.as_str(), bad.as_str(), gi, n - 1));
-    let result = match search(live, &a, &cfg, range, ends, &mut notes)? {
+    let (result, location) = match search(lives, &a, &cfg, range, ends, &mut notes)? {
         Searched::Range(Ok(r)) => *r,
         Searched::Range(Err(e)) => return Err(failed(cache, &id, &a, e)),
         Searched::OnGoodsBranch(mb) => {
@@ -202,12 +232,43 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
             return run(g, on_branch);
         }
     };
-    let mut json = report(&a, &setup, &session, &result, &commits, notes, started);
+    let counted = (counting.as_ref()).zip(location.as_ref());
+    let mut json = report(
+        &a,
+        &setup,
+        (&session, counted),
+        &result,
+        &commits,
+        notes,
+        started,
+    );
     if a.explain {
         json.explanations = explain_culprits(&mut session, repo, &json, a.plot.as_deref())?;
     }
     save_state(cache, &id, &a, RunState::Finished, Some(&json))?;
     output(&a, &json, links)
+}
+
+/// `--locate` confirms in time, counts one thread, and searches a range (not a scan's grid yet).
+fn check_locate(a: &BisectArgs) -> Result<()> {
+    let Some(by) = a.locate else {
+        return Ok(());
+    };
+    let m = a.sampling.timing.metric.metric;
+    if !m.is_time() {
+        bail!(
+            "--locate {} confirms every change point in time: it does not go with --metric {}",
+            by.metric().name(),
+            m.name()
+        );
+    }
+    if a.scan {
+        bail!("--locate does not go with --scan yet: bisect the intervals the scan names");
+    }
+    for t in a.tool.thread_counts() {
+        by.metric().check_threads(t)?;
+    }
+    Ok(())
 }
 
 fn config(a: &BisectArgs) -> Config {
@@ -231,6 +292,7 @@ fn resume_id(a: &BisectArgs, setup: &RangeSetup, cfg: &Config) -> String {
         cfg,
         duration: a.sampling.timing.duration,
         metric: a.sampling.timing.metric.metric,
+        locate: a.locate,
     }
     .id()
 }
@@ -249,15 +311,17 @@ fn searched_commits(range: &repo::Range) -> (Vec<repo::CommitInfo>, Option<usize
 /// What the search of the range came to. Its own failure is a value (the run's state records
 /// it); one placing the merge base is not.
 enum Searched {
-    Range(Result<Box<bisect::SearchResult>>),
+    /// With what the counts saw when they located.
+    Range(Result<Box<(bisect::SearchResult, Option<Location>)>>),
     /// The merge base behaves like BAD: search from it (this id) to GOOD instead.
     OnGoodsBranch(String),
 }
 
 /// The merge base placed first when GOOD is not an ancestor of BAD (`ends`, as
-/// [`place_merge_base`] takes them), then the search of the range.
-fn search(
-    mut live: Live,
+/// [`place_merge_base`] takes them), then the search of the range: on the clock (`lives.0`)
+/// alone, or located by the counts (`lives.1`) and confirmed on the clock.
+fn search<'s, 'a>(
+    lives: (Live<'s, 'a>, Option<Live<'s, 'a>>),
     a: &BisectArgs,
     cfg: &Config,
     range: &repo::Range,
@@ -265,16 +329,40 @@ fn search(
     notes: &mut Vec<String>,
 ) -> Result<Searched> {
     let text = a.format == BisectFormat::Text;
+    let (mut clock, mut count) = lives;
+    let count_cfg = count_config(a, cfg);
     if let (Some(mb), Some(ends)) = (&range.merge_base, ends) {
-        match place_merge_base(&mut live, a, cfg, mb, ends, &|s| say(text, s))? {
+        let (placing, cfg): (&mut Live, &Config) = match &mut count {
+            Some(c) => (c, &count_cfg),
+            None => (&mut clock, cfg),
+        };
+        match place_merge_base(placing, a, cfg, mb, ends, &|s| say(text, s))? {
             Placement::Search(note) => notes.extend(note),
             Placement::OnGoodsBranch => return Ok(Searched::OnGoodsBranch(mb.id.clone())),
         }
     }
     let n = range.commits.len();
-    let found = bisect::search(n, cfg, &mut live);
-    live.status.finish();
+    let found = match count {
+        None => bisect::search(n, cfg, &mut clock).map(|r| (r, None)),
+        Some(mut count) => {
+            let l = locate::locate(n, &count_cfg, cfg, &mut count, &mut clock);
+            count.status.finish();
+            l.map(|l| (l.result, Some(l.location)))
+        }
+    };
+    clock.status.finish();
     Ok(Searched::Range(found.map(Box::new)))
+}
+
+/// The counts' search configuration when locating: the clock's, on the count's own schedule
+/// (a count decides in a few samples).
+fn count_config(a: &BisectArgs, cfg: &Config) -> Config {
+    Config {
+        schedule: a
+            .locate
+            .map_or(cfg.schedule.clone(), |by| by.metric().default_schedule()),
+        ..cfg.clone()
+    }
 }
 
 /// The search's error, with the run's state saved as interrupted or failed.
@@ -297,7 +385,7 @@ fn failed(cache: &Cache, id: &str, a: &BisectArgs, e: anyhow::Error) -> anyhow::
 fn report(
     a: &BisectArgs,
     setup: &RangeSetup,
-    session: &Session,
+    (session, counted): (&Session, Option<(&Session, &Location)>),
     result: &bisect::SearchResult,
     commits: &[repo::CommitInfo],
     notes: Vec<String>,
@@ -346,9 +434,10 @@ fn report(
         steps: (result.steps.iter())
             .map(|s| StepJson::new(s, commits, &threads))
             .collect(),
-        builds: session.builds.values().cloned().collect(),
-        samples: samples_total(session, commits.len() * threads.len()),
-        samples_taken_now: session.samples_taken,
+        builds: builds_used(session, counted.map(|c| c.0)),
+        samples: samples_total(session, commits.len() * threads.len())
+            + counted.map_or(0, |c| samples_total(c.0, commits.len())),
+        samples_taken_now: session.samples_taken + counted.map_or(0, |c| c.0.samples_taken),
         placement: session.placement(),
         shared_probes: session.shared,
         alpha_per_test: result.alpha_per_test,
@@ -367,7 +456,23 @@ fn report(
             .map(|u| UnexploredJson::new(u, commits))
             .collect(),
         continue_with: continue_with(a, result),
+        located: counted.map(|(s, l)| LocatedJson {
+            metric: s.metric(),
+            searched_by: l.searched_by,
+            ends: l.count_ends,
+            resolution: l.count_resolution.clone(),
+            samples: l.count_samples,
+        }),
     }
+}
+
+/// The builds the clock and the counts used, each once (the counts' first: they built them).
+fn builds_used(clock: &Session, count: Option<&Session>) -> Vec<crate::measure::engine::BuildUse> {
+    let mut builds = count.map(|c| c.builds.clone()).unwrap_or_default();
+    for (k, b) in &clock.builds {
+        builds.entry(k.clone()).or_insert_with(|| b.clone());
+    }
+    builds.into_values().collect()
 }
 
 /// Samples of every subject (each commit at each thread count); one measured as a
@@ -523,7 +628,7 @@ enum Placement {
 /// GOOD, the merge base and BAD measured in the same rounds: where does the merge base lie?
 /// `ends` = (GOOD's name, BAD's name, GOOD's subject index, BAD's subject index).
 fn place_merge_base(
-    session: &mut dyn Measurer,
+    session: &mut Live,
     a: &BisectArgs,
     cfg: &Config,
     mb: &repo::CommitInfo,
@@ -541,7 +646,7 @@ fn place_merge_base(
     say(&step_line(
         &step,
         mb,
-        a.sampling.timing.metric.metric,
+        session.session.metric(),
         &a.tool.thread_counts(),
     ));
     let pos = step
@@ -644,8 +749,14 @@ mod tests {
             cfg: &cfg,
             duration: 1.0,
             metric: crate::measure::metric::Metric::Time,
+            locate: None,
         };
         assert_eq!(key.id(), "ba7e0700cb066523");
+        let located = ResumeKey {
+            locate: Some(super::super::args::LocateBy::Instructions),
+            ..key
+        };
+        assert_ne!(located.id(), key.id());
         let instr = ResumeKey {
             metric: crate::measure::metric::Metric::Instructions,
             ..key

@@ -20,7 +20,8 @@ use crate::measure::exec::{Executor, Timing};
 use crate::measure::kernel::{Registry, ToolSpec};
 use crate::progress;
 use crate::report::bisect::{
-    confirmed_line, culprit_json, forecast_line, step_line, BisectFormat, ForecastEvent, StepJson,
+    confirmed_line, culprit_json, forecast_line, located_line, step_line, BisectFormat,
+    ForecastEvent, StepJson,
 };
 use crate::report::export::Jsonl;
 use crate::report::export::Links;
@@ -39,6 +40,9 @@ pub struct Live<'s, 'a> {
     pub status: progress::SearchStatus,
     pub started: Instant,
     pub deadline: Option<Instant>,
+    /// The counts that locate for a clock that confirms (`--locate`): their change points are
+    /// announced as located, not as the run's culprits.
+    pub locating: bool,
 }
 
 impl Live<'_, '_> {
@@ -170,6 +174,11 @@ impl Measurer for Live<'_, '_> {
 
     fn confirmed(&mut self, cp: &bisect::ChangePoint) {
         let c = culprit_json(cp, self.commits, self.threads);
+        if self.locating {
+            let line = located_line(&c, self.session.metric());
+            self.emit(&line, "located", &c);
+            return;
+        }
         let spent = format!(
             "after {:.0} s, {} builds, {} samples taken now",
             self.started.elapsed().as_secs_f64(),

@@ -147,6 +147,7 @@ pub fn scan(g: &Global, a: ScanArgs) -> Result<Exit> {
         status: progress::SearchStatus::new(n),
         started,
         deadline: None,
+        locating: false,
     };
     let result = search(live, &grid, &cfg, a.sampling.timing.metric.metric)?;
     let report = report(&a, &setup, &result, &session, grid, notes, started);

@@ -26,9 +26,24 @@ pub struct SimulateArgs {
     /// Noise model: iid (log-normal only), realistic (CV 3%, 5% outliers x1.2-2, AR(1) drift 0.5%/sample), harsh (realistic + build offsets, load bursts, bimodal processes, order effects)
     #[arg(long, value_enum, default_value = "iid")]
     noise_model: NoiseModelArg,
-    /// Fit the noise model to an A/A run of your machine: the JSON of `compare X X --format json` or `run --format json`
+    /// Replay the noise of an A/A run of your machine, sample by sample in the order taken: the JSON of `compare X X --format json` or `run --format json`
     #[arg(long, value_name = "FILE")]
     noise_from: Option<PathBuf>,
+    /// With --noise-from: fit CV, outliers and AR(1) drift to it instead of replaying it
+    #[arg(long, requires = "noise_from")]
+    noise_fit: bool,
+    /// Locate by count, confirm by clock: search on instruction counts, confirm every change point in time on the simulated machine
+    #[arg(long, value_enum, value_name = "METRIC")]
+    locate: Option<super::args::LocateBy>,
+    /// With --locate: sigma of a count's noise
+    #[arg(long, default_value = "0.25%", value_parser = parse_rate, requires = "locate")]
+    count_noise: f64,
+    /// With --locate: machine seconds one count sample costs
+    #[arg(long, default_value = "5", value_parser = parse_seconds, requires = "locate")]
+    count_seconds: f64,
+    /// Machine seconds one time sample costs (the reports' machine time)
+    #[arg(long, default_value = "1", value_parser = parse_seconds)]
+    sample_seconds: f64,
     /// Noise: sigma of log-normal sample noise, e.g. 3% (default: 3%, or the preset's or fitted value)
     #[arg(long, value_parser = parse_effect, allow_hyphen_values = true)]
     noise: Option<f64>,
@@ -180,6 +195,14 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// Positive seconds, e.g. 5 or 0.5.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("'{s}' is not a positive number of seconds")),
+    }
+}
+
 fn parse_range(s: &str) -> Result<(f64, f64), String> {
     let (lo, hi) = s
         .split_once("..")
@@ -254,6 +277,9 @@ fn noise_model(a: &SimulateArgs) -> Result<(NoiseModel, Option<NoiseFit>)> {
         let phi = a.drift_phi.unwrap_or(noise::DEFAULT_PHI);
         let mut f = noise::fit(&series, per_round, phi, &m, source)?;
         f.file = path.display().to_string();
+        if !a.noise_fit {
+            f.model.trace = Some(noise::Trace::of(&series)?);
+        }
         m = f.model.clone();
         fitted = Some(f);
     }
@@ -315,6 +341,12 @@ pub fn run(a: SimulateArgs) -> Result<Exit> {
         baseline: a.baseline,
         jobs: a.jobs,
         scan: a.scan.then_some(a.grid.grid),
+        locate: a.locate.map(|by| simulate::CountSim {
+            noise: a.count_noise,
+            schedule: by.metric().default_schedule(),
+            seconds: a.count_seconds,
+        }),
+        sample_seconds: a.sample_seconds,
     };
     sc.cfg.validate(a.commits)?;
     let report = simulate::simulate(&sc)?;

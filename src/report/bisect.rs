@@ -10,6 +10,7 @@ use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Mark, PointKind, Profile, ProfilePoint};
 use crate::analysis::bisect::{ChangePoint, LeftBecause, Step, StepVerdict, Unexplored};
+use crate::analysis::locate::SearchedBy;
 use crate::analysis::resolution::{Forecast, Resolution};
 use crate::analysis::stats::{Comparison, RatioCi, Size, Verdict};
 use crate::build::repo::CommitInfo;
@@ -96,6 +97,10 @@ pub struct CulpritJson {
     /// above are the primary thread count's (the one whose ends moved most).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_threads: Vec<ThreadEffect>,
+    /// Located by count (`--locate`): parent against culprit on the counts; the figures above
+    /// are the clock's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub located: Option<Comparison>,
 }
 
 /// One thread count's comparison (a change point's confirmation, or the ends).
@@ -261,6 +266,78 @@ pub struct BisectReport {
     /// What the run could resolve at its noise (absent in results written before it was).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<Resolution>,
+    /// `--locate`: what the counts saw; `ends` and the culprits' figures are then the clock's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub located: Option<LocatedJson>,
+}
+
+/// Locating by count: the metric, what searched the range, the counts' ends and resolution.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LocatedJson {
+    pub metric: Metric,
+    pub searched_by: SearchedBy,
+    pub ends: Comparison,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<Resolution>,
+    /// Count samples the search took.
+    pub samples: usize,
+}
+
+impl BisectReport {
+    /// What the steps were measured in: the counts when they searched the range.
+    pub fn steps_metric(&self) -> Metric {
+        match &self.located {
+            Some(l) if l.searched_by == SearchedBy::Count => l.metric,
+            _ => self.metric,
+        }
+    }
+
+    /// How the range was searched when a count located, for every format's ends.
+    fn located_sentence(&self) -> Option<String> {
+        let l = self.located.as_ref()?;
+        let u = l.metric.unit();
+        let ends = format!(
+            "{} {u} → {} {u}, {}",
+            us(l.ends.a.mean),
+            us(l.ends.b.mean),
+            l.ends.ratio.pct()
+        );
+        let resolves = l
+            .resolution
+            .as_ref()
+            .map(|r| {
+                format!(
+                    ", resolving {:.1}% at {:.2}% noise",
+                    r.smallest.max(r.min_effect) * 100.0,
+                    r.noise * 100.0
+                )
+            })
+            .unwrap_or_default();
+        Some(match l.searched_by {
+            SearchedBy::Count => format!(
+                "located by {} ({ends}; {} samples{resolves}), each change point confirmed in time on a fresh block; the resolution below is the time's, for what the counts cannot see",
+                l.metric.name(),
+                l.samples
+            ),
+            SearchedBy::Clock => format!(
+                "the counts did not move ({ends}) but the time did: a memory, cache or contention effect, searched in time"
+            ),
+        })
+    }
+}
+
+/// "located by instructions: +28.1% [...]": a culprit's count figure beside its clock's.
+fn located_note(c: &CulpritJson, by: &str) -> Option<String> {
+    let l = c.located.as_ref()?;
+    Some(format!("located by {by}: {}", l.ratio.pct()))
+}
+
+impl BisectReport {
+    /// [`located_note`] with this report's locating metric.
+    fn culprit_located(&self, c: &CulpritJson) -> Option<String> {
+        let by = self.located.as_ref()?.metric.name();
+        located_note(c, by)
+    }
 }
 
 /// A sub-range the search left.
@@ -519,6 +596,7 @@ pub fn culprit_json(cp: &ChangePoint, commits: &[CommitInfo], threads: &[usize])
         identical_binaries: cp.identical_binaries,
         share: cp.share,
         comparison: cp.comparison,
+        located: cp.located,
     }
 }
 
@@ -664,9 +742,31 @@ pub fn confirmed_line(c: &CulpritJson, spent: &str) -> String {
     } else {
         "NOT CONFIRMED on a fresh block"
     };
+    let located = located_note(c, "count")
+        .map(|l| format!(" ({l})"))
+        .unwrap_or_default();
     format!(
-        "{head}: {what} ({}): {}, {share}; {spent}",
+        "{head}: {what} ({}): {}{located}, {share}; {spent}",
         c.info.dates(),
+        c.comparison.ratio.pct()
+    )
+}
+
+/// One line for a change point the counts located (`--locate`), before the clock confirms it.
+pub fn located_line(c: &CulpritJson, metric: Metric) -> String {
+    let what = if c.range {
+        format!("{}..{}", &c.parent[..10.min(c.parent.len())], c.info.short)
+    } else {
+        format!("{} {}", c.info.short, c.info.subject)
+    };
+    let standing = if c.confirmed || c.unresolved {
+        "confirming in time"
+    } else {
+        "not confirmed on its counts: not sent to the clock"
+    };
+    format!(
+        "located by {}: {what}: {}; {standing}",
+        metric.name(),
         c.comparison.ratio.pct()
     )
 }
@@ -722,6 +822,9 @@ fn text_ends(j: &BisectReport) -> String {
         for e in &j.ends_per_threads {
             s.push_str(&format!("  {}\n", e.text().replace("affected", "changed")));
         }
+    }
+    if let Some(l) = j.located_sentence() {
+        s.push_str(&format!("search: {l}\n"));
     }
     if let Some(r) = &j.resolution {
         s.push_str(&format!("resolution: {}\n", resolution_sentence(r)));
@@ -796,6 +899,12 @@ fn culprit_text(number: usize, c: &CulpritJson, j: &BisectReport, links: &Links)
             String::new()
         }
     ));
+    if let (Some(l), Some(note)) = (&c.located, j.culprit_located(c)) {
+        s.push_str(&format!(
+            "  {note}  (parent n={}, culprit n={})\n",
+            l.a.n, l.b.n
+        ));
+    }
     if !c.per_threads.is_empty() {
         s.push_str("  per thread count:\n");
         for e in &c.per_threads {
@@ -912,6 +1021,9 @@ fn markdown(j: &BisectReport, links: &Links) -> String {
         j.ends.ratio.pct(),
         j.ends.p_welch
     ));
+    if let Some(l) = j.located_sentence() {
+        s.push_str(&format!("Search: {l}\n\n"));
+    }
     if let Some(r) = &j.resolution {
         s.push_str(&format!("Resolution: {}\n\n", resolution_sentence(r)));
     }
@@ -952,7 +1064,10 @@ fn culprits_markdown(j: &BisectReport, links: &Links) -> String {
             c.info.subject.replace('|', "\\|"),
             us(c.parent_mean_us),
             us(c.culprit_mean_us),
-            c.comparison.ratio.pct(),
+            match j.culprit_located(c) {
+                Some(l) => format!("{} ({l})", c.comparison.ratio.pct()),
+                None => c.comparison.ratio.pct(),
+            },
             c.p_welch
         ));
     }
@@ -983,7 +1098,7 @@ fn per_threads_markdown(j: &BisectReport, links: &Links) -> String {
 
 /// The tested commits, folded away under a `<details>` the caller closes.
 fn steps_markdown(j: &BisectReport, links: &Links) -> String {
-    let u = j.metric.unit();
+    let u = j.steps_metric().unit();
     let mut s = format!("<details><summary>steps</summary>\n\n| commit | n | mean {u} | verdict |\n| --- | ---: | ---: | --- |\n");
     for st in &j.steps {
         s.push_str(&format!(
@@ -1074,6 +1189,9 @@ fn summary_html(j: &BisectReport, links: &Links) -> String {
         esc(&j.ends.ratio.pct()),
         j.ends.p_welch
     );
+    if let Some(l) = j.located_sentence() {
+        summary.push_str(&format!("<p>Search: {}</p>\n", esc(&l)));
+    }
     if let Some(r) = &j.resolution {
         summary.push_str(&format!(
             "<p>Resolution: {}</p>\n",
@@ -1088,7 +1206,7 @@ fn summary_html(j: &BisectReport, links: &Links) -> String {
     } else {
         summary.push_str("<ol>\n");
         for c in &j.culprits {
-            summary.push_str(&culprit_item_html(c, u, links));
+            summary.push_str(&culprit_item_html(c, u, j.culprit_located(c), links));
         }
         summary.push_str("</ol>\n");
     }
@@ -1099,7 +1217,7 @@ fn summary_html(j: &BisectReport, links: &Links) -> String {
     summary
 }
 
-fn culprit_item_html(c: &CulpritJson, u: &str, links: &Links) -> String {
+fn culprit_item_html(c: &CulpritJson, u: &str, located: Option<String>, links: &Links) -> String {
     let what = if c.range {
         format!(
             "the change is in {}..{} ({} skipped commit(s) between)",
@@ -1110,8 +1228,11 @@ fn culprit_item_html(c: &CulpritJson, u: &str, links: &Links) -> String {
     } else {
         format!("culprit {}", links.html(&c.info.commit, &c.info.short))
     };
+    let located = located
+        .map(|l| format!(" ({})", esc(&l)))
+        .unwrap_or_default();
     format!(
-        "<li>{what}: <b>{}</b> ({}, {}): {} → {} {u}, <b>{}</b>, p = {:.2e}{}</li>\n",
+        "<li>{what}: <b>{}</b> ({}, {}): {} → {} {u}, <b>{}</b>{located}, p = {:.2e}{}</li>\n",
         esc(&c.info.subject),
         esc(&c.info.dates()),
         esc(&c.info.author),
@@ -1236,7 +1357,7 @@ fn per_threads_table_html(j: &BisectReport, links: &Links) -> String {
 
 /// Every tested commit in range order, with the order the search tested it in.
 fn steps_table_html(j: &BisectReport, links: &Links) -> String {
-    let u = j.metric.unit();
+    let u = j.steps_metric().unit();
     let (tested, commits) = j.tested();
     let order = |id: &str| {
         j.steps
@@ -1371,7 +1492,7 @@ impl BisectReport {
             format!("{which} end {} ({})", c.short, truncate(&c.subject, 30))
         };
         Profile {
-            axis: self.metric.axis(),
+            axis: self.steps_metric().axis(),
             title: format!(
                 "{} at {} thread(s): {}",
                 self.tool, self.threads, self.range

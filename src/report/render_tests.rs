@@ -124,6 +124,7 @@ fn bisect_report() -> BisectReport {
             share: 1.0,
             comparison: c,
             per_threads: vec![],
+            located: None,
         }],
         steps: vec![
             step(&good, &OLD, "old"),
@@ -165,6 +166,7 @@ fn bisect_report() -> BisectReport {
         }),
         thread_counts: vec![],
         ends_per_threads: vec![],
+        located: None,
     }
 }
 
@@ -258,6 +260,7 @@ fn bisect_over(
                 share: cmp.ratio.ratio.ln() / ends_ratio.ln(),
                 comparison: cmp,
                 per_threads: vec![],
+                located: None,
             }
         })
         .collect();
@@ -310,6 +313,7 @@ fn bisect_over(
         resolution: None,
         thread_counts: vec![],
         ends_per_threads: vec![],
+        located: None,
     }
 }
 
@@ -497,6 +501,8 @@ fn simulated() -> Simulated {
             baseline: false,
             jobs: 1,
             scan: None,
+            locate: None,
+            sample_seconds: 1.0,
         },
         report: SimReport {
             trials: 100,
@@ -504,6 +510,7 @@ fn simulated() -> Simulated {
             false_alarm_rate: 0.0,
             mean_builds: 14.2,
             mean_samples: 180.5,
+            mean_machine_s: 180.5,
             mean_samples_per_decision: 12.1,
             detected_all_rate: 1.0,
             uncertain_rate: 0.01,
@@ -585,6 +592,49 @@ fn bisect_says_located_size_unresolved() {
     assert!(!text.contains("NOT CONFIRMED"), "{text}");
     let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
     assert!(back.culprits[0].unresolved);
+}
+
+/// Located by count: every format says how the range was searched, steps are in counts, and
+/// each culprit's count figure stands beside its clock's.
+#[test]
+fn bisect_located_by_count() {
+    use super::bisect::LocatedJson;
+    use crate::analysis::locate::SearchedBy;
+    let mut r = bisect_report();
+    let count = Comparison {
+        ratio: stats::RatioCi {
+            ratio: 1.281,
+            lo: 1.280,
+            hi: 1.282,
+        },
+        ..r.culprits[0].comparison
+    };
+    r.culprits[0].located = Some(count);
+    r.located = Some(LocatedJson {
+        metric: Metric::Instructions,
+        searched_by: SearchedBy::Count,
+        ends: count,
+        resolution: None,
+        samples: 30,
+    });
+    insta::assert_snapshot!("bisect_located_text", Text.export(&r).unwrap());
+    insta::assert_snapshot!("bisect_located_markdown", Markdown.export(&r).unwrap());
+    let html = Html.export(&r).unwrap();
+    assert!(html.contains("(located by instructions: +28.1%"), "{html}");
+    assert!(
+        html.contains("instructions/op"),
+        "steps are in counts: {html}"
+    );
+    let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
+    assert_eq!(back.located.map(|l| l.searched_by), Some(SearchedBy::Count));
+    assert!(back.culprits[0].located.is_some());
+    // Searched on the clock because the counts did not move: said as such.
+    r.located.as_mut().unwrap().searched_by = SearchedBy::Clock;
+    let text = Text.export(&r).unwrap();
+    assert!(
+        text.contains("the counts did not move") && text.contains("searched in time"),
+        "{text}"
+    );
 }
 
 /// Samples taken by a fleet name the executor and hosts in text and JSON; a local run's text

@@ -101,13 +101,22 @@ fn search(c: &SimConfig) -> String {
         format!("scan: grid of {g}, then searches at {}", sequential("scan"))
     } else if c.baseline {
         format!("baseline: 20 samples/commit, t-test at {}", c.cfg.alpha)
+    } else if let Some(l) = &c.locate {
+        format!(
+            "located by count (noise {:.2}%, samples {}..{}, {} s each), confirmed by clock at {}",
+            l.noise * 100.0,
+            l.schedule.initial,
+            l.schedule.max,
+            l.seconds,
+            sequential("search")
+        )
     } else {
         sequential("search")
     }
 }
 
 /// The report's figures, labelled, in the order they are printed.
-fn figures(r: &SimReport) -> [(&'static str, String); 14] {
+fn figures(r: &SimReport) -> [(&'static str, String); 15] {
     let pct = |v: f64| format!("{:.2}%", v * 100.0);
     [
         ("accuracy (exact change points):", pct(r.accuracy)),
@@ -115,6 +124,10 @@ fn figures(r: &SimReport) -> [(&'static str, String); 14] {
         ("false alarms on no-change range:", pct(r.false_alarm_rate)),
         ("mean builds per bisect:", format!("{:.1}", r.mean_builds)),
         ("mean samples per bisect:", format!("{:.1}", r.mean_samples)),
+        (
+            "mean machine time per bisect:",
+            format!("{:.0} s of sampling", r.mean_machine_s),
+        ),
         (
             "mean samples per decision:",
             format!("{:.1}", r.mean_samples_per_decision),

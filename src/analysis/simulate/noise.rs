@@ -41,6 +41,53 @@ pub struct NoiseModel {
     pub order_effect: f64,
     /// Chance that a sample fails (crash, timeout); the engine then skips the commit.
     pub fail_rate: f64,
+    /// A recorded machine replayed instead of drift, bursts, outliers, bimodality, order
+    /// effects and iid noise (build offsets and failed samples stay the model's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Trace>,
+}
+
+/// A real machine's noise in the order it came: each sample of an A/A run as its log deviation
+/// from its subject's median, the subjects' samples interleaved round by round as they were
+/// taken. A simulated search replays it from a random point (wrapping at the end), so slow waves
+/// and bursts reach the search with their real length and their real place between rounds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Trace {
+    #[serde(skip)]
+    pub logs: std::sync::Arc<Vec<f64>>,
+    pub samples: usize,
+    /// Robust sigma of the deviations (1.4826 × MAD).
+    pub sigma: f64,
+}
+
+impl Trace {
+    /// From each subject's µs/op in the order taken (at least 10 positive samples in all).
+    pub fn of(series: &[Vec<f64>]) -> Result<Trace> {
+        let devs: Vec<Vec<f64>> = series
+            .iter()
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                let logs: Vec<f64> = s.iter().map(|x| x.ln()).collect();
+                let m = stats::median(&logs);
+                logs.iter().map(|x| x - m).collect()
+            })
+            .collect();
+        let longest = devs.iter().map(Vec::len).max().unwrap_or(0);
+        let logs: Vec<f64> = (0..longest)
+            .flat_map(|r| devs.iter().filter_map(move |d| d.get(r).copied()))
+            .collect();
+        if logs.len() < 10 || logs.iter().any(|x| !x.is_finite()) {
+            bail!(
+                "a trace needs at least 10 positive samples, got {}",
+                logs.len()
+            );
+        }
+        Ok(Trace {
+            samples: logs.len(),
+            sigma: stats::robust_sd(&logs),
+            logs: std::sync::Arc::new(logs),
+        })
+    }
 }
 
 impl NoiseModel {
@@ -60,6 +107,7 @@ impl NoiseModel {
             bimodal_size: 0.08,
             order_effect: 0.0,
             fail_rate: 0.0,
+            trace: None,
         }
     }
 
@@ -96,6 +144,7 @@ impl NoiseModel {
             && self.bimodal_rate == 0.0
             && self.order_effect == 0.0
             && self.fail_rate == 0.0
+            && self.trace.is_none()
     }
 
     pub fn validate(&self) -> Result<()> {
@@ -142,6 +191,20 @@ impl NoiseModel {
     /// One line for the report.
     pub fn describe(&self) -> String {
         let pct = |v: f64| format!("{:.1}%", v * 100.0);
+        if let Some(t) = &self.trace {
+            let mut parts = vec![format!(
+                "a recorded trace of {} samples replayed (robust sigma {})",
+                t.samples,
+                pct(t.sigma)
+            )];
+            if self.build_offset > 0.0 {
+                parts.push(format!("build offsets {}", pct(self.build_offset)));
+            }
+            if self.fail_rate > 0.0 {
+                parts.push(format!("failed samples {}", pct(self.fail_rate)));
+            }
+            return parts.join(", ");
+        }
         if self.is_iid() {
             return format!("noise {}", pct(self.cv));
         }
@@ -205,6 +268,8 @@ pub struct Machine {
     burst_left: usize,
     burst_log: f64,
     position: usize,
+    /// The next sample of a replayed trace (its start drawn at the first sample).
+    replay: Option<usize>,
 }
 
 impl Machine {
@@ -214,6 +279,13 @@ impl Machine {
 
     /// Log of every factor of one sample except the commit's mean and its build offset.
     pub fn sample_log(&mut self, m: &NoiseModel, rng: &mut StdRng) -> f64 {
+        if let Some(t) = &m.trace {
+            let i = *self
+                .replay
+                .get_or_insert_with(|| rng.gen_range(0..t.logs.len()));
+            self.replay = Some((i + 1) % t.logs.len());
+            return t.logs[i];
+        }
         let z = |rng: &mut StdRng| -> f64 { StandardNormal.sample(rng) };
         if m.drift > 0.0 {
             self.level = m.drift_phi * self.level + m.drift * z(rng);
@@ -627,5 +699,38 @@ mod tests {
         for m in bad {
             assert!(m.validate().is_err(), "{m:?}");
         }
+    }
+
+    /// A trace is the A/A run's deviations round by round, and a machine replays it in order
+    /// from some point, wrapping: a slow wave in the recording reaches consecutive samples.
+    #[test]
+    fn a_trace_replays_the_recording_in_order() {
+        // Two subjects of 6 samples: a wave of +20% over rounds 2-3 in both.
+        let wave = [1.0, 1.0, 1.2, 1.2, 1.0, 1.0];
+        let a: Vec<f64> = wave.iter().map(|w| 2.0 * w).collect();
+        let b: Vec<f64> = wave.iter().map(|w| 5.0 * w).collect();
+        let t = Trace::of(&[a, b]).unwrap();
+        assert_eq!(t.samples, 12);
+        let up = 1.2f64.ln();
+        let expect = [0.0, 0.0, 0.0, 0.0, up, up, up, up, 0.0, 0.0, 0.0, 0.0];
+        for (x, e) in t.logs.iter().zip(expect) {
+            assert!((x - e).abs() < 1e-12, "{:?}", t.logs);
+        }
+        let model = NoiseModel {
+            trace: Some(t.clone()),
+            ..NoiseModel::iid(0.5)
+        };
+        assert!(!model.is_iid());
+        assert!(model
+            .describe()
+            .starts_with("a recorded trace of 12 samples"));
+        let mut m = Machine::default();
+        let mut rng = StdRng::seed_from_u64(3);
+        let drawn: Vec<f64> = (0..24).map(|_| m.sample_log(&model, &mut rng)).collect();
+        let first = (0..12)
+            .find(|&s| (0..24).all(|i| drawn[i] == t.logs[(s + i) % 12]))
+            .expect("the draws are the recording from one start, wrapping");
+        assert!(first < 12);
+        assert!(Trace::of(&[vec![1.0; 4]]).is_err(), "too short to replay");
     }
 }
