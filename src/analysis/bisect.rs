@@ -59,6 +59,11 @@ const POSITION_CONF: f64 = 0.8;
 /// before its change point is called located but of unresolved size.
 pub const UNRESOLVED_CAP: usize = 2;
 
+/// The same for a change point located on another metric and confirmed here
+/// ([`confirm_located`]): its place is known, only its size is asked, so the block may grow
+/// further before the size is called unresolved.
+pub const LOCATED_CAP: usize = 4;
+
 /// What measuring a commit gave.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -550,6 +555,8 @@ struct Searcher<'a> {
     direction: Verdict,
     confirmed: Vec<ChangePoint>,
     unexplored: Vec<Unexplored>,
+    /// An undecided confirmation block grows to this many times the cap.
+    unresolved_cap: usize,
 }
 
 impl Searcher<'_> {
@@ -1233,7 +1240,7 @@ impl Searcher<'_> {
             !s.iter().any(significant) && s.iter().any(|c| c.verdict == Verdict::Undecided)
         };
         if !identical && undecided(&series) {
-            let more = self.cfg.schedule.max * UNRESOLVED_CAP;
+            let more = self.cfg.schedule.max * self.unresolved_cap;
             series = self.confirmation_block(f, bases, &[more], alpha_look)?;
         }
         let comparison = series[self.primary];
@@ -1425,7 +1432,7 @@ pub fn compare_ends(
 
 /// A change point located on another metric, confirmed on `m`'s as the search confirms its own:
 /// parent against culprit on a block of `m`'s samples (none of which located it), from 2 ×
-/// initial over the schedule's looks, grown to the larger cap when undecided, at the level of the
+/// initial over the schedule's looks, grown to [`LOCATED_CAP`] × the cap when undecided, at the level of the
 /// `j`-th confirmation. `ends` is `m`'s comparison of the range's ends (what its share is of).
 pub fn confirm_located(
     n: usize,
@@ -1437,6 +1444,7 @@ pub fn confirm_located(
 ) -> Result<ChangePoint> {
     let mut s = Searcher::new(n, cfg, m);
     s.direction = ends.verdict;
+    s.unresolved_cap = LOCATED_CAP;
     let f = Found {
         last_old: cp.last_old,
         first_new: cp.first_new,
@@ -1533,6 +1541,7 @@ impl<'a> Searcher<'a> {
             direction: Verdict::Undecided,
             confirmed: Vec::new(),
             unexplored: Vec::new(),
+            unresolved_cap: UNRESOLVED_CAP,
         }
     }
 
