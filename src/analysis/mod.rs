@@ -12,5 +12,6 @@ pub mod rounds;
 pub mod samples;
 pub mod scan;
 pub mod segment;
+pub mod series;
 pub mod simulate;
 pub mod stats;

@@ -41,6 +41,7 @@ use crate::analysis::bisect::{
 };
 use crate::analysis::resolution::Resolution;
 use crate::analysis::segment::{self, Point};
+use crate::analysis::series::{self, Cancel, Series};
 use crate::analysis::stats;
 use crate::unavailable::Unavailable;
 use anyhow::{bail, Result};
@@ -152,14 +153,6 @@ pub struct ScanChange {
     pub share: f64,
 }
 
-/// Change `undone_by` goes against `change` and takes back `fraction` of it (1 = all).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Cancel {
-    pub change: usize,
-    pub undone_by: usize,
-    pub fraction: f64,
-}
-
 /// The grid phase: what was measured and fitted, and which intervals are to be searched.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Grid {
@@ -181,9 +174,12 @@ pub struct ScanResult {
     pub grid: Grid,
     /// Every change point of every search, oldest first.
     pub changes: Vec<ScanChange>,
-    /// Indices into `changes` of the confirmed ones, largest |share| first.
+    /// Indices into `changes` of the confirmed ones, what lasts of them largest first (a
+    /// transient that was undone last), then by |share|.
     pub by_share: Vec<usize>,
     pub cancels: Vec<Cancel>,
+    /// Changes linked by cancels, with their net lasting effect.
+    pub series: Vec<Series>,
     /// Intervals that may be searched (the entered ones and their neighbours), and the alpha of
     /// each search: the command's alpha over them.
     pub searchable: usize,
@@ -542,8 +538,8 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
     }
     changes.sort_by_key(|c| c.cp.last_old);
     let logs = share_movement(&mut changes);
-    let by_share = by_share(&changes);
-    let cancels = cancels(&logs, cfg.min_effect);
+    let lasting = series::lasting(&logs, cfg.min_effect);
+    let by_share = lasting.ranked(&logs);
     let commits_measured = t.seen.len();
     let samples_taken = t.seen.values().sum();
     let resolution = resolution(&grid, &sub_cfg, &t.held);
@@ -551,7 +547,8 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
         grid,
         changes,
         by_share,
-        cancels,
+        cancels: lasting.cancels,
+        series: lasting.series,
         searchable,
         alpha_per_search,
         tests,
@@ -575,15 +572,6 @@ fn searchable_intervals(grid: &Grid) -> (std::collections::BTreeSet<usize>, usiz
         .collect::<std::collections::BTreeSet<usize>>()
         .len();
     (entered, candidates)
-}
-
-/// The confirmed changes, largest share of the movement first.
-fn by_share(changes: &[ScanChange]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..changes.len())
-        .filter(|&i| changes[i].cp.confirmed)
-        .collect();
-    order.sort_by(|&a, &b| changes[b].share.abs().total_cmp(&changes[a].share.abs()));
-    order
 }
 
 /// What the grid phase used of each grid point, per pool (grid points with identical
@@ -671,47 +659,6 @@ pub fn scan(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> Result<S
     search_intervals(grid, cfg, m)
 }
 
-/// Which change takes back which, from the changes' log ratios in position order (0 = not a
-/// confirmed change, ignored): a change against the sign of earlier ones undoes the most recent
-/// of them still standing, as much of it as it can, then the one before. A change counts as fully
-/// undone when what is left of it is below `min_effect`.
-pub fn cancels(logs: &[f64], min_effect: f64) -> Vec<Cancel> {
-    let floor = (1.0 + min_effect).ln();
-    // (change, what is left of it on the log scale)
-    let mut standing: Vec<(usize, f64)> = Vec::new();
-    let mut out = Vec::new();
-    for (j, &l) in logs.iter().enumerate() {
-        if l == 0.0 {
-            continue;
-        }
-        let mut left = l;
-        while let Some(top) = standing.last_mut() {
-            if top.1.signum() == left.signum() || left.abs() < floor {
-                break;
-            }
-            let take = left.abs().min(top.1.abs());
-            let full = logs[top.0].abs();
-            out.push(Cancel {
-                change: top.0,
-                undone_by: j,
-                fraction: (take / full).min(1.0),
-            });
-            top.1 -= take * top.1.signum();
-            left -= take * left.signum();
-            if top.1.abs() < floor {
-                standing.pop();
-            } else {
-                break;
-            }
-        }
-        if left.abs() >= floor {
-            standing.push((j, left));
-        }
-    }
-    out.sort_by_key(|c| (c.change, c.undone_by));
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -745,31 +692,6 @@ mod tests {
         let s = snap_to_built(&[0, 10, 12, 20], 5, |c| c == 13 || c == 9);
         assert_eq!(s, vec![(0, 0), (9, -1), (13, 1), (20, 0)]);
         assert_eq!(snap_to_built(&[0, 10, 20], 2, |c| c == 13)[1], (10, 0));
-    }
-
-    #[test]
-    fn cancelling_changes_are_paired() {
-        let l = |r: f64| r.ln();
-        // +15% partly undone by −8%
-        let c = cancels(&[l(1.15), l(0.92)], 0.03);
-        assert_eq!(c.len(), 1);
-        assert_eq!((c[0].change, c[0].undone_by), (0, 1));
-        assert!((c[0].fraction - l(0.92).abs() / l(1.15)).abs() < 1e-12);
-        // a transient bump: up, then fully back
-        let c = cancels(&[l(1.3), l(2.5), l(0.4)], 0.03);
-        assert_eq!(c.len(), 1);
-        assert_eq!((c[0].change, c[0].undone_by), (1, 2));
-        assert!((c[0].fraction - 1.0).abs() < 1e-9);
-        // a larger undo reaches the earlier change too
-        let c = cancels(&[l(1.2), l(1.1), l(0.8)], 0.03);
-        assert_eq!(
-            c.iter()
-                .map(|c| (c.change, c.undone_by))
-                .collect::<Vec<_>>(),
-            vec![(0, 2), (1, 2)]
-        );
-        // unconfirmed changes (0) are ignored; same directions never cancel
-        assert!(cancels(&[l(1.1), 0.0, l(1.1)], 0.03).is_empty());
     }
 
     #[test]

@@ -12,6 +12,7 @@ use super::plot::{self, Mark, PointKind, Profile, ProfilePoint};
 use crate::analysis::bisect::{ChangePoint, LeftBecause, Step, StepVerdict, Unexplored};
 use crate::analysis::locate::SearchedBy;
 use crate::analysis::resolution::{Forecast, Resolution};
+use crate::analysis::series;
 use crate::analysis::stats::{Comparison, RatioCi, Size, Verdict};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
@@ -284,6 +285,26 @@ pub struct LocatedJson {
 }
 
 impl BisectReport {
+    /// The culprits in the order a reader wants them: the confirmed ones by what lasts of their
+    /// change (a transient that a later change undid comes after the lasting ones; see
+    /// [`series::lasting`]), those in the range's direction before those against it, then by
+    /// their share of the range's change; candidates that did not hold last.
+    pub fn ranked(&self) -> Vec<&CulpritJson> {
+        let logs: Vec<f64> = (self.culprits.iter())
+            .map(|c| if c.confirmed { c.ratio.ln() } else { 0.0 })
+            .collect();
+        let lasting = series::lasting(&logs, self.min_effect);
+        let mut order: Vec<usize> = (0..self.culprits.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (ca, cb) = (&self.culprits[a], &self.culprits[b]);
+            (cb.confirmed.cmp(&ca.confirmed))
+                .then((cb.share > 0.0).cmp(&(ca.share > 0.0)))
+                .then(lasting.left[b].abs().total_cmp(&lasting.left[a].abs()))
+                .then(cb.share.total_cmp(&ca.share))
+        });
+        order.into_iter().map(|i| &self.culprits[i]).collect()
+    }
+
     /// What the steps were measured in: the counts when they searched the range.
     pub fn steps_metric(&self) -> Metric {
         match &self.located {
@@ -782,14 +803,7 @@ fn direction_word(v: Verdict) -> &'static str {
 
 fn text_result(j: &BisectReport, links: &Links) -> String {
     let mut s = text_ends(j);
-    // The change that explains most of the range first; candidates that did not hold last.
-    let mut order: Vec<&CulpritJson> = j.culprits.iter().collect();
-    order.sort_by(|a, b| {
-        b.confirmed
-            .cmp(&a.confirmed)
-            .then(b.share.total_cmp(&a.share))
-    });
-    for (i, c) in order.into_iter().enumerate() {
+    for (i, c) in j.ranked().into_iter().enumerate() {
         s.push_str(&culprit_text(i + 1, c, j, links));
     }
     s.push_str(&unexplored_text(j));

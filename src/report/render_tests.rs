@@ -594,6 +594,31 @@ fn bisect_says_located_size_unresolved() {
     assert!(back.culprits[0].unresolved);
 }
 
+/// A transient (+122% undone by -55% two change points later) ranks after the lasting +10%
+/// between them, though its share of the range's change is far larger.
+#[test]
+fn bisect_ranks_the_lasting_change_first() {
+    let mut r = bisect_report();
+    let base = r.culprits[0].clone();
+    let at = |ratio: f64, who: char, share: f64| CulpritJson {
+        ratio,
+        share,
+        info: commit(who, "a change"),
+        ..base.clone()
+    };
+    let ends = (2.22f64 * 1.10 * 0.45).ln();
+    r.culprits = vec![
+        at(2.22, 'd', 2.22f64.ln() / ends),
+        at(1.10, 'e', 1.10f64.ln() / ends),
+        at(0.45, 'f', 0.45f64.ln() / ends),
+    ];
+    let order: Vec<f64> = r.ranked().iter().map(|c| c.ratio).collect();
+    assert_eq!(order, vec![1.10, 2.22, 0.45]);
+    // Not confirmed comes last whatever its size.
+    r.culprits[1].confirmed = false;
+    assert_eq!(r.ranked()[2].ratio, 1.10);
+}
+
 /// Located by count: every format says how the range was searched, steps are in counts, and
 /// each culprit's count figure stands beside its clock's.
 #[test]

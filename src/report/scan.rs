@@ -12,7 +12,8 @@ use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Level, Mark, PointKind, Profile, ProfilePoint};
 use crate::analysis::bisect::Outcome;
 use crate::analysis::resolution::Resolution;
-use crate::analysis::scan::{Cancel, Grid, Interval, ScanResult};
+use crate::analysis::scan::{Grid, Interval, ScanResult};
+use crate::analysis::series::Cancel;
 use crate::analysis::stats::Verdict;
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
@@ -93,6 +94,16 @@ pub struct CancelJson {
     pub text: String,
 }
 
+/// Change points that undo each other, as one series with its net lasting effect.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SeriesJson {
+    /// Indices into `changes`, oldest first.
+    pub changes: Vec<usize>,
+    /// The series' net ratio (product of its changes' ratios).
+    pub net: f64,
+    pub text: String,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ScanReport {
     pub kind: String,
@@ -114,9 +125,13 @@ pub struct ScanReport {
     pub intervals: Vec<IntervalJson>,
     /// Every change point of every search, oldest first.
     pub changes: Vec<ChangeJson>,
-    /// Indices into `changes` of the confirmed ones, largest share of the movement first.
+    /// Indices into `changes` of the confirmed ones, what lasts of them largest first (a
+    /// transient that was undone comes last), then by share of the movement.
     pub by_share: Vec<usize>,
     pub cancels: Vec<CancelJson>,
+    /// Changes linked by cancels, with their net lasting effect.
+    #[serde(default)]
+    pub series: Vec<SeriesJson>,
     /// Builds the grid needed and how many the cache had before the scan.
     pub grid_builds: usize,
     pub grid_builds_cached: usize,
@@ -187,6 +202,22 @@ fn cancel_text(c: &Cancel, changes: &[ChangeJson]) -> String {
         a.info.short,
         ratio_pct(b.ratio),
         b.info.short
+    )
+}
+
+/// "+122.0% at a1, +10.0% at b2, -55.0% at c3: net +9.9% (a series whose changes undo each other)".
+fn series_text(net: f64, members: &[usize], changes: &[ChangeJson]) -> String {
+    let parts: Vec<String> = members
+        .iter()
+        .map(|&i| {
+            let c = &changes[i].culprit;
+            format!("{} at {}", ratio_pct(c.ratio), c.info.short)
+        })
+        .collect();
+    format!(
+        "{}: net {} (a series whose changes undo each other)",
+        parts.join(", "),
+        ratio_pct(net)
     )
 }
 
@@ -291,6 +322,16 @@ impl ScanReport {
                 text: cancel_text(c, &changes),
             })
             .collect();
+        let series = (r.series.iter())
+            .map(|x| {
+                let net = x.net_log.exp();
+                SeriesJson {
+                    changes: x.changes.clone(),
+                    net,
+                    text: series_text(net, &x.changes, &changes),
+                }
+            })
+            .collect();
         ScanReport {
             kind: SCAN_KIND.into(),
             grid: grid_json(&r.grid, commits, &x.moved),
@@ -300,6 +341,7 @@ impl ScanReport {
                 .collect(),
             changes,
             cancels,
+            series,
             tool: x.tool,
             threads: x.threads,
             range: x.range,
@@ -523,10 +565,13 @@ fn changes_text(r: &ScanReport, links: &Links) -> String {
                 )
             })
             .collect();
-        s.push_str(&format!("\nlargest first: {}\n", parts.join(", ")));
+        s.push_str(&format!("\nlasting effect first: {}\n", parts.join(", ")));
     }
     for c in &r.cancels {
         s.push_str(&format!("cancelling: {}\n", c.text));
+    }
+    for x in &r.series {
+        s.push_str(&format!("series: {}\n", x.text));
     }
     s
 }
@@ -542,6 +587,9 @@ fn markdown(r: &ScanReport, links: &Links) -> String {
     s.push_str(&markdown_changes(r, links));
     for c in &r.cancels {
         s.push_str(&format!("- {}\n", c.text));
+    }
+    for x in &r.series {
+        s.push_str(&format!("- series: {}\n", x.text));
     }
     if !r.cancels.is_empty() {
         s.push('\n');
@@ -817,6 +865,9 @@ impl ScanReport {
         for c in &r.cancels {
             summary.push_str(&format!("<p>{}</p>\n", esc(&c.text)));
         }
+        for x in &r.series {
+            summary.push_str(&format!("<p>Series: {}</p>\n", esc(&x.text)));
+        }
         let unconfirmed = r.changes.iter().filter(|c| !c.culprit.confirmed).count();
         if unconfirmed > 0 {
             summary.push_str(&format!(
@@ -837,8 +888,7 @@ impl ScanReport {
         if confirmed.is_empty() {
             return "<p>No confirmed change point.</p>\n".to_string();
         }
-        let mut s =
-            String::from("<p>Change points, largest share of the movement first:</p>\n<ol>\n");
+        let mut s = String::from("<p>Change points, lasting effect first:</p>\n<ol>\n");
         for &i in &confirmed {
             let c = &self.changes[i];
             let p = &c.culprit;
