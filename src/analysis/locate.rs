@@ -15,6 +15,10 @@
 //!    beside it.
 //! 4. A range whose time moved but whose counts did not is searched on the clock instead, and
 //!    says so.
+//! 5. A range whose time moved more than its clock-confirmed change points explain (counts
+//!    found some of it, something that leaves the instructions alone did the rest) says how much
+//!    time is unexplained ([`unexplained_time`]), so "one change" is never read off a search
+//!    that could not see the rest.
 //!
 //! The error control of each search is its own (see [`bisect`]); the clock's confirmations are
 //! levelled as a search's confirmations are, so a false culprit needs a false count location and a
@@ -22,7 +26,7 @@
 
 use crate::analysis::bisect::{self, ChangePoint, Config, Measurer, Outcome, SearchResult};
 use crate::analysis::resolution::Resolution;
-use crate::analysis::stats::{Comparison, Verdict};
+use crate::analysis::stats::{Comparison, RatioCi, Verdict};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +54,8 @@ pub struct Location {
     pub count_decisions: usize,
     /// Change points the counts located and the clock confirmed, refuted or left unresolved.
     pub clock_confirmations: usize,
+    /// The clock's ends moved beyond what its confirmed change points explain.
+    pub unexplained: Option<RatioCi>,
 }
 
 /// The clock's result (its ends, each change point confirmed on the clock, the count's
@@ -75,18 +81,24 @@ pub fn locate(
     let time_moved = matches!(clock_ends.verdict, Verdict::Slower | Verdict::Faster);
     if !counts_moved && time_moved {
         let result = bisect::search(n, clock_cfg, clock)?;
-        let location = location(&found, SearchedBy::Clock, 0);
+        let location = location(&found, SearchedBy::Clock, 0, None);
         return Ok(Located { result, location });
     }
     let (mut result, confirmations) = on_clock(n, clock_cfg, clock, found.clone(), &clock_ends)?;
     // The run's figures are the clock's, and so is what it resolves: what the counts resolved
     // is the location's.
     result.resolution = clock_resolution;
-    let location = location(&found, SearchedBy::Count, confirmations);
+    let unexplained = unexplained_time(&result, clock_cfg.min_effect);
+    let location = location(&found, SearchedBy::Count, confirmations, unexplained);
     Ok(Located { result, location })
 }
 
-fn location(found: &SearchResult, by: SearchedBy, confirmations: usize) -> Location {
+fn location(
+    found: &SearchResult,
+    by: SearchedBy,
+    confirmations: usize,
+    unexplained: Option<RatioCi>,
+) -> Location {
     Location {
         searched_by: by,
         count_ends: found.ends,
@@ -94,7 +106,38 @@ fn location(found: &SearchResult, by: SearchedBy, confirmations: usize) -> Locat
         count_samples: found.samples_taken,
         count_decisions: found.decisions,
         clock_confirmations: confirmations,
+        unexplained,
     }
+}
+
+/// The clock's ends' ratio over the product of its confirmed change points' ratios, when that
+/// remainder is at least `min_effect` and its interval excludes no change. The interval is
+/// interval arithmetic on the ends' and the confirmations' own intervals (the ends' low over
+/// the product of the highs, and so on): conservative, so time is called unexplained only when
+/// no combination of the measured sizes accounts for it. `None` when the clock could not tell
+/// the ends apart: there is then no moved time to explain.
+pub fn unexplained_time(r: &SearchResult, min_effect: f64) -> Option<RatioCi> {
+    if !matches!(r.ends.verdict, Verdict::Slower | Verdict::Faster) {
+        return None;
+    }
+    let confirmed: Vec<RatioCi> = match &r.outcome {
+        Outcome::Changes(cps) => cps
+            .iter()
+            .filter(|c| c.confirmed)
+            .map(|c| c.comparison.ratio)
+            .collect(),
+        Outcome::NoChange => vec![],
+    };
+    let product = |f: fn(&RatioCi) -> f64| confirmed.iter().map(f).product::<f64>();
+    let e = r.ends.ratio;
+    let rest = RatioCi {
+        ratio: e.ratio / product(|c| c.ratio),
+        lo: e.lo / product(|c| c.hi),
+        hi: e.hi / product(|c| c.lo),
+    };
+    let excludes_none = rest.lo > 1.0 || rest.hi < 1.0;
+    let large = (rest.ratio.ln()).abs() >= (1.0 + min_effect).ln();
+    (excludes_none && large && rest.ratio.is_finite()).then_some(rest)
 }
 
 /// The count search's result with its change points confirmed on the clock, largest count
@@ -220,6 +263,61 @@ mod tests {
         };
         assert_eq!(cps[0].comparison.verdict, Verdict::Same);
         assert_eq!(l.result.explained, 0.0);
+    }
+
+    #[test]
+    fn time_the_located_change_points_do_not_explain_is_named() {
+        // Counts see the +30% at 120; the clock sees it and a +50% at 60 that leaves the
+        // instructions alone.
+        let count = SimMeasurer::new(200, &[(120, 1.3)], &NoiseModel::iid(0.0025), 0.0, 11);
+        let clock = SimMeasurer::new(
+            200,
+            &[(60, 1.5), (120, 1.3)],
+            &NoiseModel::iid(0.03),
+            0.0,
+            12,
+        );
+        let (mut count, mut clock) = (count.unwrap(), clock.unwrap());
+        let l = locate(
+            200,
+            &count_cfg(),
+            &Config::default(),
+            &mut count,
+            &mut clock,
+        )
+        .unwrap();
+        assert_eq!(changes(&l.result), vec![(120, true, true)]);
+        let rest = l.location.unexplained.expect("the +50% is unexplained");
+        assert!(rest.lo > 1.0 && rest.lo < 1.5 && rest.hi > 1.5, "{rest:?}");
+    }
+
+    #[test]
+    fn time_the_located_change_points_explain_leaves_nothing_unexplained() {
+        let count = SimMeasurer::new(
+            200,
+            &[(60, 1.5), (120, 1.3)],
+            &NoiseModel::iid(0.0025),
+            0.0,
+            13,
+        );
+        let clock = SimMeasurer::new(
+            200,
+            &[(60, 1.5), (120, 1.3)],
+            &NoiseModel::iid(0.03),
+            0.0,
+            14,
+        );
+        let (mut count, mut clock) = (count.unwrap(), clock.unwrap());
+        let l = locate(
+            200,
+            &count_cfg(),
+            &Config::default(),
+            &mut count,
+            &mut clock,
+        )
+        .unwrap();
+        assert_eq!(changes(&l.result).len(), 2);
+        assert_eq!(l.location.unexplained, None);
     }
 
     #[test]

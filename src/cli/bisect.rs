@@ -462,6 +462,7 @@ fn report(
             ends: l.count_ends,
             resolution: l.count_resolution.clone(),
             samples: l.count_samples,
+            unexplained: l.unexplained,
         }),
     }
 }

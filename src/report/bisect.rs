@@ -282,6 +282,10 @@ pub struct LocatedJson {
     pub resolution: Option<Resolution>,
     /// Count samples the search took.
     pub samples: usize,
+    /// The time's ends moved this much beyond its confirmed change points
+    /// ([`crate::analysis::locate::unexplained_time`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unexplained: Option<RatioCi>,
 }
 
 impl BisectReport {
@@ -336,9 +340,13 @@ impl BisectReport {
             .unwrap_or_default();
         Some(match l.searched_by {
             SearchedBy::Count => format!(
-                "located by {} ({ends}; {} samples{resolves}), each change point confirmed in time on a fresh block; the resolution below is the time's, for what the counts cannot see",
+                "located by {} ({ends}; {} samples{resolves}), each change point confirmed in time on a fresh block; the resolution below is the time's, for what the counts cannot see{}",
                 l.metric.name(),
-                l.samples
+                l.samples,
+                l.unexplained.map(|u| format!(
+                    "; the time moved {} beyond the change points confirmed in it: something that leaves the instructions alone (memory, caches, contention) changed it too, so bisect without --locate to search it in time",
+                    u.pct()
+                )).unwrap_or_default()
             ),
             SearchedBy::Clock => format!(
                 "the counts did not move ({ends}) but the time did: a memory, cache or contention effect, searched in time"

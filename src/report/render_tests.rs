@@ -641,6 +641,7 @@ fn bisect_located_by_count() {
         ends: count,
         resolution: None,
         samples: 30,
+        unexplained: None,
     });
     insta::assert_snapshot!("bisect_located_text", Text.export(&r).unwrap());
     insta::assert_snapshot!("bisect_located_markdown", Markdown.export(&r).unwrap());
@@ -653,6 +654,27 @@ fn bisect_located_by_count() {
     let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
     assert_eq!(back.located.map(|l| l.searched_by), Some(SearchedBy::Count));
     assert!(back.culprits[0].located.is_some());
+    assert!(!Text
+        .export(&r)
+        .unwrap()
+        .contains("beyond the change points"));
+    // Time the located change points do not explain is named, in every format.
+    let rest = stats::RatioCi {
+        ratio: 1.5,
+        lo: 1.2,
+        hi: 1.8,
+    };
+    r.located.as_mut().unwrap().unexplained = Some(rest);
+    for out in [Text.export(&r), Markdown.export(&r), Html.export(&r)] {
+        let out = out.unwrap();
+        assert!(
+            out.contains("the time moved +50.0% [+20.0%, +80.0%] beyond the change points"),
+            "{out}"
+        );
+    }
+    let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
+    assert_eq!(back.located.and_then(|l| l.unexplained), Some(rest));
+    r.located.as_mut().unwrap().unexplained = None;
     // Searched on the clock because the counts did not move: said as such.
     r.located.as_mut().unwrap().searched_by = SearchedBy::Clock;
     let text = Text.export(&r).unwrap();
