@@ -8,6 +8,7 @@
 //! (checkout contents, OpenSSL prefix).
 
 use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -55,8 +56,167 @@ impl Counterpart {
 
 /// The perftools counterpart of `spec`, if it has one with the same operation.
 pub fn counterpart(spec: &ToolSpec) -> Option<Counterpart> {
-    let arg = |k: &str| spec.args.get(k).map(String::as_str).unwrap_or("");
-    let plain = |program| Counterpart {
+    let row = PAIRINGS.iter().find(|p| p.kernel == spec.kernel.name)?;
+    (row.counterpart)(&Args(&spec.args))
+}
+
+/// How each kernel's specs map to a perftools program and its flags, as `perfbisect kernels`
+/// shows it ("-" where perftools has no counterpart). `{arg}` is the value of a kernel argument.
+pub fn pairing(kernel: &str) -> &'static str {
+    PAIRINGS
+        .iter()
+        .find(|p| p.kernel == kernel)
+        .map_or("-", |p| p.shown)
+}
+
+/// A spec's arguments as the mapping reads them: "" for one the spec does not set.
+struct Args<'s>(&'s BTreeMap<String, String>);
+
+impl<'s> Args<'s> {
+    fn get(&self, k: &str) -> &'s str {
+        self.0.get(k).map(String::as_str).unwrap_or("")
+    }
+}
+
+/// One kernel's perftools program: the pairing as `perfbisect kernels` shows it, and the
+/// counterpart of a spec (None where the spec's arguments time another operation).
+struct Pairing {
+    kernel: &'static str,
+    shown: &'static str,
+    counterpart: fn(&Args) -> Option<Counterpart>,
+}
+
+/// The kernel → perftools mapping, one row per kernel.
+static PAIRINGS: &[Pairing] = &[
+    Pairing {
+        kernel: "randbytes",
+        shown: "randbytes (size=32)",
+        counterpart: |a| (a.get("size") == "32").then(|| plain("randbytes")),
+    },
+    Pairing {
+        kernel: "pkeyread",
+        shown: "pkeyread -k {key} -f {format}",
+        // -T: pkeyread's window; every other program has 5 s compiled in.
+        counterpart: |a| {
+            Some(with(
+                "pkeyread",
+                &["-k", a.get("key"), "-f", a.get("format"), "-T", "5"],
+            ))
+        },
+    },
+    Pairing {
+        kernel: "evp_setpeer",
+        shown: "evp_setpeer -k {key}",
+        counterpart: |a| Some(with("evp_setpeer", &["-k", a.get("key")])),
+    },
+    Pairing {
+        kernel: "sslnew",
+        shown: "sslnew",
+        counterpart: |_| Some(plain("sslnew")),
+    },
+    Pairing {
+        kernel: "rsasign",
+        shown: "rsasign",
+        counterpart: |_| Some(plain("rsasign")),
+    },
+    Pairing {
+        kernel: "newrawkey",
+        shown: "newrawkey [-a {alg}] (x25519, ml-kem-*)",
+        counterpart: newrawkey,
+    },
+    Pairing {
+        kernel: "x509storeissuer",
+        shown: "x509storeissuer CERTDIR",
+        counterpart: |_| {
+            Some(Counterpart {
+                certs: true,
+                ..plain("x509storeissuer")
+            })
+        },
+    },
+    Pairing {
+        kernel: "handshake",
+        shown: "handshake [-s] [-p|-P|-l] [-o {pool_size}] [-S {secure_heap}] CERTDIR \
+                (ctx=per-conn: -s; libctx=per-thread|pool|ssl-ctx-pool: -p|-P|-l)",
+        counterpart: |a| {
+            Some(Counterpart {
+                options: handshake_options(a),
+                certs: true,
+                ..plain("handshake")
+            })
+        },
+    },
+    Pairing {
+        kernel: "writeread",
+        shown: "writeread [-s] [-d] -b {size} CERTDIR (ctx=per-thread: -s, proto=dtls: -d)",
+        counterpart: writeread,
+    },
+    Pairing {
+        kernel: "providerdoall",
+        shown: "providerdoall",
+        counterpart: |_| Some(plain("providerdoall")),
+    },
+    Pairing {
+        kernel: "evp_fetch",
+        shown: "evp_fetch -f {type}:{alg} (MD..SIGNATURE), or [-q] (type=all, pq=yes); libctx=own \
+                as perftools",
+        counterpart: evp_fetch,
+    },
+    Pairing {
+        kernel: "rwlocks",
+        shown: "rwlocks (writers=0; reads only)",
+        // Readers only: perftools' default split at 1 thread (no writer), and the number its
+        // readers report.
+        counterpart: |a| {
+            (a.get("writers") == "0").then(|| Counterpart {
+                calls_per_op: 2.0,
+                column: 1,
+                differs: Some("perftools reads the clock after every lock/unlock pair"),
+                ..plain("rwlocks")
+            })
+        },
+    },
+    Pairing {
+        kernel: "evp_hash",
+        shown: "evp_hash -o {mode} -u {updates} -a {ALG} (size=1500, SHA-1/2, not oneshot)",
+        counterpart: evp_hash,
+    },
+    Pairing {
+        kernel: "evp_cipher",
+        shown: "evp_cipher -o {mode} -u {updates} -a {ALG} (size=16, *-cbc, not reinit)",
+        counterpart: evp_cipher,
+    },
+    Pairing {
+        kernel: "evp_mac",
+        shown: "evp_mac -o {mode} -u {updates} (size=32)",
+        counterpart: |a| {
+            (a.get("size") == "32")
+                .then(|| with("evp_mac", &["-o", a.get("mode"), "-u", a.get("updates")]))
+        },
+    },
+    Pairing {
+        kernel: "evp_kdf",
+        shown: "evp_kdf -o {mode} (iter=2048)",
+        counterpart: |a| (a.get("iter") == "2048").then(|| with("evp_kdf", &["-o", a.get("mode")])),
+    },
+    Pairing {
+        kernel: "evp_rand",
+        shown: "evp_rand -o {mode} (size=64)",
+        counterpart: |a| (a.get("size") == "64").then(|| with("evp_rand", &["-o", a.get("mode")])),
+    },
+    Pairing {
+        kernel: "evp_pkey",
+        shown: "evp_pkey -o {mode} -a {ALG}",
+        counterpart: |a| {
+            let alg = a.get("alg").to_uppercase();
+            Some(with("evp_pkey", &["-o", a.get("mode"), "-a", &alg]))
+        },
+    },
+];
+
+/// A program run with no options.
+fn plain(program: &'static str) -> Counterpart {
+    Counterpart {
         program,
         options: Vec::new(),
         certs: false,
@@ -64,144 +224,113 @@ pub fn counterpart(spec: &ToolSpec) -> Option<Counterpart> {
         column: 0,
         differs: None,
         since: None,
-    };
-    let with = |program, options: &[&str]| Counterpart {
+    }
+}
+
+/// A program run with `options`.
+fn with(program: &'static str, options: &[&str]) -> Counterpart {
+    Counterpart {
         options: options.iter().map(|s| s.to_string()).collect(),
         ..plain(program)
-    };
-    Some(match spec.kernel.name.as_str() {
-        "randbytes" if arg("size") == "32" => plain("randbytes"),
-        // -T: pkeyread's window; every other program has 5 s compiled in.
-        "pkeyread" => with(
-            "pkeyread",
-            &["-k", arg("key"), "-f", arg("format"), "-T", "5"],
-        ),
-        "evp_setpeer" => with("evp_setpeer", &["-k", arg("key")]),
-        "sslnew" => plain("sslnew"),
-        "rsasign" => plain("rsasign"),
-        // perftools' newrawkey imports x25519 (its default) and, from 3.5, ML-KEM keys.
-        "newrawkey" if arg("alg") == "x25519" => plain("newrawkey"),
-        "newrawkey" if arg("alg").starts_with("ml-kem-") => Counterpart {
+    }
+}
+
+/// perftools' newrawkey imports x25519 (its default) and, from 3.5, ML-KEM keys.
+fn newrawkey(a: &Args) -> Option<Counterpart> {
+    match a.get("alg") {
+        "x25519" => Some(plain("newrawkey")),
+        alg if alg.starts_with("ml-kem-") => Some(Counterpart {
             since: Some("3.5.0"),
-            ..with("newrawkey", &["-a", arg("alg")])
-        },
-        // perftools hashes 1500 bytes per update with SHA-1/2; oneshot is ours alone.
-        "evp_hash"
-            if arg("mode") != "oneshot"
-                && arg("size") == "1500"
-                && ["sha1", "sha224", "sha256", "sha384", "sha512"].contains(&arg("alg")) =>
-        {
-            let alg = arg("alg").to_uppercase();
-            with(
-                "evp_hash",
-                &["-o", arg("mode"), "-u", arg("updates"), "-a", &alg],
-            )
-        }
-        // 16 bytes per update of AES-CBC; its 256-byte output buffer holds 15 updates.
-        "evp_cipher"
-            if arg("mode") != "reinit"
-                && arg("size") == "16"
-                && arg("alg").ends_with("-cbc")
-                && arg("updates").parse::<u32>().is_ok_and(|u| u <= 15) =>
-        {
-            let alg = arg("alg").to_uppercase();
-            with(
-                "evp_cipher",
-                &["-o", arg("mode"), "-u", arg("updates"), "-a", &alg],
-            )
-        }
-        "evp_mac" if arg("size") == "32" => {
-            with("evp_mac", &["-o", arg("mode"), "-u", arg("updates")])
-        }
-        "evp_kdf" if arg("iter") == "2048" => with("evp_kdf", &["-o", arg("mode")]),
-        "evp_rand" if arg("size") == "64" => with("evp_rand", &["-o", arg("mode")]),
-        "evp_pkey" => {
-            let alg = arg("alg").to_uppercase();
-            with("evp_pkey", &["-o", arg("mode"), "-a", &alg])
-        }
-        "x509storeissuer" => Counterpart {
-            certs: true,
-            ..plain("x509storeissuer")
-        },
-        "handshake" => Counterpart {
-            options: handshake_options(arg),
-            certs: true,
-            ..plain("handshake")
-        },
-        "writeread" => {
-            let mut options = Vec::new();
-            if arg("ctx") == "per-thread" {
-                options.push("-s".to_string());
-            }
-            if arg("proto") == "dtls" {
-                options.push("-d".to_string());
-            }
-            options.extend(["-b".to_string(), arg("size").to_string()]);
-            Counterpart {
-                options,
-                certs: true,
-                ..plain("writeread")
-            }
-        }
-        "providerdoall" => plain("providerdoall"),
-        // perftools fetches from its own OSSL_LIB_CTX; from NULL each fetch costs about 100
-        // instructions more (docs/parity.md).
-        // perftools' -f takes these seven types; without -f it walks its own list (type=all).
-        "evp_fetch"
-            if [
-                "MD",
-                "CIPHER",
-                "KDF",
-                "MAC",
-                "RAND",
-                "KEM",
-                "SIGNATURE",
-                "all",
-            ]
-            .contains(&arg("type")) =>
-        {
-            let dflt = match arg("type") {
-                "MD" => "SHA2-256",
-                "CIPHER" => "AES-128-CBC",
-                "KDF" => "HKDF",
-                "MAC" => "HMAC",
-                "RAND" => "CTR-DRBG",
-                _ => "RSA",
-            };
-            let alg = match arg("alg") {
-                "" | "default" => dflt,
-                a => a,
-            };
-            let (options, since) = match (arg("type"), arg("pq")) {
-                ("all", "yes") => (vec!["-q".to_string()], Some("3.5.0")),
-                ("all", _) => (Vec::new(), None),
-                (t, _) => (vec!["-f".to_string(), format!("{t}:{alg}")], None),
-            };
-            Counterpart {
-                options,
-                since,
-                differs: (arg("libctx") != "own").then_some(
-                    "perftools fetches from its own library context (libctx=own does too), \
-                     this spec from the default one",
-                ),
-                ..plain("evp_fetch")
-            }
-        }
-        // Readers only: perftools' default split at 1 thread (no writer), and the number its
-        // readers report.
-        "rwlocks" if arg("writers") == "0" => Counterpart {
-            calls_per_op: 2.0,
-            column: 1,
-            differs: Some("perftools reads the clock after every lock/unlock pair"),
-            ..plain("rwlocks")
-        },
+            ..with("newrawkey", &["-a", alg])
+        }),
+        _ => None,
+    }
+}
+
+/// perftools hashes 1500 bytes per update with SHA-1/2; oneshot is ours alone.
+fn evp_hash(a: &Args) -> Option<Counterpart> {
+    let sha = ["sha1", "sha224", "sha256", "sha384", "sha512"].contains(&a.get("alg"));
+    if a.get("mode") == "oneshot" || a.get("size") != "1500" || !sha {
+        return None;
+    }
+    let alg = a.get("alg").to_uppercase();
+    Some(with(
+        "evp_hash",
+        &["-o", a.get("mode"), "-u", a.get("updates"), "-a", &alg],
+    ))
+}
+
+/// 16 bytes per update of AES-CBC; its 256-byte output buffer holds 15 updates.
+fn evp_cipher(a: &Args) -> Option<Counterpart> {
+    let fits = a.get("updates").parse::<u32>().is_ok_and(|u| u <= 15);
+    if a.get("mode") == "reinit"
+        || a.get("size") != "16"
+        || !a.get("alg").ends_with("-cbc")
+        || !fits
+    {
+        return None;
+    }
+    let alg = a.get("alg").to_uppercase();
+    Some(with(
+        "evp_cipher",
+        &["-o", a.get("mode"), "-u", a.get("updates"), "-a", &alg],
+    ))
+}
+
+/// writeread: -s (ctx=per-thread), -d (proto=dtls) and the buffer size.
+fn writeread(a: &Args) -> Option<Counterpart> {
+    let mut options = Vec::new();
+    if a.get("ctx") == "per-thread" {
+        options.push("-s".to_string());
+    }
+    if a.get("proto") == "dtls" {
+        options.push("-d".to_string());
+    }
+    options.extend(["-b".to_string(), a.get("size").to_string()]);
+    Some(Counterpart {
+        options,
+        certs: true,
+        ..plain("writeread")
+    })
+}
+
+/// perftools fetches from its own OSSL_LIB_CTX; from NULL each fetch costs about 100
+/// instructions more (docs/parity.md).
+/// perftools' -f takes these seven types; without -f it walks its own list (type=all).
+fn evp_fetch(a: &Args) -> Option<Counterpart> {
+    let dflt = match a.get("type") {
+        "MD" => "SHA2-256",
+        "CIPHER" => "AES-128-CBC",
+        "KDF" => "HKDF",
+        "MAC" => "HMAC",
+        "RAND" => "CTR-DRBG",
+        "KEM" | "SIGNATURE" | "all" => "RSA",
         _ => return None,
+    };
+    let alg = match a.get("alg") {
+        "" | "default" => dflt,
+        alg => alg,
+    };
+    let (options, since) = match (a.get("type"), a.get("pq")) {
+        ("all", "yes") => (vec!["-q".to_string()], Some("3.5.0")),
+        ("all", _) => (Vec::new(), None),
+        (t, _) => (vec!["-f".to_string(), format!("{t}:{alg}")], None),
+    };
+    Some(Counterpart {
+        options,
+        since,
+        differs: (a.get("libctx") != "own").then_some(
+            "perftools fetches from its own library context (libctx=own does too), \
+             this spec from the default one",
+        ),
+        ..plain("evp_fetch")
     })
 }
 
 /// perftools' handshake flags for a handshake spec: -s (ctx=per-conn), -p / -P / -l (libctx=),
 /// -o (the pool's size) and -S (secure_heap).
-fn handshake_options<'s>(arg: impl Fn(&str) -> &'s str) -> Vec<String> {
+fn handshake_options(a: &Args) -> Vec<String> {
+    let arg = |k: &str| a.get(k);
     let mut o: Vec<&str> = Vec::new();
     if arg("ctx") == "per-conn" {
         o.push("-s");
@@ -296,38 +425,6 @@ pub fn perftools_mode_specs() -> Vec<String> {
     v.push("writeread:ctx=per-thread".into());
     v.push("writeread:proto=dtls".into());
     v
-}
-
-/// How each kernel's specs map to a perftools program and its flags, as `perfbisect kernels`
-/// shows it ("-" where perftools has no counterpart). `{arg}` is the value of a kernel argument.
-pub fn pairing(kernel: &str) -> &'static str {
-    match kernel {
-        "randbytes" => "randbytes (size=32)",
-        "pkeyread" => "pkeyread -k {key} -f {format}",
-        "evp_setpeer" => "evp_setpeer -k {key}",
-        "sslnew" => "sslnew",
-        "rsasign" => "rsasign",
-        "newrawkey" => "newrawkey [-a {alg}] (x25519, ml-kem-*)",
-        "x509storeissuer" => "x509storeissuer CERTDIR",
-        "handshake" => {
-            "handshake [-s] [-p|-P|-l] [-o {pool_size}] [-S {secure_heap}] CERTDIR \
-             (ctx=per-conn: -s; libctx=per-thread|pool|ssl-ctx-pool: -p|-P|-l)"
-        }
-        "writeread" => "writeread [-s] [-d] -b {size} CERTDIR (ctx=per-thread: -s, proto=dtls: -d)",
-        "providerdoall" => "providerdoall",
-        "evp_fetch" => {
-            "evp_fetch -f {type}:{alg} (MD..SIGNATURE), or [-q] (type=all, pq=yes); libctx=own as \
-             perftools"
-        }
-        "rwlocks" => "rwlocks (writers=0; reads only)",
-        "evp_hash" => "evp_hash -o {mode} -u {updates} -a {ALG} (size=1500, SHA-1/2, not oneshot)",
-        "evp_cipher" => "evp_cipher -o {mode} -u {updates} -a {ALG} (size=16, *-cbc, not reinit)",
-        "evp_mac" => "evp_mac -o {mode} -u {updates} (size=32)",
-        "evp_kdf" => "evp_kdf -o {mode} (iter=2048)",
-        "evp_rand" => "evp_rand -o {mode} (size=64)",
-        "evp_pkey" => "evp_pkey -o {mode} -a {ALG}",
-        _ => "-",
-    }
 }
 
 /// perftools built against one OpenSSL prefix.
