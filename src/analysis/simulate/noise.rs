@@ -358,6 +358,34 @@ pub fn fit(
     base: &NoiseModel,
     source: &str,
 ) -> Result<NoiseFit> {
+    let series = fittable(series, phi)?;
+    let samples: usize = series.iter().map(|s| s.len()).sum();
+    let devs = median_deviations(&series);
+    let outliers = Outliers::of(&devs, samples, base);
+    let clean = CleanMoments::of(&devs, outliers.thr, samples, outliers.sigma);
+    let n = samples as f64 / series.len() as f64;
+    let (s_e2, s_m2) = split_drift(&clean, per_round, n, phi);
+    let mut model = base.clone();
+    model.cv = s_e2.sqrt();
+    model.drift = (s_m2 * (1.0 - phi * phi)).sqrt();
+    model.drift_phi = phi;
+    model.outlier_rate = outliers.rate;
+    model.outlier_size = outliers.size;
+    Ok(NoiseFit {
+        file: String::new(),
+        source: source.to_string(),
+        series: series.len(),
+        per_round,
+        samples,
+        total_cv: clean.w.sqrt(),
+        lag1: clean.lag1,
+        model,
+        not_fitted: not_fitted(source),
+    })
+}
+
+/// The series long enough to fit (3 samples or more), or why the run cannot be fitted.
+fn fittable(series: &[Vec<f64>], phi: f64) -> Result<Vec<&Vec<f64>>> {
     if !(0.0..1.0).contains(&phi) {
         bail!("fitting needs an AR(1) drift with phi in [0, 1), got {phi}");
     }
@@ -375,75 +403,121 @@ pub fn fit(
     {
         bail!("a sample of {x} µs/op cannot be fitted");
     }
-    // Deviations of log µs/op from each subject's median: subjects may differ (a run of several
-    // versions), the machine's noise is what they share.
-    let devs: Vec<Vec<f64>> = series
+    Ok(series)
+}
+
+/// Deviations of log µs/op from each subject's median: subjects may differ (a run of several
+/// versions), the machine's noise is what they share.
+fn median_deviations(series: &[&Vec<f64>]) -> Vec<Vec<f64>> {
+    series
         .iter()
         .map(|s| {
             let logs: Vec<f64> = s.iter().map(|x| x.ln()).collect();
             let m = stats::median(&logs);
             logs.iter().map(|x| x - m).collect()
         })
-        .collect();
-    let abs: Vec<f64> = devs.iter().flatten().map(|d| d.abs()).collect();
-    // Each subject's deviations are centred on its own median already: the MAD of the pool.
-    let sigma = 1.4826 * stats::median(&abs);
-    let thr = OUTLIER_SIGMAS * sigma;
-    let out: Vec<f64> = devs
-        .iter()
-        .flatten()
-        .filter(|d| **d > thr)
-        .map(|d| d.exp())
-        .collect();
-    let outlier_rate = (out.len() as f64 / samples as f64 - NORMAL_TAIL).max(0.0);
-    let outlier_size = if outlier_rate > 0.0 {
-        let lo = out.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = out.iter().copied().fold(1.0, f64::max);
-        (lo.max(1.0), hi)
-    } else {
-        base.outlier_size
-    };
+        .collect()
+}
 
-    // Variance and lag-1 autocovariance without the outliers (one would otherwise pass for
-    // noise, or for a jump of the machine state): an outlier is replaced by its subject's clean
-    // mean, which leaves a fraction `clean²` of the lag-1 pairs intact; the clean values' variance
-    // misses the normal tails beyond the threshold (a factor 0.9733 at 3 sigma).
-    let (mut ss, mut c1, mut pairs, mut kept) = (0.0, 0.0, 0usize, 0usize);
-    for d in &devs {
-        let ok: Vec<f64> = d.iter().copied().filter(|x| x.abs() <= thr).collect();
-        if ok.is_empty() {
-            continue;
-        }
-        let mean = ok.iter().sum::<f64>() / ok.len() as f64;
-        ss += ok.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
-        kept += ok.len();
-        let c: Vec<f64> = d
+/// The samples beyond [`OUTLIER_SIGMAS`] robust sigmas above their subject's median.
+struct Outliers {
+    /// The pool's robust sigma of the log deviations.
+    sigma: f64,
+    /// The deviation beyond which a sample is an outlier.
+    thr: f64,
+    /// The fraction of samples that are outliers beyond what iid noise puts there.
+    rate: f64,
+    /// The range of the outliers' ratios to their median (`base`'s where there are none).
+    size: (f64, f64),
+}
+
+impl Outliers {
+    fn of(devs: &[Vec<f64>], samples: usize, base: &NoiseModel) -> Outliers {
+        let abs: Vec<f64> = devs.iter().flatten().map(|d| d.abs()).collect();
+        // Each subject's deviations are centred on its own median already: the MAD of the pool.
+        let sigma = 1.4826 * stats::median(&abs);
+        let thr = OUTLIER_SIGMAS * sigma;
+        let out: Vec<f64> = devs
             .iter()
-            .map(|x| if x.abs() <= thr { x - mean } else { 0.0 })
+            .flatten()
+            .filter(|d| **d > thr)
+            .map(|d| d.exp())
             .collect();
-        c1 += c.windows(2).map(|w| w[0] * w[1]).sum::<f64>();
-        pairs += c.len() - 1;
+        let rate = (out.len() as f64 / samples as f64 - NORMAL_TAIL).max(0.0);
+        let size = if rate > 0.0 {
+            let lo = out.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = out.iter().copied().fold(1.0, f64::max);
+            (lo.max(1.0), hi)
+        } else {
+            base.outlier_size
+        };
+        Outliers {
+            sigma,
+            thr,
+            rate,
+            size,
+        }
     }
-    let clean = kept as f64 / samples as f64;
-    let w = if kept > 1 {
-        ss / (kept - 1) as f64 / 0.9733
-    } else {
-        sigma * sigma
-    };
-    let c1 = if pairs > 0 && clean > 0.0 {
-        c1 / pairs as f64 / (clean * clean)
-    } else {
-        0.0
-    };
-    let lag1 = if w > 0.0 { c1 / w } else { 0.0 };
+}
 
-    // Separate drift (variance s_m², autocorrelation phi^k per subject sample) from iid noise
-    // (s_e²). Removing each subject's mean takes g·s_m² of the drift's variance, g the variance of
-    // the mean of n drift values k apart over s_m², and −s_e²/n of the iid lag-1 covariance:
-    //   W  = s_e² (1 − 1/n) + s_m² (1 − g)
-    //   C1 = s_m² (phi^k − g) − s_e² / n,   C1 = lag1 · W
+/// Variance and lag-1 autocovariance of the deviations without the outliers.
+struct CleanMoments {
+    /// The variance (W).
+    w: f64,
+    /// The lag-1 autocovariance (C1).
+    c1: f64,
+    /// C1 / W.
+    lag1: f64,
+}
+
+impl CleanMoments {
+    /// Without the outliers because one would otherwise pass for noise, or for a jump of the
+    /// machine state: an outlier is replaced by its subject's clean mean, which leaves a fraction
+    /// `clean²` of the lag-1 pairs intact; the clean values' variance misses the normal tails
+    /// beyond the threshold (a factor 0.9733 at 3 sigma).
+    fn of(devs: &[Vec<f64>], thr: f64, samples: usize, sigma: f64) -> CleanMoments {
+        let (mut ss, mut c1, mut pairs, mut kept) = (0.0, 0.0, 0usize, 0usize);
+        for d in devs {
+            let ok: Vec<f64> = d.iter().copied().filter(|x| x.abs() <= thr).collect();
+            if ok.is_empty() {
+                continue;
+            }
+            let mean = ok.iter().sum::<f64>() / ok.len() as f64;
+            ss += ok.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
+            kept += ok.len();
+            let c: Vec<f64> = d
+                .iter()
+                .map(|x| if x.abs() <= thr { x - mean } else { 0.0 })
+                .collect();
+            c1 += c.windows(2).map(|w| w[0] * w[1]).sum::<f64>();
+            pairs += c.len() - 1;
+        }
+        let clean = kept as f64 / samples as f64;
+        let w = if kept > 1 {
+            ss / (kept - 1) as f64 / 0.9733
+        } else {
+            sigma * sigma
+        };
+        let c1 = if pairs > 0 && clean > 0.0 {
+            c1 / pairs as f64 / (clean * clean)
+        } else {
+            0.0
+        };
+        let lag1 = if w > 0.0 { c1 / w } else { 0.0 };
+        CleanMoments { w, c1, lag1 }
+    }
+}
+
+/// The iid noise's and the drift's variances (s_e², s_m²) that give the clean moments, with
+/// `n` samples per subject on average.
+///
+/// Removing each subject's mean takes g·s_m² of the drift's variance, g the variance of the mean
+/// of n drift values k apart over s_m², and −s_e²/n of the iid lag-1 covariance:
+///   W  = s_e² (1 − 1/n) + s_m² (1 − g)
+///   C1 = s_m² (phi^k − g) − s_e² / n,   C1 = lag1 · W
+fn split_drift(m: &CleanMoments, per_round: usize, n: f64, phi: f64) -> (f64, f64) {
+    let (w, c1) = (m.w, m.c1);
     let k = per_round.max(1) as i32;
-    let n = samples as f64 / series.len() as f64;
     let ni = n.round().max(2.0) as usize;
     let pk = phi.powi(k);
     let mut sum = 0.0;
@@ -460,12 +534,11 @@ pub fn fit(
         0.0
     };
     let s_e2 = ((w - s_m2 * (1.0 - g)) / (1.0 - 1.0 / n)).max(0.0);
-    let mut model = base.clone();
-    model.cv = s_e2.sqrt();
-    model.drift = (s_m2 * (1.0 - phi * phi)).sqrt();
-    model.drift_phi = phi;
-    model.outlier_rate = outlier_rate;
-    model.outlier_size = outlier_size;
+    (s_e2, s_m2)
+}
+
+/// Parts of the model an A/A run of `source` cannot show.
+fn not_fitted(source: &str) -> Vec<String> {
     let mut not_fitted = vec![
         "load bursts",
         "bimodality",
@@ -477,17 +550,7 @@ pub fn fit(
     } else {
         not_fitted.insert(0, "build offsets (not told apart from real differences)");
     }
-    Ok(NoiseFit {
-        file: String::new(),
-        source: source.to_string(),
-        series: series.len(),
-        per_round,
-        samples,
-        total_cv: w.sqrt(),
-        lag1,
-        model,
-        not_fitted: not_fitted.into_iter().map(String::from).collect(),
-    })
+    not_fitted.into_iter().map(String::from).collect()
 }
 
 #[cfg(test)]
