@@ -159,32 +159,21 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     let (good, bad) = repo::split_range(&a.range)?;
     a.sampling.timing.check_threads(&a.tool.thread_counts())?;
     let cfg = config(&a);
-    cfg.validate(2)?;
-    let setup = RangeSetup::open(g, &a.links, &a.tool.tool, &a.build, (&good, &bad))?;
+    let setup = RangeSetup::open(g, &a.links, &a.tool.tool, &a.build, (&good, &bad), &cfg)?;
+    let exec = setup.executor(&a.exec, &a.build)?;
     let RangeSetup {
         links,
-        spec,
         repo,
-        recipe,
         range,
         cache,
+        ..
     } = &setup;
-    let exec = a.exec.executor((cache, repo), &a.build, recipe)?;
     let n = range.commits.len();
-    cfg.validate(n)?;
     let id = resume_id(&a, &setup, &cfg);
     let text = a.format == BisectFormat::Text;
     say(
         text,
-        &format!(
-            "bisecting {} at {} thread(s) over {} commits ({}..{}), recipe {}",
-            spec.short(),
-            a.tool.threads_text(),
-            n,
-            range.good.short,
-            range.bad.short,
-            recipe.name
-        ),
+        &format!("bisecting {}", setup.describe(&a.tool.threads_text())),
     );
     let (commits, good_idx) = searched_commits(range);
     let threads = a.tool.thread_counts();
@@ -193,7 +182,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     let context = format!("bisect {id}");
     let mut counting = match a.locate {
         Some(by) => {
-            let exec = a.exec.executor((cache, repo), &a.build, recipe)?;
+            let exec = setup.executor(&a.exec, &a.build)?;
             let timing = Timing {
                 metric: by.metric(),
                 ..timing

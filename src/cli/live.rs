@@ -10,7 +10,8 @@ use anyhow::Result;
 
 use super::args::LinkArgs;
 use super::build::BuildArgs;
-use crate::analysis::bisect::{self, Measurer, Probe, Step, StepVerdict};
+use super::exec::ExecArgs;
+use crate::analysis::bisect::{self, Config, Measurer, Probe, Step, StepVerdict};
 use crate::analysis::resolution::Forecast;
 use crate::build::recipe::Recipe;
 use crate::build::repo;
@@ -269,19 +270,26 @@ pub struct RangeSetup {
 }
 
 impl RangeSetup {
+    /// The setup of GOOD..BAD for a search with `cfg`: `cfg` is refused before anything is
+    /// opened where it could not search two commits, and once the range is known where it
+    /// cannot search the range's (before an executor is connected, which leaves a job
+    /// directory in the cache).
     pub fn open(
         g: &Global,
         links: &LinkArgs,
         tool: &str,
         build: &BuildArgs,
         (good, bad): (&str, &str),
+        cfg: &Config,
     ) -> Result<RangeSetup> {
+        cfg.validate(2)?;
         let links = links.links()?;
         let reg = Registry::load(g.kernels_dir.as_deref())?;
         let spec = reg.parse_spec(tool)?;
         let (repo, recipe) = build.open()?;
         let range = repo.range(good, bad)?;
         let cache = Cache::open(g.cache.as_deref())?;
+        cfg.validate(range.commits.len())?;
         Ok(RangeSetup {
             links,
             spec,
@@ -290,6 +298,28 @@ impl RangeSetup {
             range,
             cache,
         })
+    }
+
+    /// The executor `exec` asks for, on the range's cache, repository and recipe (None: local).
+    pub fn executor(
+        &self,
+        exec: &ExecArgs,
+        build: &BuildArgs,
+    ) -> Result<Option<Box<dyn Executor + '_>>> {
+        exec.executor((&self.cache, &self.repo), build, &self.recipe)
+    }
+
+    /// What a search of the range announces it measures: `TOOL at THREADS thread(s) over N
+    /// commits (GOOD..BAD), recipe R`.
+    pub fn describe(&self, threads: &str) -> String {
+        format!(
+            "{} at {threads} thread(s) over {} commits ({}..{}), recipe {}",
+            self.spec.short(),
+            self.range.commits.len(),
+            self.range.good.short,
+            self.range.bad.short,
+            self.recipe.name
+        )
     }
 
     /// A session of the range's repository and recipe measuring `commits` at every thread

@@ -90,8 +90,8 @@ pub fn scan(g: &Global, a: ScanArgs) -> Result<Exit> {
     let started = Instant::now();
     let (thread_count, cfg) = plan(&a)?;
     let (good, bad) = repo::split_range(&a.range)?;
-    cfg.validate(2)?;
-    let setup = RangeSetup::open(g, &a.links, &a.tool.tool, &a.build, (&good, &bad))?;
+    let setup = RangeSetup::open(g, &a.links, &a.tool.tool, &a.build, (&good, &bad), &cfg)?;
+    let exec = setup.executor(&a.exec, &a.build)?;
     let RangeSetup {
         links,
         spec,
@@ -100,27 +100,23 @@ pub fn scan(g: &Global, a: ScanArgs) -> Result<Exit> {
         range,
         cache,
     } = &setup;
-    let exec = a.exec.executor((cache, repo), &a.build, recipe)?;
     let commits = &range.commits;
     let n = commits.len();
-    cfg.validate(n)?;
     let text = a.format == ScanFormat::Text;
     let notes: Vec<String> = merge_base_note(range, &good, &bad).into_iter().collect();
     for note in &notes {
         say(text, note);
     }
     let grid = place_grid(&a, cache, repo, recipe, commits)?;
-    say(text, &format!(
-        "scanning {} at {} thread(s) over {} commits ({}..{}), recipe {}: grid of {} points every ~{} commits",
-        spec.short(),
-        thread_count,
-        n,
-        range.good.short,
-        range.bad.short,
-        recipe.name,
-        grid.positions.len(),
-        grid.spacing
-    ));
+    say(
+        text,
+        &format!(
+            "scanning {}: grid of {} points every ~{} commits",
+            setup.describe(&thread_count.to_string()),
+            grid.positions.len(),
+            grid.spacing
+        ),
+    );
     say(text, &grid.plan_line());
 
     let id = scan_id(
