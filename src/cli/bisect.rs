@@ -11,10 +11,10 @@ use crate::analysis::locate::{self, Location};
 use crate::build::repo;
 use crate::cache::{self, Cache};
 use crate::measure::engine::{Library, Session, Side, Subject};
-use crate::measure::exec::Timing;
+use crate::measure::exec::{Executor, Timing};
 use crate::report::bisect::{
-    culprit_json, step_line, BisectFormat, BisectReport, LocatedJson, RunState, SavedBisect,
-    StepJson, ThreadEffect, UnexploredJson, BISECT_KIND,
+    culprit_json, step_line, BisectFormat, BisectReport, CulpritJson, LocatedJson, RunState,
+    SavedBisect, StepJson, ThreadEffect, UnexploredJson, BISECT_KIND,
 };
 use crate::report::explain::{ExplainFormat, ExplainReport, Side as ExplainSide};
 use crate::report::export::Links;
@@ -178,21 +178,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     let (commits, good_idx) = searched_commits(range);
     let threads = a.tool.thread_counts();
     a.tool.warn_oversubscribed();
-    let timing = a.sampling.timing.timing();
-    let context = format!("bisect {id}");
-    let mut counting = match a.locate {
-        Some(by) => {
-            let exec = setup.executor(&a.exec, &a.build)?;
-            let timing = Timing {
-                metric: by.metric(),
-                ..timing
-            };
-            let context = format!("{context} count");
-            Some(setup.session(&a.build, timing, context, exec, &commits, &threads)?)
-        }
-        None => None,
-    };
-    let mut session = setup.session(&a.build, timing, context, exec, &commits, &threads)?;
+    let (mut session, mut counting) = sessions(&a, &setup, exec, &id, &commits, &threads)?;
     save_state(cache, &id, &a, RunState::Running, None)?;
 
     let mut notes = Vec::new();
@@ -236,6 +222,34 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     }
     save_state(cache, &id, &a, RunState::Finished, Some(&json))?;
     output(&a, &json, links)
+}
+
+/// The clock's session and, with `--locate`, the counts' (on their metric, with samples of their
+/// own context).
+fn sessions<'s>(
+    a: &BisectArgs,
+    setup: &'s RangeSetup,
+    exec: Option<Box<dyn Executor + 's>>,
+    id: &str,
+    commits: &[repo::CommitInfo],
+    threads: &[usize],
+) -> Result<(Session<'s>, Option<Session<'s>>)> {
+    let timing = a.sampling.timing.timing();
+    let context = format!("bisect {id}");
+    let counting = match a.locate {
+        Some(by) => {
+            let exec = setup.executor(&a.exec, &a.build)?;
+            let timing = Timing {
+                metric: by.metric(),
+                ..timing
+            };
+            let context = format!("{context} count");
+            Some(setup.session(&a.build, timing, context, exec, commits, threads)?)
+        }
+        None => None,
+    };
+    let session = setup.session(&a.build, timing, context, exec, commits, threads)?;
+    Ok((session, counting))
 }
 
 /// `--locate` confirms in time, counts one thread, and searches a range (not a scan's grid yet).
@@ -409,17 +423,8 @@ fn report(
         commits: range.commits.len(),
         direction: result.direction,
         ends: result.ends,
-        outcome: match &result.outcome {
-            Outcome::NoChange => "no_change".into(),
-            Outcome::Changes(c) => format!("{} change(s)", c.len()),
-        },
-        culprits: match &result.outcome {
-            Outcome::NoChange => Vec::new(),
-            Outcome::Changes(cps) => cps
-                .iter()
-                .map(|cp| culprit_json(cp, commits, &threads))
-                .collect(),
-        },
+        outcome: outcome_text(&result.outcome),
+        culprits: culprits(&result.outcome, commits, &threads),
         steps: (result.steps.iter())
             .map(|s| StepJson::new(s, commits, &threads))
             .collect(),
@@ -445,14 +450,40 @@ fn report(
             .map(|u| UnexploredJson::new(u, commits))
             .collect(),
         continue_with: continue_with(a, result),
-        located: counted.map(|(s, l)| LocatedJson {
-            metric: s.metric(),
-            searched_by: l.searched_by,
-            ends: l.count_ends,
-            resolution: l.count_resolution.clone(),
-            samples: l.count_samples,
-            unexplained: l.unexplained,
-        }),
+        located: counted.map(|(s, l)| located_json(s, l)),
+    }
+}
+
+fn outcome_text(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::NoChange => "no_change".into(),
+        Outcome::Changes(c) => format!("{} change(s)", c.len()),
+    }
+}
+
+fn culprits(
+    outcome: &Outcome,
+    commits: &[repo::CommitInfo],
+    threads: &[usize],
+) -> Vec<CulpritJson> {
+    match outcome {
+        Outcome::NoChange => Vec::new(),
+        Outcome::Changes(cps) => cps
+            .iter()
+            .map(|cp| culprit_json(cp, commits, threads))
+            .collect(),
+    }
+}
+
+/// What the counts saw where they located the change points the clock confirmed.
+fn located_json(counts: &Session, l: &Location) -> LocatedJson {
+    LocatedJson {
+        metric: counts.metric(),
+        searched_by: l.searched_by,
+        ends: l.count_ends,
+        resolution: l.count_resolution.clone(),
+        samples: l.count_samples,
+        unexplained: l.unexplained,
     }
 }
 
