@@ -167,10 +167,34 @@ pub enum Start {
     Incremental { reconfigure: bool },
 }
 
+/// A phase of a build, as its events, log lines and errors name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Configure,
+    Make,
+    Install,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Configure => "configure",
+            Phase::Make => "make",
+            Phase::Install => "install",
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BuildEvent {
-    /// A phase starts: "configure", "make" or "install".
-    Phase(&'static str),
+    /// A phase starts.
+    Phase(Phase),
     /// The latest line of output.
     Line(String),
 }
@@ -392,7 +416,7 @@ impl Steps<'_> {
     /// BuildEvent::Phase (false for a further make of the same phase).
     fn run(
         &mut self,
-        phase: &'static str,
+        phase: Phase,
         announce: bool,
         program: &Path,
         args: &[String],
@@ -545,7 +569,7 @@ impl ConfigureCall {
             }
             None => {
                 let before = configured::before(build_dir)?;
-                let secs = steps.run("configure", true, &self.program, &self.args)?;
+                let secs = steps.run(Phase::Configure, true, &self.program, &self.args)?;
                 if let (Some(store), Some(key)) = (req.configure_store, &key) {
                     configured::save(store, key, build_dir, &before)?;
                 }
@@ -620,7 +644,7 @@ impl MakePlan {
             let mut args = vec![format!("-j{jobs}")];
             args.extend(t.split_whitespace().map(String::from));
             let announce = i == 0 && snapshot.is_none();
-            make_secs += steps.run("make", announce, Path::new("make"), &args)?;
+            make_secs += steps.run(Phase::Make, announce, Path::new("make"), &args)?;
         }
         Ok((make_secs, kept))
     }
@@ -687,7 +711,7 @@ fn keep_unchanged_objects(
     if !generate.is_empty() {
         let mut args = vec![format!("-j{jobs}")];
         args.extend(generate);
-        secs += steps.run("make", true, Path::new("make"), &args)?;
+        secs += steps.run(Phase::Make, true, Path::new("make"), &args)?;
     }
     let k = restat::keep_unchanged(build_dir, snap, new)?;
     append_to_log(
@@ -815,7 +839,7 @@ impl Publish<'_> {
         let mut args = vec![format!("DESTDIR={}", destdir.display())];
         args.extend(install_targets.iter().cloned());
         let installed = steps
-            .run("install", true, Path::new("make"), &args)
+            .run(Phase::Install, true, Path::new("make"), &args)
             .and_then(|_| move_installed(&destdir, self.install_dir))
             .and_then(|_| install::mend_clashes(self.build_dir, self.install_dir, self.clashes));
         let e = match installed {
@@ -880,7 +904,7 @@ fn check_published(install_dir: &Path, log_path: &Path) -> Result<()> {
 /// [`Interrupted`](crate::interrupt::Interrupted) promptly instead of waiting
 /// for make to finish.
 fn run_step(
-    phase: &'static str,
+    phase: Phase,
     announce: bool,
     cmd: &mut Command,
     log: &mut File,
@@ -946,7 +970,7 @@ impl StepLog<'_> {
 
 /// Starts a step with its output piped, in a process group of its own (see [`run_step`]).
 fn spawn_step(
-    phase: &'static str,
+    phase: Phase,
     cmd: &mut Command,
     program: &str,
     log: &mut File,
@@ -978,7 +1002,7 @@ fn spawn_step(
             );
             // A config script that cannot be executed is the tree's fault;
             // a missing make is the machine's.
-            if phase == "configure" {
+            if phase == Phase::Configure {
                 return Err(BuildFailed(msg).into());
             }
             bail!(msg);
@@ -1069,7 +1093,7 @@ fn stream_output(
 /// How the step ended, as [`build`]'s errors: killed from outside is not the commit's
 /// failure; a non-zero exit is.
 fn judge_exit(
-    phase: &'static str,
+    phase: Phase,
     status: std::process::ExitStatus,
     log: &mut File,
     log_path: &Path,
@@ -1399,7 +1423,7 @@ mod tests {
         );
         assert!(e.contains(&log.display().to_string()), "{e}");
         assert!(e.contains("line 30") && !e.contains("line 10\n"), "{e}");
-        assert_eq!(events[0], BuildEvent::Phase("configure"));
+        assert_eq!(events[0], BuildEvent::Phase(Phase::Configure));
         assert!(events.contains(&BuildEvent::Line("line 1".into())));
         let text = fs::read_to_string(&log).unwrap();
         assert!(

@@ -537,7 +537,7 @@ impl BuildJob<'_> {
         let mut phase = "";
         let mut on_event = |ev: BuildEvent| match ev {
             BuildEvent::Phase(p) => {
-                phase = p;
+                phase = p.as_str();
                 sp.set_message(p.to_string());
                 progress::detail(&format!("{short}: {p}"));
             }
