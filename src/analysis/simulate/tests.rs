@@ -1,0 +1,343 @@
+use super::*;
+
+fn sc(steps: Vec<SimStep>, trials: usize) -> SimConfig {
+    SimConfig {
+        commits: 1000,
+        steps,
+        noise: NoiseModel::iid(0.03),
+        trials,
+        alarm_trials: trials,
+        seed: 42,
+        skip_rate: 0.0,
+        cfg: Config::default(),
+        baseline: false,
+        jobs: 1,
+        scan: None,
+        locate: None,
+        sample_seconds: 1.0,
+    }
+}
+
+fn step(effect: f64) -> SimStep {
+    SimStep::at(effect, None)
+}
+
+/// The headline goals of the design at reduced trials (the full-size run is the ignored test
+/// below and `examples/sim.rs`).
+#[test]
+fn headline_goals_reduced() {
+    let r = simulate(&sc(vec![step(0.10)], 150)).unwrap();
+    assert!(r.accuracy >= 0.99, "{r:?}");
+    assert!(r.false_alarm_rate <= 0.01, "{r:?}");
+    let r = simulate(&sc(vec![step(0.10), step(0.05)], 60)).unwrap();
+    assert!(r.detected_all_rate >= 0.9, "{r:?}");
+}
+
+#[test]
+#[ignore = "full size: run with --release -- --ignored"]
+fn headline_goals_full() {
+    let r = simulate(&sc(vec![step(0.10)], 1000)).unwrap();
+    assert!(r.accuracy >= 0.99, "{r:?}");
+    let r = simulate(&sc(vec![], 10_000)).unwrap();
+    assert!(r.false_alarm_rate <= 0.01, "{r:?}");
+    let r = simulate(&sc(vec![step(0.10), step(0.05)], 1000)).unwrap();
+    assert!(r.detected_all_rate >= 0.9, "{r:?}");
+}
+
+#[test]
+fn baseline_tests_at_the_configured_alpha() {
+    let base = |alpha: f64| {
+        let mut c = SimConfig {
+            baseline: true,
+            ..sc(vec![step(0.10)], 300)
+        };
+        c.cfg.alpha = alpha;
+        simulate(&c).unwrap()
+    };
+    let r = base(0.01);
+    assert!(r.accuracy >= 0.95, "{r:?}");
+    assert!(r.false_alarm_rate <= 0.03, "{r:?}");
+    assert!((r.mean_samples_per_decision - 20.0).abs() < 5.0, "{r:?}");
+    // the plain t-test on the ends alarms about as often as its alpha says
+    let r = base(0.2);
+    assert!(r.false_alarm_rate > 0.1, "{r:?}");
+    // the baseline reports an interval for what it finds
+    assert!(
+        r.intervals_scored >= 250 && r.interval_coverage.is_some(),
+        "{r:?}"
+    );
+}
+
+fn reported(last_old: usize, first_new: usize, ci: (f64, f64)) -> Reported {
+    Reported {
+        last_old,
+        first_new,
+        uncertain: false,
+        confirmed: true,
+        ratio_ci: Some(ci),
+    }
+}
+
+fn result(changes: Vec<Reported>) -> TrialResult {
+    TrialResult {
+        resolved: None,
+        bounds: Vec::new(),
+        changes,
+        first: None,
+        builds: 0,
+        samples: 0,
+        count_samples: 0,
+        decisions: 0,
+    }
+}
+
+#[test]
+fn a_miss_is_named_by_the_headline_or_a_bound_that_reaches_its_size() {
+    let mut r = result(vec![]);
+    assert!(!named(&r, &[50], 0.08));
+    r.resolved = Some(0.10);
+    assert!(named(&r, &[50], 0.08));
+    assert!(!named(&r, &[50], 0.12));
+    r.bounds.push(Bound {
+        lo: 40,
+        hi: 60,
+        up_to: 0.15,
+    });
+    assert!(named(&r, &[50], 0.12));
+    assert!(!named(&r, &[70], 0.12), "outside the stretch");
+    assert!(!named(&r, &[50], 0.20), "larger than the bound");
+    // A located but unconfirmed change point names its own stretch.
+    let mut c = reported(69, 70, (0.9, 1.3));
+    c.confirmed = false;
+    r.changes.push(c);
+    assert!(named(&r, &[70], 0.25));
+}
+
+#[test]
+fn scoring_counts_wrong_culprits_and_coverage() {
+    let truth = vec![vec![100], vec![300, 301, 302]];
+    let ratio = |a: usize, b: usize| if (a, b) == (99, 100) { 1.10 } else { 1.05 };
+    // both found, one interval misses the true ratio
+    let r = result(vec![
+        reported(99, 100, (1.08, 1.12)),
+        reported(300, 301, (1.06, 1.09)),
+    ]);
+    let s = score(&r, &truth, &Expect::All, ratio);
+    assert!(s.right && s.all_found && !s.wrong && !s.unconfirmed);
+    assert_eq!((s.intervals, s.covered), (2, 1));
+    // an extra change point where nothing changed is a wrong culprit, and not scored for
+    // coverage
+    let r = result(vec![
+        reported(99, 100, (1.08, 1.12)),
+        reported(500, 501, (1.0, 1.2)),
+        reported(301, 302, (1.0, 1.2)),
+    ]);
+    let s = score(&r, &truth, &Expect::All, ratio);
+    assert!(s.wrong && s.all_found && !s.right);
+    assert_eq!(s.intervals, 2);
+    // first change only: the second step is not expected, but reporting it is not wrong
+    let r = result(vec![reported(99, 100, (1.08, 1.12))]);
+    assert!(score(&r, &truth, &Expect::Oldest, ratio).right);
+    let r = result(vec![reported(299, 300, (1.0, 1.2))]);
+    let s = score(&r, &truth, &Expect::Oldest, ratio);
+    assert!(!s.right && !s.wrong);
+}
+
+#[test]
+fn gradual_and_cancelled_steps_are_placed_whole() {
+    let c = sc(
+        vec![
+            SimStep {
+                spread: 4,
+                ..step(0.10)
+            },
+            SimStep {
+                cancelled: true,
+                ..step(0.08)
+            },
+        ],
+        1,
+    );
+    for seed in 0..50 {
+        let p = place_steps(&c, &mut StdRng::seed_from_u64(seed));
+        assert_eq!(p.truth.len(), 3);
+        let g = &p.truth[0];
+        assert_eq!(g.len(), 4);
+        assert!(g.windows(2).all(|w| w[1] == w[0] + 1) && g[3] < 1000);
+        let (on, undo) = (p.truth[1][0], p.truth[2][0]);
+        assert!(on < undo && undo < 1000);
+        let total: f64 = p.factors.iter().map(|f| f.1).product();
+        // the cancelled step and its undo leave the ends apart by the gradual step alone
+        assert!((total - 1.10).abs() < 1e-12, "{total}");
+    }
+    let m = |steps: &[(usize, f64)], c| {
+        SimMeasurer::new(1000, steps, &NoiseModel::iid(0.0), 0.0, 1)
+            .unwrap()
+            .mean(c)
+    };
+    let p = place_steps(&c, &mut StdRng::seed_from_u64(3));
+    assert!((m(&p.factors, 999) / m(&p.factors, 0) - 1.10).abs() < 1e-12);
+}
+
+/// At 15% noise the clock alone stops at the ends, undecided; located by a 0.25% count and
+/// confirmed on the same clock, both large steps are found and the small ones are named.
+#[test]
+fn locating_by_count_finds_what_the_clock_alone_cannot() {
+    let show = |locate: Option<CountSim>| {
+        simulate(&SimConfig {
+            commits: 775,
+            noise: NoiseModel {
+                cv: 0.15,
+                ..NoiseModel::realistic()
+            },
+            alarm_trials: 5,
+            locate,
+            ..sc(
+                vec![
+                    SimStep::at(0.30, Some(300)),
+                    SimStep::at(-0.15, Some(315)),
+                    SimStep::at(0.06, Some(100)),
+                ],
+                20,
+            )
+        })
+        .unwrap()
+    };
+    let clock = show(None);
+    let located = show(Some(CountSim {
+        noise: 0.0025,
+        schedule: Schedule {
+            initial: 3,
+            max: 10,
+        },
+        seconds: 5.0,
+    }));
+    let found = |r: &SimReport, i: usize| r.steps_found[i].found;
+    assert!(found(&clock, 0) < 0.5, "{clock:?}");
+    assert!(
+        found(&located, 0) >= 0.95 && found(&located, 1) >= 0.9,
+        "{located:?}"
+    );
+    assert_eq!(located.wrong_culprit_rate, 0.0);
+    assert_eq!(located.false_alarm_rate, 0.0);
+    // The 6% step is located; the clock cannot size it at 15%: named, not missed silently.
+    assert_eq!(located.misses_named.unwrap_or(1.0), 1.0, "{located:?}");
+    // Count samples cost their own seconds.
+    assert!(located.mean_machine_s > located.mean_samples, "{located:?}");
+}
+
+#[test]
+fn realistic_noise_is_shuffled_and_failures_skip() {
+    let model = NoiseModel::realistic();
+    let mut m = SimMeasurer::new(10, &[], &model, 0.0, 5).unwrap();
+    assert!(m.order.is_some());
+    let p = m.ensure(&[(0, 50), (9, 50)]).unwrap();
+    assert!(matches!(&p[0], Probe::Samples(v) if v.len() == 50));
+    // iid noise keeps the fixed order and draws nothing for it
+    let m = SimMeasurer::new(10, &[], &NoiseModel::iid(0.03), 0.0, 5).unwrap();
+    assert!(m.order.is_none());
+    let failing = NoiseModel {
+        fail_rate: 0.5,
+        ..NoiseModel::iid(0.03)
+    };
+    let mut m = SimMeasurer::new(10, &[], &failing, 0.0, 5).unwrap();
+    let p = m.ensure(&[(3, 20), (4, 20)]).unwrap();
+    assert!(p.iter().all(|p| matches!(p, Probe::Skip(_))), "{p:?}");
+}
+
+#[test]
+fn search_on_realistic_noise_is_scored() {
+    let r = simulate(&SimConfig {
+        noise: NoiseModel::realistic(),
+        ..sc(vec![step(0.10)], 20)
+    })
+    .unwrap();
+    assert_eq!(r.trials, 20);
+    assert!(r.mean_samples > 0.0 && r.detected_all_rate > 0.0, "{r:?}");
+    // the same seed gives the same report, whatever the threads
+    let again = simulate(&SimConfig {
+        noise: NoiseModel::realistic(),
+        jobs: 3,
+        ..sc(vec![step(0.10)], 20)
+    })
+    .unwrap();
+    assert_eq!(r, again);
+}
+
+#[test]
+fn skips_and_fixed_positions() {
+    let r = simulate(&SimConfig {
+        skip_rate: 0.2,
+        commits: 200,
+        ..sc(vec![SimStep::at(-0.2, Some(1))], 30)
+    })
+    .unwrap();
+    assert_eq!(r.errors, 0);
+    assert!(r.accuracy >= 0.95, "{r:?}");
+}
+
+#[test]
+fn report_json_field_names() {
+    let r = simulate(&sc(vec![step(0.10)], 3)).unwrap();
+    let v = serde_json::to_value(&r).unwrap();
+    for k in [
+        "trials",
+        "accuracy",
+        "false_alarm_rate",
+        "mean_builds",
+        "mean_samples",
+        "mean_samples_per_decision",
+        "detected_all_rate",
+    ] {
+        assert!(v[k].is_number(), "{k}");
+    }
+}
+
+#[test]
+fn bad_configs_are_errors() {
+    let bad = [
+        SimConfig {
+            commits: 1,
+            ..sc(vec![], 1)
+        },
+        SimConfig {
+            noise: NoiseModel::iid(-0.1),
+            ..sc(vec![], 1)
+        },
+        SimConfig {
+            noise: NoiseModel::iid(f64::NAN),
+            ..sc(vec![], 1)
+        },
+        SimConfig {
+            skip_rate: 1.0,
+            ..sc(vec![], 1)
+        },
+        sc(vec![step(-1.0)], 1),
+        sc(vec![SimStep::at(0.1, Some(0))], 1),
+        sc(vec![SimStep::at(0.1, Some(1000))], 1),
+    ];
+    for c in bad {
+        assert!(simulate(&c).is_err(), "{c:?}");
+    }
+    let zero = simulate(&sc(vec![step(0.1)], 0)).unwrap();
+    assert_eq!(zero.trials, 0);
+}
+
+#[test]
+fn measurer_draws_only_missing_samples() {
+    let mut m = SimMeasurer::new(10, &[(5, 1.5)], &NoiseModel::iid(0.0), 0.0, 1).unwrap();
+    let values = |p: Vec<Probe>| -> Vec<Vec<f64>> {
+        p.into_iter()
+            .map(|p| match p {
+                Probe::Samples(v) => v.values,
+                Probe::Skip(r) => panic!("{r}"),
+            })
+            .collect()
+    };
+    let p = m.ensure(&[(0, 3), (7, 2)]).unwrap();
+    assert_eq!(values(p), vec![vec![1.0; 3], vec![1.5; 2]]);
+    let p = m.ensure(&[(7, 1)]).unwrap();
+    assert_eq!(values(p), vec![vec![1.5; 2]]);
+    assert_eq!(m.mean(4), 1.0);
+    assert_eq!(m.mean(9), 1.5);
+}
