@@ -48,6 +48,19 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
+mod config;
+mod measurer;
+mod result;
+mod sequential;
+
+pub use config::Config;
+pub use measurer::{Measurer, Probe};
+pub use result::{
+    ChangePoint, LeftBecause, Outcome, SearchResult, SeriesPoint, Step, StepVerdict, Unexplored,
+};
+pub use sequential::{compare_pair, Side};
+use sequential::{position, sequential, Compared};
+
 /// Confidence of the position interval that keeps a commit whose place between the ends is still
 /// unclear from being called Old or New. It is a tie-breaker, not an error-controlling test: the
 /// significance tests decide old/new, and a second change hidden next to a commit that passed as
@@ -64,242 +77,6 @@ pub const UNRESOLVED_CAP: usize = 2;
 /// further before the size is called unresolved.
 pub const LOCATED_CAP: usize = 4;
 
-/// What measuring a commit gave.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Probe {
-    Samples(Samples),
-    /// Build failed / kernel not applicable / crashed: the reason.
-    Skip(Unavailable),
-}
-
-pub trait Measurer {
-    /// For each (commit, n) make sure at least n samples exist and return ALL samples known for that
-    /// commit (in the order they were taken). The implementation takes missing samples interleaved
-    /// across the listed commits (A B C A B C ...), so drift cancels; callers therefore always ask for
-    /// the candidate together with the ends/neighbours it is compared against.
-    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>>;
-    /// Called when a commit's verdict is final (for live output). Default: do nothing.
-    fn decided(&mut self, _step: &Step) {}
-    /// Called when a change point has been confirmed (or rejected) on its fresh block, as soon as
-    /// that is known, before the search goes on (for live output). Its `share` is against the
-    /// ends as sampled so far. Default: do nothing.
-    fn confirmed(&mut self, _cp: &ChangePoint) {}
-    /// Whether the search should stop exploring (a time budget spent). Asked before each
-    /// sub-range and each candidate; honoured only once a change point in the range's direction is
-    /// confirmed, so the search never ends without its main answer. The clock lives here, not in
-    /// the search, so simulations and tests drive it. Default: never.
-    fn should_stop(&self) -> bool {
-        false
-    }
-    /// Get commit `c` ready to measure (build it) without sampling, so that [`identical`]
-    /// can tell. Default: nothing to do.
-    ///
-    /// [`identical`]: Measurer::identical
-    fn prepare(&mut self, _c: usize) -> Result<()> {
-        Ok(())
-    }
-    /// Whether commits `a` and `b` load byte-identical libraries and modules (then no change of
-    /// speed can lie between them, and `ensure` may give both one pool of samples: the search
-    /// counts the samples it claimed per pool, see [`pool_key`]). Default: not known.
-    fn identical(&self, _a: usize, _b: usize) -> bool {
-        false
-    }
-    /// Series measured at every probe (the thread counts of `--threads 1,8,32`): 1 unless the
-    /// measurer implements [`Measurer::ensure_series`].
-    fn series(&self) -> usize {
-        1
-    }
-    /// Like `ensure`, for every series: per commit one probe per series, each with at least n
-    /// samples, all taken interleaved. Default: the one series of `ensure`.
-    fn ensure_series(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Vec<Probe>>> {
-        Ok(self.ensure(wants)?.into_iter().map(|p| vec![p]).collect())
-    }
-    /// The commit the search is about to measure, then those it may probe after it (whichever
-    /// way it goes): a measurer with build machines apart from its measuring ones builds them
-    /// now, in that order, while this probe is measured. A hint: nothing may depend on it.
-    /// Default: ignored.
-    fn prefetch(&mut self, _commits: &[usize]) {}
-    /// Called once, after the ends' comparison and before the search, with what the ends'
-    /// noise says the search will resolve and need (for live output). Default: nothing.
-    fn forecast(&mut self, _f: &Forecast) {}
-    /// How errors name commit `i` (a short sha in the real pipeline).
-    fn name(&self, i: usize) -> String {
-        format!("commit {i}")
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Config {
-    /// Error rate of the whole search (see the module docs for how it is split).
-    pub alpha: f64,
-    /// Smallest relative change worth reporting (0.03 = 3%).
-    pub min_effect: f64,
-    /// Sample sizes at which each decision looks at the data.
-    pub schedule: Schedule,
-    /// Stop after this many confirmed change points in the range's direction (the search goes to
-    /// the larger share of the change first, so 1 gives the change that explains most of the
-    /// range; a change against the range's direction is reported but never counts).
-    pub max_changes: Option<usize>,
-    /// Skip sub-ranges whose ends differ by less than this share of the ends' change (on the log
-    /// scale, 0.1 = 10%).
-    pub min_share: Option<f64>,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            alpha: 0.01,
-            min_effect: 0.03,
-            schedule: Schedule {
-                initial: 5,
-                max: 40,
-            },
-            max_changes: None,
-            min_share: None,
-        }
-    }
-}
-
-impl Config {
-    /// One-line error for a configuration the search cannot work with.
-    pub fn validate(&self, n: usize) -> Result<()> {
-        if n < 2 {
-            bail!("a bisect needs at least 2 commits, got {n}");
-        }
-        if !(self.alpha > 0.0 && self.alpha < 1.0) {
-            bail!(
-                "alpha must be between 0 and 1 (exclusive), got {}",
-                self.alpha
-            );
-        }
-        if !(self.min_effect > 0.0 && self.min_effect.is_finite()) {
-            bail!("min-effect must be greater than 0, got {}", self.min_effect);
-        }
-        if let Some(m) = self.min_share {
-            if !(m > 0.0 && m < 1.0) {
-                bail!("min-share must be between 0 and 100% (exclusive), got {m}");
-            }
-        }
-        if self.max_changes == Some(0) {
-            bail!("max-changes must be at least 1");
-        }
-        self.schedule.validate()
-    }
-
-    /// Per-test significance level for a search over `n` commits measured at `series` thread
-    /// counts.
-    pub fn alpha_per_test(&self, n: usize, series: usize) -> f64 {
-        alpha::search_per_test(self.alpha, n, &self.schedule, series)
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum StepVerdict {
-    /// Like the old end of its interval.
-    Old,
-    /// Like the new end of its interval.
-    New,
-    /// Significantly different from both ends: part of the change, or a second change.
-    Between,
-    /// Still undecided at max samples; the search went on by the closer end.
-    Ambiguous,
-    Skipped(Unavailable),
-}
-
-/// One decided commit, for live output and the report.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Step {
-    pub commit: usize,
-    /// Samples of this commit the decision used.
-    pub n: usize,
-    pub mean: f64,
-    pub ci95: (f64, f64),
-    pub verdict: StepVerdict,
-    /// (mean − mean_old) / (mean_new − mean_old) against the interval's ends at the time (of
-    /// the series that steered the decision).
-    pub position: Option<f64>,
-    /// With several thread counts: each one's mean, interval and position, in the measurer's
-    /// series order (`mean`/`ci95` above are of the primary series). Empty with one.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub series: Vec<SeriesPoint>,
-}
-
-/// One thread count's figures at a decided commit.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SeriesPoint {
-    pub mean: f64,
-    pub ci95: (f64, f64),
-    pub position: Option<f64>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ChangePoint {
-    pub last_old: usize,
-    /// `last_old + 1` for a single culprit; larger when skipped commits leave a range.
-    pub first_new: usize,
-    pub skipped_between: Vec<usize>,
-    /// Confirmation: `last_old` (a) against `first_new` (b) on a fresh block of samples taken
-    /// for it alone (interleaved, in random order), never the samples that selected the pair, so
-    /// its ratio, interval and p-values are not biased by the selection.
-    pub comparison: Comparison,
-    /// The confirmation found the change significant (at its own share of alpha), and the two
-    /// commits' binaries are not byte-identical.
-    pub confirmed: bool,
-    /// Not confirmed, and not refuted either: the fresh block was still undecided after
-    /// [`UNRESOLVED_CAP`] × the sample cap. The search's tests located the change here; its size
-    /// is the (wide) interval of `comparison`.
-    #[serde(default)]
-    pub unresolved: bool,
-    /// Parent and culprit load byte-identical libraries: never a culprit.
-    pub identical_binaries: bool,
-    /// This change's share of the ends' change, on the log scale (ln ratio / ln ends' ratio):
-    /// 1 explains the whole range, negative goes against the range's direction.
-    pub share: f64,
-    /// This change explains only part of the end-to-end change (the range holds more than one).
-    pub partial: bool,
-    /// A commit on the way here stayed ambiguous (the search went on by the closer end).
-    pub uncertain: bool,
-    /// With several thread counts: the confirmation's comparison at each, in the measurer's
-    /// series order (`comparison` above is the primary series'). A thread count is affected when
-    /// its comparison is significant. Empty with one.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub series: Vec<Comparison>,
-    /// Located on another metric than the one that confirmed it (see [`crate::analysis::locate`]):
-    /// parent against culprit on the locating metric's confirmation block. `comparison` and
-    /// `confirmed` are then the confirming metric's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub located: Option<Comparison>,
-}
-
-impl ChangePoint {
-    /// The direction of this change: the primary series' when it changed there, else that of the
-    /// thread count that changed most.
-    pub fn verdict(&self) -> Verdict {
-        if significant(&self.comparison) || self.series.is_empty() {
-            self.comparison.verdict
-        } else {
-            self.series[dominant(&self.series, significant)].verdict
-        }
-    }
-}
-
-/// Why a sub-range was not searched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LeftBecause {
-    /// The time budget was spent ([`Measurer::should_stop`]).
-    Budget,
-    /// `max_changes` change points were confirmed.
-    MaxChanges,
-    /// Its estimated share of the ends' change is below `min_share`.
-    MinShare,
-    /// Its ends' check was still undecided at the sample cap: neither shown to differ nor
-    /// shown the same, so a change up to the interval's far end may hide in it.
-    Undecided,
-}
-
 /// What a check of a sub-range's ends found.
 enum EndsCheck {
     /// They differ: the estimated share of the range's change, and the series that moved.
@@ -308,65 +85,6 @@ enum EndsCheck {
     Same,
     /// Undecided at the cap: the primary series' ratio (new/old) and its interval.
     Undecided(RatioCi),
-}
-
-/// A sub-range the search did not (finish to) search.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Unexplored {
-    pub lo: usize,
-    pub hi: usize,
-    /// Its ends are known to differ (a Between split it off, or its check said so); otherwise it
-    /// was never checked.
-    pub differs: bool,
-    /// Its estimated share of the ends' change, when known.
-    pub share: Option<f64>,
-    pub because: LeftBecause,
-    /// For [`LeftBecause::Undecided`]: its ends' ratio (new/old, primary series) with the
-    /// interval, at the cap — the size of change that may hide in it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ratio: Option<RatioCi>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    NoChange,
-    /// Oldest first.
-    Changes(Vec<ChangePoint>),
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SearchResult {
-    /// Old end (a) against new end (b).
-    pub ends: Comparison,
-    /// `Slower` = regression, `Faster` = fix; `Same`/`Undecided` with `NoChange`.
-    pub direction: Verdict,
-    pub outcome: Outcome,
-    pub steps: Vec<Step>,
-    /// Distinct commits asked for (skipped ones included: their build was attempted).
-    pub commits_measured: usize,
-    /// Samples as observed via `ensure` (the most seen per commit, summed).
-    pub samples_taken: usize,
-    /// Sequential decisions made: the ends, each classified candidate, each sub-range check.
-    pub decisions: usize,
-    pub alpha_per_test: f64,
-    /// Significance tests actually run by the search (every look of every decision; a candidate's
-    /// look is two tests) and by the confirmations.
-    pub tests: usize,
-    /// The family-wise error bound achieved: Bonferroni's sum of the levels of every test run. A
-    /// range with several changes can spend more than the budget `alpha`; this says how much.
-    pub family_alpha: f64,
-    /// Sub-ranges left unsearched (budget, max-changes, min-share), oldest first.
-    pub unexplored: Vec<Unexplored>,
-    /// What the search could resolve at its cap, from the noise of every commit it sampled
-    /// (primary series); `None` when no commit holds enough samples to show its spread.
-    pub resolution: Option<Resolution>,
-    /// Sum of the shares of the confirmed change points: how much of the ends' change they
-    /// explain (0 with no change).
-    pub explained: f64,
-    /// With several thread counts: the ends' comparison at each (`ends` is the primary one, the
-    /// thread count whose ends moved most). Empty with one.
-    pub ends_series: Vec<Comparison>,
 }
 
 /// A sub-range still to search: `lo` is known to differ from `hi` (unless it waits for its check).
@@ -1274,123 +992,6 @@ impl Searcher<'_> {
     }
 }
 
-/// Which side of a pair could not be measured.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Side {
-    A,
-    B,
-    Both,
-}
-
-type Unmeasurable = (Side, Unavailable, Unavailable);
-/// A decided (or capped) comparison per series with the windows it was made on.
-type Compared = (Vec<Comparison>, Vec<Samples>, Vec<Samples>);
-
-/// The one sequential comparison: windows of `k` samples for each look `k`, compared at every
-/// series until each series' verdict is decided or the last look. `window(k)` returns the two
-/// sides' windows.
-fn sequential<F>(
-    looks: &[usize],
-    alpha_look: f64,
-    min_effect: f64,
-    settle_size: bool,
-    mut window: F,
-) -> Result<std::result::Result<Compared, Unmeasurable>>
-where
-    F: FnMut(usize) -> Result<Vec<Window>>,
-{
-    let mut last = None;
-    for &k in looks {
-        let mut w = window(k)?;
-        if w.len() != 2 {
-            bail!("measurer returned {} results for 2 subjects", w.len());
-        }
-        let (wb, wa) = (w.pop(), w.pop());
-        let (a, b) = match (wa, wb) {
-            (Some(Window::Samples(a)), Some(Window::Samples(b))) => (a, b),
-            (Some(Window::Skip(ra)), Some(Window::Skip(rb))) => {
-                return Ok(Err((Side::Both, ra, rb)))
-            }
-            (Some(Window::Skip(r)), _) => return Ok(Err((Side::A, r.clone(), r))),
-            (_, Some(Window::Skip(r))) => return Ok(Err((Side::B, r.clone(), r))),
-            _ => unreachable!("two windows checked above"),
-        };
-        let cs: Vec<Comparison> = a
-            .iter()
-            .zip(&b)
-            .map(|(a, b)| stats::compare_rounds(a, b, alpha_look, min_effect))
-            .collect();
-        // With `settle_size`, a significant change whose interval still straddles min-effect
-        // is not done: "at least min-effect" (a failed gate, a culprit's size) must rest on the
-        // interval, not on a point estimate picked by optional stopping. The ends of a search
-        // need only the direction.
-        let done = cs.iter().all(|c| match c.verdict {
-            Verdict::Undecided => false,
-            Verdict::Slower | Verdict::Faster => !settle_size || c.size != stats::Size::Uncertain,
-            Verdict::Same => true,
-        });
-        last = Some((cs, a, b));
-        if done {
-            break;
-        }
-    }
-    last.map(Ok)
-        .ok_or_else(|| anyhow::anyhow!("empty sample schedule"))
-}
-
-/// Subjects `a` and `b` compared sequentially over the schedule at `alpha_look` per look (see
-/// [`alpha::per_look`]), on all samples the measurer holds up to each look. Used where two
-/// subjects are compared outside a search (compare, verify, gate, the merge base).
-pub fn compare_pair(
-    m: &mut dyn Measurer,
-    a: usize,
-    b: usize,
-    schedule: &Schedule,
-    alpha_look: f64,
-    min_effect: f64,
-) -> Result<std::result::Result<Comparison, Unavailable>> {
-    let r = sequential(&schedule.looks(), alpha_look, min_effect, true, |k| {
-        let probes = m.ensure(&[(a, k), (b, k)])?;
-        Ok(probes
-            .into_iter()
-            .map(|p| match p {
-                Probe::Samples(v) => Window::Samples(vec![v.first(k)]),
-                Probe::Skip(r) => Window::Skip(r),
-            })
-            .collect())
-    })?;
-    Ok(r.map(|(c, _, _)| c[0]).map_err(|(_, r, _)| r))
-}
-
-/// Position of `x` between the old and new ends, (x̄ − ō)/(n̄ − ō), with a `conf` interval by the
-/// delta method (t quantile, Welch–Satterthwaite df over the three variance terms). Returns
-/// (point, lo, hi); `None` when the ends have the same mean or a side has fewer than 2 values.
-fn position(old: &[f64], x: &[f64], new: &[f64], conf: f64) -> Option<(f64, f64, f64)> {
-    // On logs, trimmed of outliers like the tests: one slow process must not drag a commit
-    // toward the slow end (raw means did, and left commits "ambiguous" at the sample cap).
-    let (mo, vo, ho) = stats::robust_log_location(old)?;
-    let (mx, vx, hx) = stats::robust_log_location(x)?;
-    let (mn, vn, hn) = stats::robust_log_location(new)?;
-    if ho < 2.0 || hx < 2.0 || hn < 2.0 {
-        return None;
-    }
-    let d = mn - mo;
-    if d == 0.0 || !d.is_finite() {
-        return None;
-    }
-    let p = (mx - mo) / d;
-    // ∂p/∂x̄ = 1/d, ∂p/∂ō = (p − 1)/d, ∂p/∂n̄ = −p/d
-    let terms = [(vx, hx), ((p - 1.0) * (p - 1.0) * vo, ho), (p * p * vn, hn)];
-    let var: f64 = terms.iter().map(|t| t.0).sum();
-    if var == 0.0 {
-        return Some((p, p, p));
-    }
-    let denom: f64 = terms.iter().map(|(t, h)| t * t / (h - 1.0)).sum();
-    let df = var * var / denom;
-    let half = stats::t_quantile(conf, df)? * var.sqrt() / d.abs();
-    Some((p, p - half, p + half))
-}
-
 /// Where subject `x` lies between `lo` and `hi` (which must differ): all three sampled in the
 /// same rounds, grown over the schedule, classified as a search classifies a candidate (Old,
 /// New, Between, Ambiguous with its position, or Skipped), at `alpha` for this one decision.
@@ -1597,5 +1198,4 @@ impl<'a> Searcher<'a> {
 }
 
 #[cfg(test)]
-#[path = "bisect_tests.rs"]
 mod tests;

@@ -1,0 +1,68 @@
+//! A search's configuration: error rate, minimum effect, sample schedule and when to stop.
+
+use super::*;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Config {
+    /// Error rate of the whole search (see the module docs for how it is split).
+    pub alpha: f64,
+    /// Smallest relative change worth reporting (0.03 = 3%).
+    pub min_effect: f64,
+    /// Sample sizes at which each decision looks at the data.
+    pub schedule: Schedule,
+    /// Stop after this many confirmed change points in the range's direction (the search goes to
+    /// the larger share of the change first, so 1 gives the change that explains most of the
+    /// range; a change against the range's direction is reported but never counts).
+    pub max_changes: Option<usize>,
+    /// Skip sub-ranges whose ends differ by less than this share of the ends' change (on the log
+    /// scale, 0.1 = 10%).
+    pub min_share: Option<f64>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            alpha: 0.01,
+            min_effect: 0.03,
+            schedule: Schedule {
+                initial: 5,
+                max: 40,
+            },
+            max_changes: None,
+            min_share: None,
+        }
+    }
+}
+
+impl Config {
+    /// One-line error for a configuration the search cannot work with.
+    pub fn validate(&self, n: usize) -> Result<()> {
+        if n < 2 {
+            bail!("a bisect needs at least 2 commits, got {n}");
+        }
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            bail!(
+                "alpha must be between 0 and 1 (exclusive), got {}",
+                self.alpha
+            );
+        }
+        if !(self.min_effect > 0.0 && self.min_effect.is_finite()) {
+            bail!("min-effect must be greater than 0, got {}", self.min_effect);
+        }
+        if let Some(m) = self.min_share {
+            if !(m > 0.0 && m < 1.0) {
+                bail!("min-share must be between 0 and 100% (exclusive), got {m}");
+            }
+        }
+        if self.max_changes == Some(0) {
+            bail!("max-changes must be at least 1");
+        }
+        self.schedule.validate()
+    }
+
+    /// Per-test significance level for a search over `n` commits measured at `series` thread
+    /// counts.
+    pub fn alpha_per_test(&self, n: usize, series: usize) -> f64 {
+        alpha::search_per_test(self.alpha, n, &self.schedule, series)
+    }
+}
