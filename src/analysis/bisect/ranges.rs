@@ -1,0 +1,390 @@
+//! The sub-ranges still to search: checking their ends, narrowing one to a change point,
+//! splitting at a Between commit, and what is left unexplored and why.
+
+use super::*;
+
+/// What a check of a sub-range's ends found.
+pub(super) enum EndsCheck {
+    /// They differ: the estimated share of the range's change, and the series that moved.
+    Differ(f64, Vec<bool>),
+    /// The same (or one binary): nothing to search.
+    Same,
+    /// Undecided at the cap: the primary series' ratio (new/old) and its interval.
+    Undecided(RatioCi),
+}
+
+/// A sub-range still to search: `lo` is known to differ from `hi` (unless it waits for its check).
+pub(super) struct Range {
+    pub(super) lo: usize,
+    pub(super) hi: usize,
+    pub(super) uncertain: bool,
+    /// Estimated share of the ends' change (from positions of Between commits), when known.
+    pub(super) share: Option<f64>,
+    /// The series (thread counts) whose ends differ in this range: only they decide here.
+    pub(super) active: Vec<bool>,
+}
+
+pub(super) struct Found {
+    pub(super) last_old: usize,
+    pub(super) first_new: usize,
+    pub(super) uncertain: bool,
+}
+
+/// Work for the parts of a range outside `lo..hi` (`bounds` = range_lo, lo, hi, range_hi):
+/// each is searched only if its own ends differ. `larger_newer`: the newer part is pushed last,
+/// so it is searched first (the part whose ends' samples so far differ more goes first, see
+/// [`Searcher::newer_part_larger`]).
+pub(super) fn push_outer_checks(
+    work: &mut Vec<(Range, bool)>,
+    bounds: (usize, usize, usize, usize),
+    uncertain: bool,
+    k: usize,
+    larger_newer: bool,
+) {
+    let (range_lo, lo, hi, range_hi) = bounds;
+    let parts = if larger_newer {
+        [(range_lo, lo), (hi, range_hi)]
+    } else {
+        [(hi, range_hi), (range_lo, lo)]
+    };
+    for (l, h) in parts {
+        // Two adjacent commits are a part too: if they differ, they are a change point (on the
+        // release history 3.1.4 passed as New, and 3.1.4 -> 3.2.1 was never checked).
+        if h > l {
+            let r = Range {
+                lo: l,
+                hi: h,
+                uncertain,
+                share: None,
+                // set by the check
+                active: vec![true; k],
+            };
+            work.push((r, true));
+        }
+    }
+}
+
+impl Searcher<'_> {
+    /// Do the ends of a left-over sub-range differ (at any series)? Sequential like every
+    /// decision: a significant difference (at the per-test alpha) says yes; the ratio's
+    /// (1 − alpha) interval inside ±min_effect at every series, or the cap, says no. The "no" side
+    /// uses the whole-search level because its error is only a missed extra change, and the
+    /// stricter level would cost max samples at every check. With yes: the sub-range's estimated
+    /// share of the ends' change (primary series) and the series that are to be searched in it
+    /// (those that differ, and those not yet told apart when another already did).
+    pub(super) fn ends_differ(&mut self, lo: usize, hi: usize) -> Result<EndsCheck> {
+        // Ends that load byte-identical binaries share one pool of samples: comparing two
+        // windows of it tests a subject against itself, and its false "differs" (at the rate
+        // alpha) ended in a change point that could never be confirmed (seen in CI on a scan).
+        if self.m.identical(lo, hi) {
+            return Ok(EndsCheck::Same);
+        }
+        let mut last = None;
+        self.decisions += 1;
+        let commits = [lo, hi];
+        let bases = [self.claimed(lo), self.claimed(hi)];
+        for k in self.schedule.clone() {
+            let w = self.windows(&commits, &bases, k)?;
+            self.claim(lo, bases[0] + k);
+            self.claim(hi, bases[1] + k);
+            let (a, b) = match (&w[0], &w[1]) {
+                (Window::Samples(a), Window::Samples(b)) => (a, b),
+                (Window::Skip(r), _) | (_, Window::Skip(r)) => {
+                    bail!("commit {lo} or {hi} was measured before but now cannot be: {r}")
+                }
+            };
+            let me = self.cfg.min_effect;
+            let mut differs = vec![false; self.k];
+            let mut same = vec![false; self.k];
+            let mut share = 0.0;
+            for t in 0..self.k {
+                let c = stats::compare_rounds(&a[t], &b[t], self.alpha, me);
+                differs[t] = significant(&c);
+                same[t] = stats::ratio_ci(&a[t].values, &b[t].values, 1.0 - self.cfg.alpha)
+                    .is_some_and(|r| r.lo >= 1.0 - me && r.hi <= 1.0 + me);
+                if t == self.primary {
+                    share = c.ratio.ratio.ln() / self.total_log;
+                    last = Some(c.ratio);
+                }
+            }
+            self.spend(self.k, self.alpha);
+            if differs.contains(&true) {
+                let active = (0..self.k).map(|t| differs[t] || !same[t]).collect();
+                return Ok(EndsCheck::Differ(share, active));
+            }
+            if same.iter().all(|s| *s) {
+                return Ok(EndsCheck::Same);
+            }
+        }
+        Ok(match last {
+            Some(r) => EndsCheck::Undecided(r),
+            None => EndsCheck::Same,
+        })
+    }
+
+    /// Whether to leave the rest: the budget is spent (after the main answer), or enough answers.
+    pub(super) fn stop_now(&self) -> Option<LeftBecause> {
+        if self.cfg.max_changes.is_some_and(|m| self.answers() >= m) {
+            Some(LeftBecause::MaxChanges)
+        } else if self.answers() > 0 && self.m.should_stop() {
+            Some(LeftBecause::Budget)
+        } else {
+            None
+        }
+    }
+
+    pub(super) fn leave(&mut self, r: &Range, differs: bool, because: LeftBecause) {
+        self.unexplored.push(Unexplored {
+            lo: r.lo,
+            hi: r.hi,
+            differs,
+            share: r.share,
+            because,
+            ratio: None,
+        });
+    }
+
+    /// Of the two parts outside `lo..hi` (`bounds` = range_lo, lo, hi, range_hi), does the newer
+    /// one's ends differ more (|ln ratio|, primary series) on the samples the search already
+    /// has? No new samples: a heuristic for the order only (each part is still checked by
+    /// [`Self::ends_differ`]), so the change that explains more is printed first.
+    pub(super) fn newer_part_larger(
+        &mut self,
+        bounds: (usize, usize, usize, usize),
+    ) -> Result<bool> {
+        let (range_lo, lo, hi, range_hi) = bounds;
+        let mut size = |a: usize, b: usize| -> Result<f64> {
+            let (na, nb) = (self.claimed(a), self.claimed(b));
+            if a >= b || na < 2 || nb < 2 || self.m.identical(a, b) {
+                return Ok(0.0);
+            }
+            let p = self.m.ensure_series(&[(a, na), (b, nb)])?;
+            let t = self.primary;
+            Ok(match (p[0].get(t), p[1].get(t)) {
+                (Some(Probe::Samples(x)), Some(Probe::Samples(y))) => {
+                    let r = stats::compare(
+                        &x.first(na).values,
+                        &y.first(nb).values,
+                        0.05,
+                        self.cfg.min_effect,
+                    )
+                    .ratio
+                    .ratio
+                    .ln()
+                    .abs();
+                    if r.is_finite() {
+                        r
+                    } else {
+                        0.0
+                    }
+                }
+                _ => 0.0,
+            })
+        };
+        Ok(size(hi, range_hi)? > size(range_lo, lo)?)
+    }
+
+    /// Too small a share of the ends' change to be searched (`min_share`)?
+    pub(super) fn below_min_share(&self, share: Option<f64>) -> bool {
+        matches!((self.cfg.min_share, share), (Some(m), Some(s)) if s.abs() < m)
+    }
+
+    /// Binary search of every range on the work list. A Between splits a range in two. After a
+    /// change point is found, the parts of its range on either side are searched too if their own
+    /// ends differ: a candidate can pass as Old or New while a smaller second change hides beside
+    /// it, and this is what finds that change anyway. Each change point is confirmed as soon as it
+    /// is found.
+    pub(super) fn search_ranges(&mut self, first: Range, ends: &[Comparison]) -> Result<()> {
+        let mut work = vec![(first, false)];
+        while let Some((range, check_first)) = work.pop() {
+            if let Some(why) = self.stop_now() {
+                self.leave(&range, !check_first, why);
+                continue;
+            }
+            let range = if check_first {
+                match self.checked(range)? {
+                    Some(r) => r,
+                    None => continue,
+                }
+            } else {
+                range
+            };
+            self.narrow(range, ends, &mut work)?;
+        }
+        Ok(())
+    }
+
+    /// A range queued beside a change point or a split, whose ends were not tested against
+    /// each other yet: searched only when they differ (then with their estimated share and
+    /// the series that differ), else passed over, or left as unexplored when undecided or
+    /// below --min-share.
+    pub(super) fn checked(&mut self, range: Range) -> Result<Option<Range>> {
+        let (share, active) = match self.ends_differ(range.lo, range.hi)? {
+            EndsCheck::Same => return Ok(None),
+            EndsCheck::Undecided(ratio) => {
+                // Not "the same": say what may hide there instead of passing over it.
+                self.unexplored.push(Unexplored {
+                    lo: range.lo,
+                    hi: range.hi,
+                    differs: false,
+                    share: range.share,
+                    because: LeftBecause::Undecided,
+                    ratio: Some(ratio),
+                });
+                return Ok(None);
+            }
+            EndsCheck::Differ(est, act) => (Some(est), act),
+        };
+        let r = Range {
+            share,
+            active,
+            ..range
+        };
+        if self.below_min_share(r.share) {
+            self.leave(&r, true, LeftBecause::MinShare);
+            return Ok(None);
+        }
+        Ok(Some(r))
+    }
+
+    /// Narrow one range by classifying candidates until it holds a change point (confirmed
+    /// here) or splits at a Between commit (its halves queued), or the search must stop.
+    pub(super) fn narrow(
+        &mut self,
+        range: Range,
+        ends: &[Comparison],
+        work: &mut Vec<(Range, bool)>,
+    ) -> Result<()> {
+        let (range_lo, range_hi) = (range.lo, range.hi);
+        let mut r = range;
+        loop {
+            if let Some(why) = self.stop_now() {
+                // The narrowed range still holds the change its ends differ by; the parts
+                // already passed are left unchecked.
+                self.leave(&r, true, why);
+                return Ok(());
+            }
+            let skipped = |i: usize| self.skipped.contains_key(&i);
+            let Some(c) = pick_candidate(r.lo, r.hi, skipped) else {
+                return self.found(&r, (range_lo, r.lo, r.hi, range_hi), ends, work);
+            };
+            // The probe itself first: a build queue must never hold it behind a guess.
+            let next: Vec<usize> = [
+                Some(c),
+                pick_candidate(r.lo, c, skipped),
+                pick_candidate(c, r.hi, skipped),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            self.m.prefetch(&next);
+            let (step, status) = self.classify(c, r.lo, r.hi, &r.active)?;
+            let verdict = step.verdict.clone();
+            let position = step.position;
+            self.record(step);
+            if !matches!(verdict, StepVerdict::Skipped(_)) {
+                self.decisions += 1;
+            }
+            match verdict {
+                StepVerdict::Skipped(why) => {
+                    self.skipped.insert(c, why);
+                }
+                StepVerdict::Old => r.lo = c,
+                StepVerdict::New => r.hi = c,
+                StepVerdict::Between => {
+                    // The commits this range already passed as Old or New were judged against
+                    // ends that have since turned out to hold two changes: check the parts
+                    // outside lo..hi again (last, after the halves), as after a change point.
+                    let bounds = (range_lo, r.lo, r.hi, range_hi);
+                    let newer = self.newer_part_larger(bounds)?;
+                    push_outer_checks(work, bounds, r.uncertain, self.k, newer);
+                    self.split(&r, c, position, &status, work);
+                    return Ok(());
+                }
+                StepVerdict::Ambiguous => {
+                    r.uncertain = true;
+                    if position.is_some_and(|p| p < 0.5) {
+                        r.lo = c;
+                    } else {
+                        r.hi = c;
+                    }
+                }
+            }
+        }
+    }
+
+    /// No candidate left: lo..hi is a change point. It is confirmed at once, and the parts of
+    /// the searched range beside it (`bounds`: range lo, lo, hi, range hi) are queued for a
+    /// check of their own ends.
+    pub(super) fn found(
+        &mut self,
+        r: &Range,
+        bounds: (usize, usize, usize, usize),
+        ends: &[Comparison],
+        work: &mut Vec<(Range, bool)>,
+    ) -> Result<()> {
+        let f = Found {
+            last_old: r.lo,
+            first_new: r.hi,
+            uncertain: r.uncertain,
+        };
+        let ends_now = self.ends_now(ends)?;
+        let j = self.confirmed.len() + 1;
+        let alpha_look = alpha::confirmation_per_look(
+            self.cfg.alpha,
+            &self.cfg.schedule,
+            j,
+            self.cfg.max_changes,
+            self.k,
+        );
+        let cp = self.confirm(&f, &ends_now, alpha_look)?;
+        self.m.confirmed(&cp);
+        self.confirmed.push(cp);
+        let newer = self.newer_part_larger(bounds)?;
+        push_outer_checks(work, bounds, r.uncertain, self.k, newer);
+        Ok(())
+    }
+
+    /// Queue the halves of a range that `c` (Between) splits. Both halves' ends differ by the
+    /// very tests that made c Between, so they are searched without a check. The half holding
+    /// the larger share of the change (by c's position between the ends) is pushed last, so it
+    /// is searched first: the change that explains most of the range is found first.
+    pub(super) fn split(
+        &mut self,
+        r: &Range,
+        c: usize,
+        position: Option<f64>,
+        status: &[SeriesStatus],
+        work: &mut Vec<(Range, bool)>,
+    ) {
+        let p = position.unwrap_or(0.5);
+        let old_half_larger = position.is_none_or(|p| p >= 0.5);
+        // A series like the old end at c changes only in the newer half, one
+        // like the new end only in the older half.
+        let act = |not: SeriesStatus| -> Vec<bool> {
+            (r.active.iter().zip(status))
+                .map(|(a, st)| *a && *st != not)
+                .collect()
+        };
+        let (old_act, new_act) = (act(SeriesStatus::New), act(SeriesStatus::Old));
+        let halves = if old_half_larger {
+            [(c, r.hi, 1.0 - p, new_act), (r.lo, c, p, old_act)]
+        } else {
+            [(r.lo, c, p, old_act), (c, r.hi, 1.0 - p, new_act)]
+        };
+        for (lo, hi, part, active) in halves {
+            let half = Range {
+                lo,
+                hi,
+                uncertain: r.uncertain,
+                share: r.share.map(|s| s * part),
+                active,
+            };
+            if self.below_min_share(half.share) {
+                self.leave(&half, true, LeftBecause::MinShare);
+            } else {
+                work.push((half, false));
+            }
+        }
+    }
+}

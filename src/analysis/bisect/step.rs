@@ -1,0 +1,210 @@
+//! One step of the search: a candidate sampled with fresh samples of its interval's ends and
+//! classified, per series and combined (Old, New, Between, Ambiguous or Skipped).
+
+use super::*;
+
+pub(super) enum Window {
+    /// One window per series (thread count), in the measurer's series order.
+    Samples(Vec<Samples>),
+    Skip(Unavailable),
+}
+
+/// Where a candidate lies for one series (thread count) against its interval's ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum SeriesStatus {
+    /// The series' ends do not differ in this interval: it says nothing here.
+    Inactive,
+    Old,
+    New,
+    Between,
+    /// Not decided (yet).
+    Pending,
+}
+
+/// The step's verdict from its series' statuses: Between at one Between or at an Old beside a
+/// New (two changes); undecided while one is pending; else the one direction they agree on.
+pub(super) fn combined_verdict(status: &[SeriesStatus]) -> Option<StepVerdict> {
+    let has = |s: SeriesStatus| status.contains(&s);
+    if has(SeriesStatus::Between) || (has(SeriesStatus::Old) && has(SeriesStatus::New)) {
+        Some(StepVerdict::Between)
+    } else if has(SeriesStatus::Pending) {
+        None
+    } else if has(SeriesStatus::Old) {
+        Some(StepVerdict::Old)
+    } else if has(SeriesStatus::New) {
+        Some(StepVerdict::New)
+    } else {
+        None
+    }
+}
+
+impl Searcher<'_> {
+    /// A step from the windows of each series; its mean and interval are of series `shown`.
+    pub(super) fn step(
+        commit: usize,
+        xs: &[Samples],
+        shown: usize,
+        verdict: StepVerdict,
+        position: Option<f64>,
+        positions: &[Option<f64>],
+    ) -> Step {
+        let s = stats::summarize(xs.get(shown).map_or(&[][..], |v| &v.values[..]));
+        let series = if xs.len() > 1 {
+            xs.iter()
+                .enumerate()
+                .map(|(t, x)| {
+                    let s = stats::summarize(&x.values);
+                    SeriesPoint {
+                        mean: s.mean,
+                        ci95: s.ci95,
+                        position: positions.get(t).copied().flatten(),
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Step {
+            commit,
+            n: s.n,
+            mean: s.mean,
+            ci95: s.ci95,
+            verdict,
+            position,
+            series,
+        }
+    }
+
+    /// Classify `c` against the interval ends `lo` (old-like) and `hi` (new-like) on fresh windows of
+    /// all three, growing them together. Only the `active` series (whose ends differ in this
+    /// interval) decide; with several, c is Between when one series says Between or one says Old
+    /// and another New (two changes), Old/New when every active series that decided agrees and
+    /// none is pending. Returns the step and each series' status.
+    pub(super) fn classify(
+        &mut self,
+        c: usize,
+        lo: usize,
+        hi: usize,
+        active: &[bool],
+    ) -> Result<(Step, Vec<SeriesStatus>)> {
+        self.m.prepare(c)?;
+        if let Some(same) = self.as_identical_end(c, lo, hi)? {
+            return Ok(same);
+        }
+        let commits = [c, lo, hi];
+        let bases = [self.claimed(c), self.claimed(lo), self.claimed(hi)];
+        let looks = self.schedule.clone();
+        let mut result = None;
+        for (li, &k) in looks.iter().enumerate() {
+            let w = self.windows(&commits, &bases, k)?;
+            for (i, &cm) in commits.iter().enumerate() {
+                self.claim(cm, bases[i] + k);
+            }
+            let x = match &w[0] {
+                Window::Samples(x) => x.clone(),
+                Window::Skip(r) => {
+                    let st = Self::step(c, &[], 0, StepVerdict::Skipped(r.clone()), None, &[]);
+                    return Ok((st, vec![SeriesStatus::Pending; self.k]));
+                }
+            };
+            let (xo, xn) = match (&w[1], &w[2]) {
+                (Window::Samples(o), Window::Samples(n)) => (o, n),
+                (Window::Skip(r), _) | (_, Window::Skip(r)) => {
+                    bail!("commit {lo} or {hi} was measured before but now cannot be: {r}")
+                }
+            };
+            let (status, positions, spread) = self.series_statuses(&x, xo, xn, active);
+            let verdict = combined_verdict(&status);
+            // The position that steers the search: of the active series whose ends are furthest
+            // apart (the single series when there is one).
+            let lead = (0..self.k)
+                .filter(|&t| status[t] != SeriesStatus::Inactive && positions[t].is_some())
+                .max_by(|&a, &b| spread[a].total_cmp(&spread[b]));
+            let point = lead.and_then(|t| positions[t]);
+            let shown = lead.unwrap_or(self.primary);
+            let decided = verdict.is_some();
+            let st = Self::step(
+                c,
+                &x,
+                if self.k > 1 { self.primary } else { shown },
+                verdict.unwrap_or(StepVerdict::Ambiguous),
+                point,
+                &positions,
+            );
+            result = Some((st, status));
+            if decided || li + 1 == looks.len() {
+                break;
+            }
+        }
+        result.ok_or_else(|| anyhow::anyhow!("empty sample schedule"))
+    }
+
+    /// A commit that loads the same binaries as an end behaves as that end: measuring it
+    /// would compare one subject with itself. Its step as that end, when it is one.
+    pub(super) fn as_identical_end(
+        &mut self,
+        c: usize,
+        lo: usize,
+        hi: usize,
+    ) -> Result<Option<(Step, Vec<SeriesStatus>)>> {
+        let ends = [
+            (lo, StepVerdict::Old, SeriesStatus::Old, 0.0),
+            (hi, StepVerdict::New, SeriesStatus::New, 1.0),
+        ];
+        for (end, verdict, status, point) in ends {
+            if self.m.identical(c, end) {
+                let k = self.claimed(end).max(1);
+                let xs = match self.windows(&[end], &[0], k)?.pop() {
+                    Some(Window::Samples(v)) => v,
+                    _ => Vec::new(),
+                };
+                let st = Self::step(c, &xs, self.primary, verdict, Some(point), &[]);
+                return Ok(Some((st, vec![status; self.k])));
+            }
+        }
+        Ok(None)
+    }
+
+    /// One look's tests of `x` against the old end `xo` and the new end `xn` at every active
+    /// series: each series' status, c's position between the ends and the ends' spread (|ln
+    /// ratio|).
+    pub(super) fn series_statuses(
+        &mut self,
+        x: &[Samples],
+        xo: &[Samples],
+        xn: &[Samples],
+        active: &[bool],
+    ) -> (Vec<SeriesStatus>, Vec<Option<f64>>, Vec<f64>) {
+        let mut status = vec![SeriesStatus::Inactive; self.k];
+        let mut positions = vec![None; self.k];
+        let mut spread = vec![0.0; self.k];
+        for t in (0..self.k).filter(|&t| active.get(t).copied().unwrap_or(true)) {
+            let vo = stats::compare_rounds(&xo[t], &x[t], self.alpha, self.cfg.min_effect);
+            let vn = stats::compare_rounds(&xn[t], &x[t], self.alpha, self.cfg.min_effect);
+            self.spend(2, self.alpha);
+            let (d_old, d_new) = (significant(&vo), significant(&vn));
+            let pos = position(&xo[t].values, &x[t].values, &xn[t].values, POSITION_CONF);
+            positions[t] = pos.map(|p| p.0);
+            spread[t] = stats::compare(
+                &xo[t].values,
+                &xn[t].values,
+                self.alpha,
+                self.cfg.min_effect,
+            )
+            .ratio
+            .ratio
+            .ln()
+            .abs();
+            status[t] = if d_old && d_new {
+                SeriesStatus::Between
+            } else if d_new && !d_old && pos.is_some_and(|p| p.2 < 0.5) {
+                SeriesStatus::Old
+            } else if d_old && !d_new && pos.is_some_and(|p| p.1 > 0.5) {
+                SeriesStatus::New
+            } else {
+                SeriesStatus::Pending
+            };
+        }
+        (status, positions, spread)
+    }
+}
