@@ -253,11 +253,7 @@ fn evp_hash(a: &Args) -> Option<Counterpart> {
     if a.get("mode") == "oneshot" || a.get("size") != "1500" || !sha {
         return None;
     }
-    let alg = a.get("alg").to_uppercase();
-    Some(with(
-        "evp_hash",
-        &["-o", a.get("mode"), "-u", a.get("updates"), "-a", &alg],
-    ))
+    Some(mode_updates_alg("evp_hash", a))
 }
 
 /// 16 bytes per update of AES-CBC; its 256-byte output buffer holds 15 updates.
@@ -270,11 +266,16 @@ fn evp_cipher(a: &Args) -> Option<Counterpart> {
     {
         return None;
     }
+    Some(mode_updates_alg("evp_cipher", a))
+}
+
+/// evp_hash's and evp_cipher's flags: `-o {mode} -u {updates} -a {ALG}`.
+fn mode_updates_alg(program: &'static str, a: &Args) -> Counterpart {
     let alg = a.get("alg").to_uppercase();
-    Some(with(
-        "evp_cipher",
+    with(
+        program,
         &["-o", a.get("mode"), "-u", a.get("updates"), "-a", &alg],
-    ))
+    )
 }
 
 /// writeread: -s (ctx=per-thread), -d (proto=dtls) and the buffer size.
