@@ -63,26 +63,33 @@ impl Live<'_, '_> {
         }
     }
 
-    /// What would resolve more on this machine, given the forecast: more samples or longer
-    /// ones when the cap falls short of --min-effect, and counting instructions for one thread.
+    /// What would resolve more on this machine, given the forecast: more samples, and more
+    /// shorter ones in the same time, when the cap falls short of --min-effect, and counting
+    /// instructions for one thread.
     fn better(&self, f: &Forecast) -> Vec<String> {
         let r = &f.resolution;
         let mut v = Vec::new();
-        if r.short() {
-            // Past ten times the cap a larger cap is no advice: each decision would take hours.
-            if r.needed <= 10 * r.cap {
-                v.push(format!(
-                    "--max-samples {} (resolves {:.1}%)",
-                    r.needed,
-                    r.min_effect * 100.0
-                ));
-            }
+        let time = self.session.metric().is_time();
+        // Past ten times the cap a larger cap is no advice: each decision would take hours.
+        if r.short() && r.needed <= 10 * r.cap {
             v.push(format!(
-                "--duration {} (longer samples: helps when the noise is per process, not slow drift)",
-                self.session.duration() * 2.0
+                "--max-samples {} (resolves {:.1}%)",
+                r.needed,
+                r.min_effect * 100.0
             ));
         }
-        let time = self.session.metric().is_time();
+        // Longer samples do not pay: on a 2-core VM a quarter-second sample was barely noisier
+        // than a 1-second one and a 2-second one no quieter, so the same machine time resolved
+        // about twice as much in 0.25 s samples (scripts/bench-sampling,
+        // docs/how-a-number-is-made.md). Half the duration at twice the cap costs what the cap
+        // costs now.
+        let half = self.session.duration() / 2.0;
+        if time && r.short() && half >= 0.25 {
+            v.push(format!(
+                "--duration {half} --max-samples {} (twice the samples in the same sampling time: shorter samples were barely noisier on a 2-core VM)",
+                2 * r.cap
+            ));
+        }
         // Counting pays when the clock alone cannot resolve --min-effect at the cap: on one
         // release-history range with -25%..-80% steps at 11-18% noise the clock alone took 350 s
         // and locating 397 s; at 15-21% noise with +-5-30% steps locating finds what the clock
