@@ -1,0 +1,187 @@
+//! The simulated machine: synthetic commits with steps, sampled under a noise model in rounds
+//! as the real engine samples them.
+
+use super::*;
+
+/// Synthetic commits: mean = product of (1 + effect) over the steps at or before the commit; a
+/// sample is that mean times the noise model's factors. Draws only missing samples, in rounds
+/// like the real engine (shuffled unless the noise is iid, where order cannot matter and the
+/// fixed order keeps seeded results as they were).
+pub struct SimMeasurer {
+    /// (first commit with the change, factor), sorted.
+    pub(super) steps: Vec<(usize, f64)>,
+    pub(super) commits: usize,
+    pub(super) noise: Normal<f64>,
+    pub(super) model: NoiseModel,
+    pub(super) iid: bool,
+    pub(super) machine: Machine,
+    pub(super) offsets: HashMap<usize, f64>,
+    pub(super) order: Option<StdRng>,
+    pub(super) skip_rate: f64,
+    pub(super) rng: StdRng,
+    pub(super) samples: HashMap<usize, Samples>,
+    /// The round being sampled (samples of one round pair in the paired test).
+    pub(super) round: u64,
+    pub(super) skips: HashMap<usize, bool>,
+    /// The first confirmed change point as it was streamed: (last_old, first_new, builds and
+    /// samples spent by then).
+    pub(super) first_confirmed: Option<(usize, usize, usize, usize)>,
+}
+
+impl SimMeasurer {
+    pub fn new(
+        commits: usize,
+        steps: &[(usize, f64)],
+        model: &NoiseModel,
+        skip_rate: f64,
+        seed: u64,
+    ) -> Result<Self> {
+        let Ok(normal) = Normal::new(0.0, model.cv) else {
+            bail!("noise must be a non-negative number, got {}", model.cv);
+        };
+        model.validate()?;
+        let mut steps: Vec<(usize, f64)> = steps.to_vec();
+        steps.sort_by_key(|s| s.0);
+        let mut rng = StdRng::seed_from_u64(seed);
+        let iid = model.is_iid();
+        let order = (!iid).then(|| StdRng::seed_from_u64(rng.gen()));
+        Ok(SimMeasurer {
+            steps,
+            commits,
+            noise: normal,
+            model: model.clone(),
+            iid,
+            machine: Machine::default(),
+            offsets: HashMap::new(),
+            order,
+            skip_rate,
+            rng,
+            samples: HashMap::new(),
+            round: 0,
+            skips: HashMap::new(),
+            first_confirmed: None,
+        })
+    }
+
+    /// The commit's mean from its steps alone.
+    pub fn mean(&self, commit: usize) -> f64 {
+        self.steps
+            .iter()
+            .take_while(|s| s.0 <= commit)
+            .map(|s| s.1)
+            .product()
+    }
+
+    /// Log of the commit's build offset, drawn the first time the commit is built.
+    pub(super) fn offset(&mut self, c: usize) -> f64 {
+        if self.model.build_offset == 0.0 {
+            return 0.0;
+        }
+        let (sd, rng) = (self.model.build_offset, &mut self.rng);
+        *self.offsets.entry(c).or_insert_with(|| {
+            let z: f64 = StandardNormal.sample(rng);
+            sd * z
+        })
+    }
+
+    /// What a comparison of this commit estimates: its mean with its build's offset (the
+    /// machine's factors are common to every commit and cancel in a ratio).
+    pub fn true_mean(&mut self, c: usize) -> f64 {
+        self.mean(c) * self.offset(c).exp()
+    }
+
+    /// The count of the same commits: the same steps, iid `noise`, and the same builds failing
+    /// (drawn now for every commit, from `seed`, into both).
+    pub fn counting(&mut self, noise: f64, seed: u64) -> Result<SimMeasurer> {
+        let mut count = SimMeasurer::new(
+            self.commits,
+            &self.steps,
+            &NoiseModel::iid(noise),
+            self.skip_rate,
+            seed,
+        )?;
+        for c in 0..self.commits {
+            let skip = count.is_skipped(c);
+            self.skips.entry(c).or_insert(skip);
+        }
+        Ok(count)
+    }
+
+    pub(super) fn samples_held(&self) -> usize {
+        self.samples.values().map(Samples::len).sum()
+    }
+
+    pub(super) fn is_skipped(&mut self, c: usize) -> bool {
+        if c == 0 || c + 1 >= self.commits || self.skip_rate <= 0.0 {
+            return false;
+        }
+        let rate = self.skip_rate.min(1.0);
+        let rng = &mut self.rng;
+        *self.skips.entry(c).or_insert_with(|| rng.gen_bool(rate))
+    }
+}
+
+impl Sampler for SimMeasurer {
+    fn have(&self, c: usize) -> Option<usize> {
+        if self.skips.get(&c).copied().unwrap_or(false) {
+            return None;
+        }
+        Some(self.samples.get(&c).map_or(0, Samples::len))
+    }
+
+    fn take_one(&mut self, c: usize) -> Result<()> {
+        let x = if self.iid {
+            self.mean(c) * self.noise.sample(&mut self.rng).exp()
+        } else {
+            let log = self.mean(c).ln()
+                + self.offset(c)
+                + self.machine.sample_log(&self.model, &mut self.rng);
+            if self.model.fail_rate > 0.0 && self.rng.gen_bool(self.model.fail_rate) {
+                // As the engine does today: a commit whose sample failed is skipped for good.
+                self.skips.insert(c, true);
+                return Ok(());
+            }
+            log.exp()
+        };
+        let round = RoundKey {
+            session: 0,
+            round: self.round,
+        };
+        self.samples.entry(c).or_default().push(x, Some(round));
+        Ok(())
+    }
+
+    fn new_round(&mut self) {
+        self.round += 1;
+        self.machine.new_round();
+    }
+}
+
+impl Measurer for SimMeasurer {
+    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        for w in wants {
+            self.is_skipped(w.0);
+        }
+        let mut order = self.order.take();
+        let filled = rounds::fill(self, wants, order.as_mut());
+        self.order = order;
+        filled?;
+        Ok(wants
+            .iter()
+            .map(|&(c, _)| match self.have(c) {
+                None => Probe::Skip(Unavailable::Simulated {
+                    message: "build failed (simulated)".into(),
+                }),
+                Some(_) => Probe::Samples(self.samples.get(&c).cloned().unwrap_or_default()),
+            })
+            .collect())
+    }
+
+    fn confirmed(&mut self, cp: &ChangePoint) {
+        if cp.confirmed && self.first_confirmed.is_none() {
+            let builds = self.samples.len() + self.skips.values().filter(|s| **s).count();
+            let samples = self.samples_held();
+            self.first_confirmed = Some((cp.last_old, cp.first_new, builds, samples));
+        }
+    }
+}
