@@ -389,9 +389,9 @@ pub fn default_specs() -> Vec<String> {
     v
 }
 
-/// The specs of perftools' mode options (`-o`, `-u`, `-a`, `-s`, `-d`) that its own CMake run
-/// list exercises: evp_hash, evp_cipher, evp_mac, evp_kdf, evp_rand, evp_pkey, newrawkey -a and
-/// writeread -s / -d.
+/// The specs of perftools' mode options (`-o`, `-u`, `-a`, `-s`, `-p`, `-P`, `-l`, `-S`, `-d`,
+/// `-q`) that its own CMake run list exercises: evp_hash, evp_cipher, evp_mac, evp_kdf, evp_rand,
+/// evp_pkey (every `-a`), newrawkey -a, evp_fetch, handshake and writeread.
 pub fn perftools_mode_specs() -> Vec<String> {
     let mut v = Vec::new();
     for mode in ["deprecated", "evp_isolated", "evp_shared"] {
@@ -413,6 +413,10 @@ pub fn perftools_mode_specs() -> Vec<String> {
     for mode in ["evp_shared", "evp_isolated"] {
         v.push(format!("evp_rand:mode={mode}"));
         v.push(format!("evp_pkey:mode={mode}"));
+        // The rest of perftools' -a list (ED25519 is the default above).
+        for alg in ["x25519", "x448", "ed448", "rsa"] {
+            v.push(format!("evp_pkey:mode={mode},alg={alg}"));
+        }
     }
     for alg in ["ml-kem-512", "ml-kem-768", "ml-kem-1024"] {
         v.push(format!("newrawkey:alg={alg}"));
@@ -421,6 +425,11 @@ pub fn perftools_mode_specs() -> Vec<String> {
     v.push("evp_fetch:type=all,pq=yes,libctx=own".into());
     for libctx in ["per-thread", "pool", "ssl-ctx-pool"] {
         v.push(format!("handshake:libctx={libctx}"));
+    }
+    // -s alone and with -p or -P: an SSL_CTX pair per handshake (in the thread's or the pool's
+    // library context); perftools' -l ignores -s, so that combination has no spec.
+    for libctx in ["default", "per-thread", "pool"] {
+        v.push(format!("handshake:ctx=per-conn,libctx={libctx}"));
     }
     v.push("handshake:secure_heap=1048576".into());
     v.push("writeread:ctx=per-thread".into());
@@ -722,6 +731,37 @@ mod tests {
     }
 
     #[test]
+    fn the_default_specs_cover_perftools_run_lists() {
+        // perftools' CMakeLists.txt runs evp_pkey with each of these -a and handshake with -s
+        // combined with -p and -P.
+        let specs = default_specs();
+        for alg in ["ed25519", "x25519", "x448", "ed448", "rsa"] {
+            for mode in ["evp_shared", "evp_isolated"] {
+                let want = ["-o", mode, "-a", &alg.to_uppercase()].map(String::from);
+                assert!(
+                    specs.iter().any(|s| {
+                        counterpart(&spec(s))
+                            .is_some_and(|c| c.program == "evp_pkey" && c.options == want)
+                    }),
+                    "no default spec runs evp_pkey -o {mode} -a {alg}"
+                );
+            }
+        }
+        for flag in ["-s", "-p", "-P"] {
+            assert!(
+                specs.iter().any(|s| {
+                    counterpart(&spec(s)).is_some_and(|c| {
+                        c.program == "handshake"
+                            && c.options.iter().any(|o| o == "-s")
+                            && c.options.iter().any(|o| o == flag)
+                    })
+                }),
+                "no default spec runs handshake -s {flag}"
+            );
+        }
+    }
+
+    #[test]
     fn every_default_spec_has_a_counterpart() {
         for s in default_specs() {
             assert!(counterpart(&spec(&s)).is_some(), "{s}");
@@ -799,6 +839,10 @@ mod tests {
             ["-o", "evp_shared", "-a", "X448"]
         );
         assert_eq!(
+            opts("evp_pkey:mode=evp_isolated,alg=rsa").unwrap().1,
+            ["-o", "evp_isolated", "-a", "RSA"]
+        );
+        assert_eq!(
             opts("newrawkey:alg=ml-kem-768").unwrap().1,
             ["-a", "ml-kem-768"]
         );
@@ -825,6 +869,10 @@ mod tests {
             ["-s", "-P", "-o", "4"]
         );
         assert_eq!(opts("handshake:libctx=per-thread").unwrap().1, ["-p"]);
+        assert_eq!(
+            opts("handshake:ctx=per-conn,libctx=per-thread").unwrap().1,
+            ["-s", "-p"]
+        );
         assert_eq!(
             opts("handshake:libctx=ssl-ctx-pool,secure_heap=1048576")
                 .unwrap()
