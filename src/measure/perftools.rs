@@ -444,8 +444,10 @@ pub struct Perftools {
     /// same certificate.
     certs: PathBuf,
     /// An empty directory for SSL_CERT_DIR (x509storeissuer's README asks for an empty default
-    /// certificate directory).
-    empty_certs: PathBuf,
+    /// certificate directory): `/tmp/pbcerts-XXXXXX`, a path as long as the one our
+    /// x509storeissuer kernel searches, since every lookup's cost grows with the path's length
+    /// (in the cache, 41 characters longer: 4% more instructions per call on 3.0.8).
+    empty_certs: tempfile::TempDir,
 }
 
 impl Perftools {
@@ -492,8 +494,11 @@ impl Perftools {
         std::fs::create_dir_all(&certs)?;
         std::fs::copy(fixtures.join("server.pem"), certs.join("servercert.pem"))?;
         std::fs::copy(fixtures.join("server-key.pem"), certs.join("serverkey.pem"))?;
-        let empty_certs = dir.join("empty-certs");
-        std::fs::create_dir_all(&empty_certs)?;
+        let empty_certs = tempfile::Builder::new()
+            .prefix("pbcerts-")
+            .rand_bytes(6)
+            .tempdir_in("/tmp")
+            .context("cannot create an empty certificate directory in /tmp")?;
         Ok(Perftools {
             bin_dir,
             certs,
@@ -567,8 +572,8 @@ impl Perftools {
         }
         cmd.env("OPENSSL_CONF", cache.openssl_conf()?)
             .env("LD_LIBRARY_PATH", &prefix.lib_dir)
-            .env("SSL_CERT_DIR", &self.empty_certs)
-            .env("SSL_CERT_FILE", self.empty_certs.join("none.pem"));
+            .env("SSL_CERT_DIR", self.empty_certs.path())
+            .env("SSL_CERT_FILE", self.empty_certs.path().join("none.pem"));
         if let Some(m) = &prefix.modules_dir {
             cmd.env("OPENSSL_MODULES", m);
         }
