@@ -7,6 +7,10 @@
  * nothing), a hash-dir lookup and, on 3.x, an OSSL_STORE lookup — pointed at
  * a fresh empty directory with a short path under /tmp (the length of the
  * path shows in the timing, so it must not depend on where the cache lives).
+ * The OSSL_STORE lookup gets the directory as X509_STORE_set_default_paths()
+ * gives it: 3.0 to 3.3 use the certificate directory as its default URI,
+ * from 3.4 on it has no URI and searches nothing (by_store.c: "NOP if no URI
+ * is given").
  * Each thread initialises its own X509_STORE_CTX on that store for
  * fixtures/server.pem. One operation is X509_STORE_CTX_get1_issuer(), which
  * searches every lookup and finds nothing: what perftools' x509storeissuer
@@ -67,7 +71,12 @@ int pb_setup(const pb_env *env, void **global, char *err, size_t errlen)
         return pb_fail(err, errlen, "X509_LOOKUP_add_dir(%s) failed", dir);
 #if OPENSSL_VERSION_NUMBER >= 0x30000000L
     X509_LOOKUP *st_lookup = X509_STORE_add_lookup(g->store, X509_LOOKUP_store());
-    if (st_lookup == NULL || X509_LOOKUP_add_store(st_lookup, dir) != 1)
+#if OPENSSL_VERSION_NUMBER >= 0x30400000L
+    const char *uri = NULL;
+#else
+    const char *uri = dir;
+#endif
+    if (st_lookup == NULL || X509_LOOKUP_add_store(st_lookup, uri) != 1)
         return pb_fail(err, errlen, "X509_STORE_add_lookup(store %s) failed", dir);
 #endif
     return PB_OK;
