@@ -49,6 +49,29 @@ pub enum Unavailable {
     Simulated {
         message: String,
     },
+    /// A reason a result written before reasons were typed holds as text (read back by
+    /// [`typed_or_text`]); shown as it was.
+    Recorded {
+        message: String,
+    },
+}
+
+/// `deserialize_with` for an `Option<Unavailable>` field that older results wrote as the
+/// reason's text: a string reads as [`Unavailable::Recorded`], so such a result still renders.
+pub fn typed_or_text<'de, D>(d: D) -> Result<Option<Unavailable>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Typed(Unavailable),
+        Text(String),
+    }
+    Ok(Option::<Either>::deserialize(d)?.map(|e| match e {
+        Either::Typed(u) => u,
+        Either::Text(message) => Unavailable::Recorded { message },
+    }))
 }
 
 impl Unavailable {
@@ -114,7 +137,9 @@ impl fmt::Display for Unavailable {
             Unavailable::KernelFailed { kernel, message } => {
                 write!(f, "kernel {kernel} failed: {message}")
             }
-            Unavailable::Simulated { message } => write!(f, "{message}"),
+            Unavailable::Simulated { message } | Unavailable::Recorded { message } => {
+                write!(f, "{message}")
+            }
         }
     }
 }

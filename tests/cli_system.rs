@@ -399,10 +399,9 @@ fn not_applicable_is_a_result_not_an_error() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(
-        v["results"][0]["not_applicable"],
-        "this kernel never applies"
-    );
+    let why = &v["results"][0]["not_applicable"];
+    assert_eq!(why["kind"], "not_applicable", "{why}");
+    assert_eq!(why["message"], "this kernel never applies", "{why}");
     assert_eq!(v["results"][0]["n"], 0);
 }
 
@@ -766,7 +765,7 @@ fn ml_kem_is_not_applicable_before_3_5() {
     let results = run_each(&["newrawkey:alg=ml-kem-768", "newrawkey:alg=x25519"]);
     let ml_kem = &results[0];
     assert_eq!(ml_kem["n"], 0, "{ml_kem}");
-    let why = ml_kem["not_applicable"].as_str().unwrap();
+    let why = ml_kem["not_applicable"]["message"].as_str().unwrap();
     assert!(why.contains("ML-KEM needs OpenSSL 3.5"), "{ml_kem}");
     assert_sampled(&results[1..]);
 }
@@ -813,7 +812,7 @@ fn handshake_takes_perftools_library_context_options() {
 fn evp_fetch_walks_perftools_list_and_pq_needs_3_5() {
     let results = run_each(&["evp_fetch:type=all,libctx=own", "evp_fetch:type=all,pq=yes"]);
     assert_sampled(&results[..1]);
-    let why = results[1]["not_applicable"].as_str().unwrap();
+    let why = results[1]["not_applicable"]["message"].as_str().unwrap();
     assert!(why.contains("needs OpenSSL 3.5"), "{why}");
     assert_refused(&[
         ("evp_fetch:pq=yes", "type=all only"),

@@ -202,7 +202,7 @@ fn summary(j: &Value) -> String {
             st["short"], st["subject"], st["n"], st["mean_us"], st["verdict"]
         ));
     }
-    for c in j["culprits"].as_array().into_iter().flatten() {
+    for c in j["changes"].as_array().into_iter().flatten() {
         s.push_str(&format!(
             "  culprit {} parent {} ratio {} range {} skipped {}\n",
             c["short"], c["parent"], c["ratio"], c["range"], c["skipped"]
@@ -212,7 +212,7 @@ fn summary(j: &Value) -> String {
 }
 
 fn culprit_ids(j: &Value) -> Vec<String> {
-    j["culprits"]
+    j["changes"]
         .as_array()
         .unwrap()
         .iter()
@@ -494,13 +494,8 @@ fn build_failure_mid_range_is_skipped_synthetic_repo() {
     );
     let range = format!("{}..{}", ids[0], ids[8]);
     let (j, _) = bisect_json(&cache, &repo, &range, &[]);
-    let c = &j["culprits"][0];
-    assert_eq!(
-        j["culprits"].as_array().unwrap().len(),
-        1,
-        "{}",
-        summary(&j)
-    );
+    let c = &j["changes"][0];
+    assert_eq!(j["changes"].as_array().unwrap().len(), 1, "{}", summary(&j));
     assert_eq!(c["commit"], ids[5], "{}", summary(&j));
     assert_eq!(c["parent"], ids[3], "{}", summary(&j));
     assert_eq!(c["range"], true, "{}", summary(&j));
@@ -581,8 +576,8 @@ fn build_failure_mid_range_is_skipped_synthetic_repo() {
         &["--first-change-only"],
     );
     assert_eq!(culprit_ids(&j), vec![ids[6].clone()], "{}", summary(&j));
-    assert_eq!(j["culprits"][0]["parent"], ids[5], "{}", summary(&j));
-    assert_eq!(j["culprits"][0]["range"], false, "{}", summary(&j));
+    assert_eq!(j["changes"][0]["parent"], ids[5], "{}", summary(&j));
+    assert_eq!(j["changes"][0]["range"], false, "{}", summary(&j));
     assert_eq!(
         builds_by_commit(&j)[&ids[4]]["ok"],
         false,
@@ -607,7 +602,7 @@ fn locate_by_count_confirms_by_clock_synthetic_repo() {
     let range = format!("{}..{}", ids[0], ids[8]);
     let (j, o) = bisect_json(c.path(), r.path(), &range, &["--locate", "instructions"]);
     assert_eq!(culprit_ids(&j), vec![ids[5].clone()], "{}", summary(&j));
-    let culprit = &j["culprits"][0];
+    let culprit = &j["changes"][0];
     assert_eq!(culprit["confirmed"], true, "{}", summary(&j));
     // The clock's ratio and the count's, each near the fake's 10x.
     let clock = culprit["ratio"].as_f64().unwrap();
@@ -656,7 +651,7 @@ fn kernel_crash_and_hang_are_skipped_synthetic_repo() {
     let (j, o) = bisect_json(&cache, &repo, &range, &["--timeout", "2"]);
     let err = stderr(&o);
     assert!(!err.contains("panicked"), "{err}");
-    let c = &j["culprits"][0];
+    let c = &j["changes"][0];
     assert_eq!(c["commit"], ids[6], "{}", summary(&j));
     assert_eq!(c["parent"], ids[3], "{}", summary(&j));
     assert_eq!(
@@ -726,7 +721,7 @@ fn a_library_without_a_kernels_symbol_is_a_build_problem_synthetic_repo() {
         .output()
         .unwrap();
     let j = json_of(&o);
-    let c = &j["culprits"][0];
+    let c = &j["changes"][0];
     assert_eq!(c["commit"], ids[5], "{}", summary(&j));
     assert_eq!(c["skipped"], serde_json::json!([ids[4]]), "{}", summary(&j));
     let step = j["steps"]
@@ -938,8 +933,8 @@ fn sigint_during_sampling_synthetic_repo() {
     .wait(Duration::from_secs(120));
     assert_eq!(code, Some(0), "{err}");
     let j: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(j["culprits"][0]["commit"], ids[5], "{}", summary(&j));
-    assert_eq!(j["culprits"][0]["parent"], ids[3], "{}", summary(&j));
+    assert_eq!(j["changes"][0]["commit"], ids[5], "{}", summary(&j));
+    assert_eq!(j["changes"][0]["parent"], ids[3], "{}", summary(&j));
     assert_not_rebuilt(&before, &cache);
     assert!(
         builds_by_commit(&j)
@@ -2118,7 +2113,7 @@ fn merge_base_is_placed_between_good_and_bad_synthetic_repo() {
 
     let (j, o) = bisect_json(&cache, &repo, &format!("{}..{}", rel[0], more[2]), &[]);
     assert_eq!(j["merge_base"]["commit"], main[1], "{}", summary(&j));
-    assert_eq!(j["culprits"][0]["commit"], more[1], "{}", summary(&j));
+    assert_eq!(j["changes"][0]["commit"], more[1], "{}", summary(&j));
     assert!(stderr(&o).contains("behaves like"), "{}", stderr(&o));
 
     // Now GOOD itself is the slow one: the merge base behaves like BAD (fast).
@@ -2129,7 +2124,7 @@ fn merge_base_is_placed_between_good_and_bad_synthetic_repo() {
     assert!(err.contains("the change is on"), "{err}");
     assert_eq!(j["good"]["commit"], main[1], "{}", summary(&j));
     assert_eq!(j["bad"]["commit"], slow[0], "{}", summary(&j));
-    assert_eq!(j["culprits"][0]["commit"], slow[0], "{}", summary(&j));
+    assert_eq!(j["changes"][0]["commit"], slow[0], "{}", summary(&j));
 }
 
 /// Commits whose loaded binaries are byte-identical (here: the fake's reproducible builds of
@@ -2155,7 +2150,7 @@ fn byte_identical_builds_share_their_samples_synthetic_repo() {
     let range = format!("{}..{}", ids[0], ids[6]);
     let (j, o) = bisect_json(&cache, &repo, &range, &[]);
     assert_eq!(
-        j["culprits"][0]["commit"],
+        j["changes"][0]["commit"],
         ids[4].as_str(),
         "{}",
         summary(&j)

@@ -221,7 +221,7 @@ fn bisect_and_scan_through_slurm_answer_as_the_local_executor_does() {
     let slurm: BisectReport = serde_json::from_slice(&o.stdout).unwrap();
 
     let culprits = |r: &BisectReport| -> Vec<String> {
-        r.culprits.iter().map(|c| c.info.commit.clone()).collect()
+        r.changes.iter().map(|c| c.info.commit.clone()).collect()
     };
     assert_eq!(culprits(&slurm), vec![ids[4].clone()], "{}", stdout(&o));
     assert_eq!(culprits(&slurm), culprits(&local));
@@ -293,8 +293,8 @@ fn bisect_and_scan_through_slurm_answer_as_the_local_executor_does() {
     let confirmed = |r: &ScanReport| -> Vec<String> {
         r.changes
             .iter()
-            .filter(|c| c.culprit.confirmed)
-            .map(|c| c.culprit.info.commit.clone())
+            .filter(|c| c.point.confirmed)
+            .map(|c| c.point.info.commit.clone())
             .collect()
     };
     assert_eq!(confirmed(&scan), vec![ids[4].clone()]);

@@ -13,7 +13,7 @@ use crate::cache::{self, Cache};
 use crate::measure::engine::{Library, Session, Side, Subject};
 use crate::measure::exec::{Executor, Timing};
 use crate::report::bisect::{
-    culprit_json, step_line, BisectFormat, BisectReport, CulpritJson, LocatedJson, RunState,
+    change_point_json, step_line, BisectFormat, BisectReport, ChangePointJson, LocatedJson, RunState,
     SavedBisect, StepJson, ThreadEffect, UnexploredJson, BISECT_KIND,
 };
 use crate::report::explain::{ExplainFormat, ExplainReport, Side as ExplainSide};
@@ -424,7 +424,7 @@ fn report(
         direction: result.direction,
         ends: result.ends,
         outcome: outcome_text(&result.outcome),
-        culprits: culprits(&result.outcome, commits, &threads),
+        changes: change_points(&result.outcome, commits, &threads),
         steps: (result.steps.iter())
             .map(|s| StepJson::new(s, commits, &threads))
             .collect(),
@@ -461,16 +461,16 @@ fn outcome_text(outcome: &Outcome) -> String {
     }
 }
 
-fn culprits(
+fn change_points(
     outcome: &Outcome,
     commits: &[repo::CommitInfo],
     threads: &[usize],
-) -> Vec<CulpritJson> {
+) -> Vec<ChangePointJson> {
     match outcome {
         Outcome::NoChange => Vec::new(),
         Outcome::Changes(cps) => cps
             .iter()
-            .map(|cp| culprit_json(cp, commits, threads))
+            .map(|cp| change_point_json(cp, commits, threads))
             .collect(),
     }
 }
@@ -542,7 +542,7 @@ fn output(a: &BisectArgs, json: &BisectReport, links: &Links) -> Result<Exit> {
         progress::info(&format!("wrote {}", path.display()));
     }
     // 3: finished, but a candidate change point did not hold on its fresh block of samples.
-    if json.culprits.iter().any(|c| !c.confirmed && !c.unresolved) {
+    if json.changes.iter().any(|c| !c.confirmed && !c.unresolved) {
         return Ok(Exit::Unconfirmed);
     }
     Ok(Exit::Done)
@@ -556,14 +556,14 @@ fn explain_culprits(
     report: &BisectReport,
     dir: Option<&std::path::Path>,
 ) -> Result<Vec<ExplainReport>> {
-    if report.culprits.is_empty() {
+    if report.changes.is_empty() {
         return Ok(Vec::new());
     }
     let spec_text = report.tool.clone();
     // Every subject of a bisect measures the same tool.
     let spec = session.subject(0).spec.clone();
     let mut out = Vec::new();
-    for c in report.culprits.iter().filter(|c| c.confirmed) {
+    for c in report.changes.iter().filter(|c| c.confirmed) {
         let parent = repo.resolve(&c.parent)?;
         let culprit = repo.resolve(&c.info.commit)?;
         progress::info(&format!(

@@ -21,7 +21,7 @@ use crate::measure::exec::{Executor, Timing};
 use crate::measure::kernel::{Registry, ToolSpec};
 use crate::progress;
 use crate::report::bisect::{
-    confirmed_line, culprit_json, forecast_line, located_line, step_line, BisectFormat,
+    change_point_json, confirmed_line, forecast_line, located_line, step_line, BisectFormat,
     ForecastEvent, StepJson,
 };
 use crate::report::export::Jsonl;
@@ -185,7 +185,7 @@ impl Measurer for Live<'_, '_> {
     }
 
     fn confirmed(&mut self, cp: &bisect::ChangePoint) {
-        let c = culprit_json(cp, self.commits, self.threads);
+        let c = change_point_json(cp, self.commits, self.threads);
         if self.locating {
             let line = located_line(&c, self.session.metric());
             self.emit(&line, "located", &c);

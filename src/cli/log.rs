@@ -43,9 +43,9 @@ pub fn run(g: &Global, a: LogArgs) -> Result<Exit> {
     for s in &all {
         let result = match &s.result {
             None => "-".to_string(),
-            Some(r) if r.culprits.is_empty() => "no change".to_string(),
+            Some(r) if r.changes.is_empty() => "no change".to_string(),
             Some(r) => r
-                .culprits
+                .changes
                 .iter()
                 .map(|c| {
                     format!(

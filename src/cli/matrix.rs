@@ -243,14 +243,8 @@ fn cell(
         mean_us: sum.as_ref().map(|s| s.mean),
         stddev_us: sum.as_ref().map(|s| s.sd),
         ci95_us: sum.as_ref().map(|s| s.ci95),
-        not_applicable: why
-            .as_ref()
-            .filter(|w| w.is_not_applicable())
-            .map(|w| w.reason()),
-        failure: why
-            .as_ref()
-            .filter(|w| !w.is_not_applicable())
-            .map(|w| w.to_string()),
+        not_applicable: why.clone().filter(|w| w.is_not_applicable()),
+        failure: why.filter(|w| !w.is_not_applicable()),
         samples_us: samples,
     }
 }

@@ -12,7 +12,7 @@ use crate::measure::kernel::Registry;
 use crate::measure::kernel::ToolSpec;
 use crate::measure::metric::Metric;
 use crate::measure::perftools::{self, Counterpart, Perftools};
-use crate::report::parity::{ParityFormat, ParityReport, ParityRow};
+use crate::report::parity::{ParityFormat, ParityReport, ParityRow, RowNotApplicable};
 use crate::Global;
 
 #[derive(Args)]
@@ -182,7 +182,7 @@ fn parity_row(
     pt: &Perftools,
     prefix: &Prefix,
 ) -> ParityRow {
-    let mut row = ParityRow {
+    ParityRow {
         openssl: label.to_string(),
         spec: spec.short(),
         perftools: format!("{} -t {} {t}", cp.program, cp.options.join(" ")).replace("  ", " "),
@@ -190,14 +190,13 @@ fn parity_row(
         perftools_us: Vec::new(),
         perfbisect_us: Vec::new(),
         differs: cp.differs.map(str::to_string),
-        not_applicable: None,
-    };
-    if !pt.has(cp) {
-        row.not_applicable = Some(format!("perftools has no {} for {label}", cp.program));
-    } else if let Some(why) = cp.not_applicable_on(prefix.version().as_ref()) {
-        row.not_applicable = Some(why);
+        not_applicable: RowNotApplicable::of_counterpart(
+            cp,
+            pt.has(cp),
+            label,
+            prefix.version().as_ref(),
+        ),
     }
-    row
 }
 
 /// One round of one row: a perftools run and a perfbisect sample, back to back.
@@ -231,7 +230,7 @@ fn measure_row(
             match session.values(p.subject) {
                 Ok(v) => row.perfbisect_us = v,
                 Err(why) if why.is_not_applicable() => {
-                    row.not_applicable = Some(why.reason());
+                    row.not_applicable = Some(RowNotApplicable::Kernel { why });
                     break;
                 }
                 Err(why) => bail!("{} on {}: {why}", row.spec, row.openssl),

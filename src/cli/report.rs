@@ -311,7 +311,7 @@ fn load(f: &std::path::Path) -> Result<Loaded> {
                 ),
             }
         }
-        "" if has("culprits") && has("steps") => {
+        "" if (has("changes") || has("culprits")) && has("steps") => {
             Loaded::Bisect(serde_json::from_value(v).map_err(|e| bad("bisect", e))?)
         }
         "" if has("verdict") && has("a_commit") && has("b_commit") => {

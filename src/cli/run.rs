@@ -62,7 +62,7 @@ pub fn run(g: &Global, a: RunArgs) -> Result<Exit> {
         let sub = session.subject(i);
         let (samples, na) = match session.samples(i) {
             Ok(s) => (s.to_vec(), None),
-            Err(why) if why.is_not_applicable() => (Vec::new(), Some(why.reason())),
+            Err(why) if why.is_not_applicable() => (Vec::new(), Some(why)),
             // A kernel that fails is an error for `run`: there is no number to show.
             Err(why) => anyhow::bail!(
                 "{} on {label} with {} threads: {why}",

@@ -376,7 +376,7 @@ fn output(a: &ScanArgs, report: &ScanReport, links: &Links) -> Result<Exit> {
     if report
         .changes
         .iter()
-        .any(|c| !c.culprit.confirmed && !c.culprit.unresolved)
+        .any(|c| !c.point.confirmed && !c.point.unresolved)
     {
         return Ok(Exit::Unconfirmed);
     }

@@ -41,16 +41,11 @@ pub struct Counterpart {
 }
 
 impl Counterpart {
-    /// Why this counterpart cannot run on `version`, if it cannot.
-    pub fn not_applicable_on(&self, version: Option<&OpenSslVersion>) -> Option<String> {
+    /// The OpenSSL this counterpart needs, when `version` is older (the row is then not
+    /// applicable).
+    pub fn needs_newer_than(&self, version: Option<&OpenSslVersion>) -> Option<OpenSslVersion> {
         let since: OpenSslVersion = self.since?.parse().ok()?;
-        (version? < &since).then(|| {
-            format!(
-                "perftools' {} {} needs OpenSSL {since}",
-                self.program,
-                self.options.join(" ")
-            )
-        })
+        (version? < &since).then_some(since)
     }
 }
 
@@ -887,17 +882,14 @@ mod tests {
         // perftools' newrawkey refuses -a ml-kem-* before 3.5: the row is not applicable there.
         let ml_kem = counterpart(&spec("newrawkey:alg=ml-kem-512")).unwrap();
         let v = |s: &str| s.parse::<OpenSslVersion>().unwrap();
-        let why = ml_kem.not_applicable_on(Some(&v("3.0.8"))).unwrap();
-        assert_eq!(
-            why,
-            "perftools' newrawkey -a ml-kem-512 needs OpenSSL 3.5.0"
-        );
-        assert_eq!(ml_kem.not_applicable_on(Some(&v("4.0.3"))), None);
-        assert_eq!(ml_kem.not_applicable_on(None), None);
+        assert_eq!(ml_kem.needs_newer_than(Some(&v("3.0.8"))), Some(v("3.5.0")));
+        assert_eq!(ml_kem.options, ["-a", "ml-kem-512"]);
+        assert_eq!(ml_kem.needs_newer_than(Some(&v("4.0.3"))), None);
+        assert_eq!(ml_kem.needs_newer_than(None), None);
         assert_eq!(
             counterpart(&spec("newrawkey"))
                 .unwrap()
-                .not_applicable_on(Some(&v("3.0.8"))),
+                .needs_newer_than(Some(&v("3.0.8"))),
             None
         );
     }

@@ -62,7 +62,7 @@ impl CommitJson {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CulpritJson {
+pub struct ChangePointJson {
     // The culprit's own id is `info.commit` (flattened: one "commit" key).
     pub parent: String,
     /// True when skipped commits leave a range: the change is in parent..commit.
@@ -221,7 +221,10 @@ pub struct BisectReport {
     pub direction: Verdict,
     pub ends: Comparison,
     pub outcome: String,
-    pub culprits: Vec<CulpritJson>,
+    /// The change points, under the key a scan's result uses too (`culprits` in results
+    /// written before, still read).
+    #[serde(alias = "culprits")]
+    pub changes: Vec<ChangePointJson>,
     pub steps: Vec<StepJson>,
     pub builds: Vec<BuildUse>,
     pub samples: usize,
@@ -293,20 +296,20 @@ impl BisectReport {
     /// change (a transient that a later change undid comes after the lasting ones; see
     /// [`series::lasting`]), those in the range's direction before those against it, then by
     /// their share of the range's change; candidates that did not hold last.
-    pub fn ranked(&self) -> Vec<&CulpritJson> {
-        let logs: Vec<f64> = (self.culprits.iter())
+    pub fn ranked(&self) -> Vec<&ChangePointJson> {
+        let logs: Vec<f64> = (self.changes.iter())
             .map(|c| if c.confirmed { c.ratio.ln() } else { 0.0 })
             .collect();
         let lasting = series::lasting(&logs, self.min_effect);
-        let mut order: Vec<usize> = (0..self.culprits.len()).collect();
+        let mut order: Vec<usize> = (0..self.changes.len()).collect();
         order.sort_by(|&a, &b| {
-            let (ca, cb) = (&self.culprits[a], &self.culprits[b]);
+            let (ca, cb) = (&self.changes[a], &self.changes[b]);
             (cb.confirmed.cmp(&ca.confirmed))
                 .then((cb.share > 0.0).cmp(&(ca.share > 0.0)))
                 .then(lasting.left[b].abs().total_cmp(&lasting.left[a].abs()))
                 .then(cb.share.total_cmp(&ca.share))
         });
-        order.into_iter().map(|i| &self.culprits[i]).collect()
+        order.into_iter().map(|i| &self.changes[i]).collect()
     }
 
     /// What the steps were measured in: the counts when they searched the range.
@@ -356,14 +359,14 @@ impl BisectReport {
 }
 
 /// "located by instructions: +28.1% [...]": a culprit's count figure beside its clock's.
-fn located_note(c: &CulpritJson, by: &str) -> Option<String> {
+fn located_note(c: &ChangePointJson, by: &str) -> Option<String> {
     let l = c.located.as_ref()?;
     Some(format!("located by {by}: {}", l.ratio.pct()))
 }
 
 impl BisectReport {
     /// [`located_note`] with this report's locating metric.
-    fn culprit_located(&self, c: &CulpritJson) -> Option<String> {
+    fn culprit_located(&self, c: &ChangePointJson) -> Option<String> {
         let by = self.located.as_ref()?.metric.name();
         located_note(c, by)
     }
@@ -594,10 +597,14 @@ pub fn step_line(s: &Step, c: &CommitInfo, metric: Metric, threads: &[usize]) ->
     )
 }
 
-pub fn culprit_json(cp: &ChangePoint, commits: &[CommitInfo], threads: &[usize]) -> CulpritJson {
+pub fn change_point_json(
+    cp: &ChangePoint,
+    commits: &[CommitInfo],
+    threads: &[usize],
+) -> ChangePointJson {
     let c = &commits[cp.first_new];
     let p = &commits[cp.last_old];
-    CulpritJson {
+    ChangePointJson {
         per_threads: cp
             .series
             .iter()
@@ -662,7 +669,7 @@ fn unexplored_text(j: &BisectReport) -> String {
     }
     let mut s = String::new();
     if let Some(e) = j.explained {
-        let n = j.culprits.iter().filter(|c| c.confirmed).count();
+        let n = j.changes.iter().filter(|c| c.confirmed).count();
         s.push_str(&format!(
             "\nexplained: {:.0}% of the range's change by {n} confirmed change point(s)\n",
             e * 100.0
@@ -743,7 +750,7 @@ pub fn forecast_line(f: &Forecast, per_sample_s: Option<f64>, better: &[String])
 }
 
 /// One line for a change point as soon as its confirmation block has decided (streamed output).
-pub fn confirmed_line(c: &CulpritJson, spent: &str) -> String {
+pub fn confirmed_line(c: &ChangePointJson, spent: &str) -> String {
     let what = if c.range {
         format!(
             "the change is in {}..{}",
@@ -782,7 +789,7 @@ pub fn confirmed_line(c: &CulpritJson, spent: &str) -> String {
 }
 
 /// One line for a change point the counts located (`--locate`), before the clock confirms it.
-pub fn located_line(c: &CulpritJson, metric: Metric) -> String {
+pub fn located_line(c: &ChangePointJson, metric: Metric) -> String {
     let what = if c.range {
         format!("{}..{}", &c.parent[..10.min(c.parent.len())], c.info.short)
     } else {
@@ -851,7 +858,7 @@ fn text_ends(j: &BisectReport) -> String {
     if let Some(r) = &j.resolution {
         s.push_str(&format!("resolution: {}\n", resolution_sentence(r)));
     }
-    if j.culprits.is_empty() {
+    if j.changes.is_empty() {
         s.push_str(&format!(
             "result: the ends do not differ by at least {:.1}% with significance ({}); nothing to bisect\n",
             j.min_effect * 100.0,
@@ -866,7 +873,7 @@ fn text_ends(j: &BisectReport) -> String {
 
 /// One change point as the text report's numbered result: what it is, how far to trust it,
 /// the commit, and the figures behind it.
-fn culprit_text(number: usize, c: &CulpritJson, j: &BisectReport, links: &Links) -> String {
+fn culprit_text(number: usize, c: &ChangePointJson, j: &BisectReport, links: &Links) -> String {
     let u = j.metric.unit_ascii();
     let head = if c.range {
         format!(
@@ -937,7 +944,7 @@ fn culprit_text(number: usize, c: &CulpritJson, j: &BisectReport, links: &Links)
 }
 
 /// How much of the range's change a change point carries, when it is not simply all of it.
-fn share_text(c: &CulpritJson) -> String {
+fn share_text(c: &ChangePointJson) -> String {
     if c.share.is_finite() && c.share < 0.0 {
         format!(
             " [{}, against the range's direction: {:.0}% of its change]",
@@ -954,7 +961,7 @@ fn share_text(c: &CulpritJson) -> String {
 }
 
 /// The warning line for a change point the confirmation did not uphold; empty for one it did.
-fn standing_text(c: &CulpritJson) -> String {
+fn standing_text(c: &ChangePointJson) -> String {
     if c.identical_binaries {
         "  NOT A CULPRIT: it loads byte-identical libraries and modules to its parent's\n"
             .to_string()
@@ -1049,9 +1056,9 @@ fn markdown(j: &BisectReport, links: &Links) -> String {
     if let Some(r) = &j.resolution {
         s.push_str(&format!("Resolution: {}\n\n", resolution_sentence(r)));
     }
-    if !j.culprits.is_empty() {
+    if !j.changes.is_empty() {
         s.push_str(&culprits_markdown(j, links));
-        if j.culprits.iter().any(|c| !c.per_threads.is_empty()) {
+        if j.changes.iter().any(|c| !c.per_threads.is_empty()) {
             s.push_str(&per_threads_markdown(j, links));
         }
     }
@@ -1069,7 +1076,7 @@ fn culprits_markdown(j: &BisectReport, links: &Links) -> String {
     let mut s =
         format!("| commit | date | subject | parent {u} | commit {u} | change | p (Welch) |\n");
     s.push_str("| --- | --- | --- | ---: | ---: | --- | ---: |\n");
-    for c in &j.culprits {
+    for c in &j.changes {
         s.push_str(&format!(
             "| {}{}{} | {} | {} | {} | {} | {} | {:.2e} |\n",
             links.markdown(&c.info.commit, &c.info.commit[..10]),
@@ -1101,7 +1108,7 @@ fn per_threads_markdown(j: &BisectReport, links: &Links) -> String {
     let mut s =
         String::from("| commit | threads | parent µs/op | commit µs/op | change | affected |\n");
     s.push_str("| --- | ---: | ---: | ---: | --- | --- |\n");
-    for c in &j.culprits {
+    for c in &j.changes {
         for e in &c.per_threads {
             s.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} |\n",
@@ -1173,10 +1180,10 @@ impl HtmlSections for BisectReport {
             esc(&j.range)
         );
         let mut tables = String::new();
-        if !j.culprits.is_empty() {
+        if !j.changes.is_empty() {
             tables.push_str(&culprits_table_html(j, links));
         }
-        if j.culprits.iter().any(|c| !c.per_threads.is_empty()) {
+        if j.changes.iter().any(|c| !c.per_threads.is_empty()) {
             tables.push_str(&per_threads_table_html(j, links));
         }
         tables.push_str(&steps_table_html(j, links));
@@ -1220,14 +1227,14 @@ fn summary_html(j: &BisectReport, links: &Links) -> String {
             esc(&resolution_sentence(r))
         ));
     }
-    if j.culprits.is_empty() {
+    if j.changes.is_empty() {
         summary.push_str(&format!(
             "<p>No change point: the ends do not differ by at least {:.1}% with significance.</p>\n",
             j.min_effect * 100.0
         ));
     } else {
         summary.push_str("<ol>\n");
-        for c in &j.culprits {
+        for c in &j.changes {
             summary.push_str(&culprit_item_html(c, u, j.culprit_located(c), links));
         }
         summary.push_str("</ol>\n");
@@ -1239,7 +1246,12 @@ fn summary_html(j: &BisectReport, links: &Links) -> String {
     summary
 }
 
-fn culprit_item_html(c: &CulpritJson, u: &str, located: Option<String>, links: &Links) -> String {
+fn culprit_item_html(
+    c: &ChangePointJson,
+    u: &str,
+    located: Option<String>,
+    links: &Links,
+) -> String {
     let what = if c.range {
         format!(
             "the change is in {}..{} ({} skipped commit(s) between)",
@@ -1268,7 +1280,7 @@ fn culprit_item_html(c: &CulpritJson, u: &str, located: Option<String>, links: &
 
 /// The badges after a change point: against the range, part of it, uncertain, and at which
 /// thread counts it shows.
-fn culprit_badges_html(c: &CulpritJson) -> String {
+fn culprit_badges_html(c: &ChangePointJson) -> String {
     let mut notes = String::new();
     if c.share < 0.0 {
         notes.push_str(&format!(
@@ -1305,7 +1317,7 @@ fn culprit_badges_html(c: &CulpritJson) -> String {
 fn culprits_table_html(j: &BisectReport, links: &Links) -> String {
     let u = j.metric.unit();
     let rows: Vec<Vec<String>> = j
-        .culprits
+        .changes
         .iter()
         .map(|c| {
             vec![
@@ -1341,7 +1353,7 @@ fn culprits_table_html(j: &BisectReport, links: &Links) -> String {
 
 fn per_threads_table_html(j: &BisectReport, links: &Links) -> String {
     let rows: Vec<Vec<String>> = j
-        .culprits
+        .changes
         .iter()
         .flat_map(|c| {
             c.per_threads.iter().map(move |e| {
@@ -1494,7 +1506,7 @@ impl BisectReport {
                 .map(|t| t.0)
         };
         let changes = self
-            .culprits
+            .changes
             .iter()
             .filter_map(|c| {
                 Some(Mark {

@@ -13,6 +13,7 @@ use super::plot;
 use crate::host::Host;
 use crate::progress;
 use crate::report::{us, Table};
+use crate::unavailable::{typed_or_text, Unavailable};
 
 formats!(MatrixFormat for MatrixReport { Text, Markdown, Csv, Json, Html });
 
@@ -32,10 +33,21 @@ pub struct MatrixCell {
     pub mean_us: Option<f64>,
     pub stddev_us: Option<f64>,
     pub ci95_us: Option<(f64, f64)>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_applicable: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failure: Option<String>,
+    /// Why the cell has no number when the operation does not exist on this version
+    /// (`kind`: too_old or not_applicable): a result, drawn N/A.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "typed_or_text"
+    )]
+    pub not_applicable: Option<Unavailable>,
+    /// Why the cell has no number when something failed (build, crash, timeout, …).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "typed_or_text"
+    )]
+    pub failure: Option<Unavailable>,
     pub samples_us: Vec<f64>,
 }
 
@@ -204,9 +216,8 @@ impl Export<MatrixReport> for Csv {
                 c.n.to_string(),
                 c.mean_us.map(|v| v.to_string()).unwrap_or_default(),
                 c.stddev_us.map(|v| v.to_string()).unwrap_or_default(),
-                c.not_applicable
-                    .clone()
-                    .or_else(|| c.failure.clone())
+                (c.not_applicable.as_ref().map(Unavailable::reason))
+                    .or_else(|| c.failure.as_ref().map(Unavailable::to_string))
                     .unwrap_or_default(),
             ]);
         }

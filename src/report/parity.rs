@@ -6,8 +6,11 @@ use serde::{Deserialize, Serialize};
 
 use super::export::{formats, Export, Markdown, Text};
 use crate::analysis::stats::{self, RatioCi};
+use crate::build::version::OpenSslVersion;
 use crate::measure::metric::Metric;
+use crate::measure::perftools::Counterpart;
 use crate::report::{us, Table};
+use crate::unavailable::Unavailable;
 
 formats!(ParityFormat for ParityReport { Text alias "table", Markdown, Json });
 
@@ -40,7 +43,67 @@ pub struct ParityRow {
     pub differs: Option<String>,
     /// Why the row has no numbers (the kernel or the program does not apply to this version).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_applicable: Option<String>,
+    pub not_applicable: Option<RowNotApplicable>,
+}
+
+/// Why a parity row has no numbers: one side cannot run on this OpenSSL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RowNotApplicable {
+    /// The perftools build for this OpenSSL has no such program.
+    NoProgram { program: String, openssl: String },
+    /// perftools' program refuses these options before `needs` (newrawkey -a ml-kem-*: 3.5).
+    PerftoolsTooOld {
+        program: String,
+        options: Vec<String>,
+        needs: String,
+    },
+    /// perfbisect's kernel does not apply to this version.
+    Kernel { why: Unavailable },
+}
+
+impl RowNotApplicable {
+    /// Why perftools cannot run `cp` on this OpenSSL (`openssl`, of `version`; its perftools
+    /// build has the program or not), if it cannot.
+    pub fn of_counterpart(
+        cp: &Counterpart,
+        has_program: bool,
+        openssl: &str,
+        version: Option<&OpenSslVersion>,
+    ) -> Option<RowNotApplicable> {
+        if !has_program {
+            return Some(RowNotApplicable::NoProgram {
+                program: cp.program.to_string(),
+                openssl: openssl.to_string(),
+            });
+        }
+        let needs = cp.needs_newer_than(version)?;
+        Some(RowNotApplicable::PerftoolsTooOld {
+            program: cp.program.to_string(),
+            options: cp.options.clone(),
+            needs: needs.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for RowNotApplicable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RowNotApplicable::NoProgram { program, openssl } => {
+                write!(f, "perftools has no {program} for {openssl}")
+            }
+            RowNotApplicable::PerftoolsTooOld {
+                program,
+                options,
+                needs,
+            } => write!(
+                f,
+                "perftools' {program} {} needs OpenSSL {needs}",
+                options.join(" ")
+            ),
+            RowNotApplicable::Kernel { why } => f.write_str(&why.reason()),
+        }
+    }
 }
 
 /// How a row compares with the band.
@@ -112,7 +175,7 @@ fn parity_table(r: &ParityReport) -> Table {
                 "n/a".into(),
                 "n/a".into(),
                 "-".into(),
-                why.clone(),
+                why.to_string(),
                 "-".into(),
             ]);
             t.push(cells);
@@ -225,7 +288,13 @@ mod tests {
             rows: vec![
                 row(&[2.0, 2.1, 2.05, 1.98], &[2.02, 2.08, 2.07, 2.0]),
                 ParityRow {
-                    not_applicable: Some("providerdoall needs OpenSSL 3.0".into()),
+                    not_applicable: Some(RowNotApplicable::Kernel {
+                        why: Unavailable::TooOld {
+                            kernel: "providerdoall".into(),
+                            needs: "3.0".into(),
+                            have: "1.1.1w".into(),
+                        },
+                    }),
                     ..row(&[], &[])
                 },
             ],

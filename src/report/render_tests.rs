@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::bisect::{
-    BisectReport, CommitJson, CulpritJson, StepJson, ThreadEffect, ThreadPoint, UnexploredJson,
+    BisectReport, ChangePointJson, CommitJson, StepJson, ThreadEffect, ThreadPoint, UnexploredJson,
 };
 use super::compare::{CompareReport, Sides};
 use super::export::{Csv, Export, Html, Json, Jsonl, Junit, Links, Markdown, Text};
@@ -22,6 +22,7 @@ use crate::host::Host;
 use crate::measure::engine::BuildUse;
 use crate::measure::metric::Metric;
 use crate::measure::runner::Sample;
+use crate::unavailable::Unavailable;
 
 const OLD: [f64; 6] = [100.0, 101.0, 99.5, 100.4, 100.9, 99.8];
 const NEW: [f64; 6] = [120.0, 121.3, 119.4, 120.8, 119.9, 120.5];
@@ -105,7 +106,7 @@ fn bisect_report() -> BisectReport {
         direction: Verdict::Slower,
         ends: c,
         outcome: "1 change(s)".into(),
-        culprits: vec![CulpritJson {
+        changes: vec![ChangePointJson {
             parent: good.commit.clone(),
             range: false,
             skipped: vec![],
@@ -241,7 +242,7 @@ fn bisect_over(
         .iter()
         .map(|&(p, c)| {
             let cmp = comparison(&samples(p), &samples(c));
-            CulpritJson {
+            ChangePointJson {
                 parent: info(p, by_index(p).1).commit,
                 range: c > p + 1,
                 skipped: (p + 1..c).map(|i| info(i, "").commit).collect(),
@@ -282,7 +283,7 @@ fn bisect_over(
         direction: ends.verdict,
         ends,
         outcome: format!("{} change(s)", changes.len()),
-        culprits,
+        changes: culprits,
         steps,
         builds: tested
             .iter()
@@ -433,7 +434,7 @@ fn matrix_report() -> MatrixReport {
             mean_us: s.map(|s| s.mean),
             stddev_us: s.map(|s| s.sd),
             ci95_us: s.map(|s| s.ci95),
-            not_applicable: na.map(str::to_string),
+            not_applicable: na.map(|m| Unavailable::NotApplicable { message: m.into() }),
             failure: None,
             samples_us: xs.to_vec(),
         }
@@ -577,7 +578,7 @@ fn bisect_renderers() {
     insta::assert_snapshot!("bisect_text", Text.export(&r).unwrap());
     insta::assert_snapshot!("bisect_markdown", Markdown.export(&r).unwrap());
     let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
-    assert_eq!(back.culprits[0].info.commit, r.culprits[0].info.commit);
+    assert_eq!(back.changes[0].info.commit, r.changes[0].info.commit);
     assert_eq!(back.ends.verdict, r.ends.verdict);
 }
 
@@ -585,13 +586,13 @@ fn bisect_renderers() {
 #[test]
 fn bisect_says_located_size_unresolved() {
     let mut r = bisect_report();
-    r.culprits[0].confirmed = false;
-    r.culprits[0].unresolved = true;
+    r.changes[0].confirmed = false;
+    r.changes[0].unresolved = true;
     let text = Text.export(&r).unwrap();
     assert!(text.contains("  LOCATED, SIZE UNRESOLVED: "), "{text}");
     assert!(!text.contains("NOT CONFIRMED"), "{text}");
     let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
-    assert!(back.culprits[0].unresolved);
+    assert!(back.changes[0].unresolved);
 }
 
 /// A transient (+122% undone by -55% two change points later) ranks after the lasting +10%
@@ -599,15 +600,15 @@ fn bisect_says_located_size_unresolved() {
 #[test]
 fn bisect_ranks_the_lasting_change_first() {
     let mut r = bisect_report();
-    let base = r.culprits[0].clone();
-    let at = |ratio: f64, who: char, share: f64| CulpritJson {
+    let base = r.changes[0].clone();
+    let at = |ratio: f64, who: char, share: f64| ChangePointJson {
         ratio,
         share,
         info: commit(who, "a change"),
         ..base.clone()
     };
     let ends = (2.22f64 * 1.10 * 0.45).ln();
-    r.culprits = vec![
+    r.changes = vec![
         at(2.22, 'd', 2.22f64.ln() / ends),
         at(1.10, 'e', 1.10f64.ln() / ends),
         at(0.45, 'f', 0.45f64.ln() / ends),
@@ -615,7 +616,7 @@ fn bisect_ranks_the_lasting_change_first() {
     let order: Vec<f64> = r.ranked().iter().map(|c| c.ratio).collect();
     assert_eq!(order, vec![1.10, 2.22, 0.45]);
     // Not confirmed comes last whatever its size.
-    r.culprits[1].confirmed = false;
+    r.changes[1].confirmed = false;
     assert_eq!(r.ranked()[2].ratio, 1.10);
 }
 
@@ -632,9 +633,9 @@ fn bisect_located_by_count() {
             lo: 1.280,
             hi: 1.282,
         },
-        ..r.culprits[0].comparison
+        ..r.changes[0].comparison
     };
-    r.culprits[0].located = Some(count);
+    r.changes[0].located = Some(count);
     r.located = Some(LocatedJson {
         metric: Metric::Instructions,
         searched_by: SearchedBy::Count,
@@ -653,7 +654,7 @@ fn bisect_located_by_count() {
     );
     let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
     assert_eq!(back.located.map(|l| l.searched_by), Some(SearchedBy::Count));
-    assert!(back.culprits[0].located.is_some());
+    assert!(back.changes[0].located.is_some());
     assert!(!Text
         .export(&r)
         .unwrap()
@@ -716,7 +717,7 @@ fn bisect_budget_and_direction() {
         res.smallest = 0.03;
         res.needed = 12;
     }
-    let mut against = r.culprits[0].clone();
+    let mut against = r.changes[0].clone();
     against.info = commit('d', "Add a lock");
     against.parent = commit('e', "Refactor").commit;
     against.comparison.verdict = Verdict::Faster;
@@ -727,9 +728,9 @@ fn bisect_budget_and_direction() {
     against.ratio_ci = (0.93, 0.97);
     against.share = -0.08;
     against.partial = true;
-    r.culprits[0].share = 0.81;
-    r.culprits[0].partial = true;
-    r.culprits.push(against);
+    r.changes[0].share = 0.81;
+    r.changes[0].partial = true;
+    r.changes.push(against);
     r.explained = Some(0.73);
     r.unexplored = vec![
         UnexploredJson {
@@ -784,7 +785,7 @@ fn bisect_budget_and_direction() {
     assert!(html.contains("left unexplored (its ends were undecided at --max-samples)"));
     assert_eq!(back.continue_with, r.continue_with);
     // the streamed line of a change point against the direction says so
-    let c = &r.culprits[1];
+    let c = &r.changes[1];
     let l = super::bisect::confirmed_line(c, "after 5 s");
     assert!(
         l.starts_with("change point confirmed: ")
@@ -803,13 +804,13 @@ fn bisect_per_thread_count() {
     r.thread_counts = vec![1, 8, 32];
     r.threads = 8;
     let flat = comparison(&OLD, &OLD);
-    let c = r.culprits[0].comparison;
+    let c = r.changes[0].comparison;
     r.ends_per_threads = vec![
         ThreadEffect::new(1, &flat),
         ThreadEffect::new(8, &c),
         ThreadEffect::new(32, &c),
     ];
-    r.culprits[0].per_threads = r.ends_per_threads.clone();
+    r.changes[0].per_threads = r.ends_per_threads.clone();
     for st in &mut r.steps {
         st.per_threads = [1, 8, 32]
             .iter()
@@ -832,7 +833,7 @@ fn bisect_per_thread_count() {
     assert!(html.contains("Change points per thread count"));
     let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
     assert_eq!(back.thread_counts, vec![1, 8, 32]);
-    let affected: Vec<bool> = back.culprits[0]
+    let affected: Vec<bool> = back.changes[0]
         .per_threads
         .iter()
         .map(|e| e.affected)
@@ -921,7 +922,7 @@ fn bisect_profile_svg() {
         assert!(svg.starts_with("<svg"), "{name}");
         assert!(svg.contains(&format!("old end {}", r.good.short)), "{name}");
         assert!(svg.contains(&format!("new end {}", r.bad.short)), "{name}");
-        for c in &r.culprits {
+        for c in &r.changes {
             assert!(svg.contains(&c.info.short), "{name}: {}", c.info.short);
         }
         // The spread of the means decides the scale: 376 → 20 µs is read in ratios.
@@ -995,15 +996,15 @@ fn html_renderers() {
 fn commit_links_in_markdown_and_text() {
     let links = Links::new(Some("https://example.org/{sha}")).unwrap();
     let r = bisect_report();
-    let url = format!("https://example.org/{}", r.culprits[0].info.commit);
+    let url = format!("https://example.org/{}", r.changes[0].info.commit);
     let md = Markdown.export_linked(&r, &links).unwrap();
     assert!(
-        md.contains(&format!("[`{}`]({url})", &r.culprits[0].info.commit[..10])),
+        md.contains(&format!("[`{}`]({url})", &r.changes[0].info.commit[..10])),
         "{md}"
     );
     let text = Text.export_linked(&r, &links).unwrap();
     assert!(
-        text.contains(&format!("culprit {} <{url}>", r.culprits[0].info.commit)),
+        text.contains(&format!("culprit {} <{url}>", r.changes[0].info.commit)),
         "{text}"
     );
     let c = Markdown.export_linked(&compare_report(), &links).unwrap();
@@ -1172,7 +1173,7 @@ fn scan_profile_svg() {
     assert!(svg.contains(&format!("old end {}", r.good.short)));
     assert!(svg.contains(&format!("new end {}", r.bad.short)));
     for &i in &r.by_share {
-        let c = &r.changes[i].culprit;
+        let c = &r.changes[i].point;
         assert!(svg.contains(&c.info.short), "{}", c.info.short);
     }
     assert!(svg.contains("grid point") && svg.contains("fitted level"));
@@ -1191,4 +1192,32 @@ fn scan_profile_svg() {
     let profile = r.profile();
     assert_eq!(profile.levels.len(), r.segments.len());
     assert_eq!(profile.points.len(), r.grid.len() + probes);
+}
+
+/// Results written before change points had one key and reasons were typed still read and
+/// render as they did: `culprits` for `changes`, a reason's text for its typed form.
+#[test]
+fn results_written_before_typed_reasons_still_read() {
+    let r = release_history_bisect();
+    let mut v = serde_json::to_value(&r).unwrap();
+    let o = v.as_object_mut().unwrap();
+    let changes = o.remove("changes").unwrap();
+    o.insert("culprits".into(), changes);
+    let back: BisectReport = serde_json::from_value(v).unwrap();
+    assert_eq!(back.changes.len(), r.changes.len());
+    assert_eq!(Text.export(&back).unwrap(), Text.export(&r).unwrap());
+
+    let m = matrix_report();
+    let mut v = serde_json::to_value(&m).unwrap();
+    let mut texts = 0;
+    for c in v["cells"].as_array_mut().unwrap() {
+        if let Some(why) = c.get_mut("not_applicable") {
+            *why = serde_json::json!("not applicable: demo");
+            texts += 1;
+        }
+    }
+    assert_eq!(texts, 1);
+    let back: MatrixReport = serde_json::from_value(v).unwrap();
+    assert_eq!(Csv.export(&back).unwrap(), Csv.export(&m).unwrap());
+    assert_eq!(Text.export(&back).unwrap(), Text.export(&m).unwrap());
 }

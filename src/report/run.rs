@@ -9,6 +9,7 @@ use crate::analysis::stats;
 use crate::measure::metric::Metric;
 use crate::measure::runner::Sample;
 use crate::report::{us, Table};
+use crate::unavailable::Unavailable;
 
 formats!(RunFormat for RunReport { Text alias "table", Markdown, Csv, Json });
 
@@ -67,8 +68,10 @@ pub struct RunResult {
     pub mb_per_s: Option<f64>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub counters_us: BTreeMap<String, f64>,
+    /// Why there is no number: the operation does not exist on this version (`kind`: too_old
+    /// or not_applicable). Any other reason is an error of `run`, not a result.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub not_applicable: Option<String>,
+    pub not_applicable: Option<Unavailable>,
     pub samples: Vec<Sample>,
 }
 
@@ -78,7 +81,7 @@ impl RunResult {
         spec: &crate::measure::kernel::ToolSpec,
         threads: usize,
         samples: Vec<Sample>,
-        not_applicable: Option<String>,
+        not_applicable: Option<Unavailable>,
         metric: Metric,
     ) -> RunResult {
         let xs: Vec<f64> = samples.iter().map(|s| s.value(metric)).collect();
@@ -156,7 +159,7 @@ fn run_table(results: &[RunResult], metric: Metric) -> Table {
             (Some(why), _) => {
                 row.push("n/a".into());
                 row.push("-".into());
-                row.push(why.clone());
+                row.push(why.reason());
             }
             (None, Some(m)) => {
                 row.push(us(m));

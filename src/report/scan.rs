@@ -6,7 +6,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-use super::bisect::{culprit_json, truncate, CommitJson, CulpritJson, StepJson};
+use super::bisect::{change_point_json, truncate, ChangePointJson, CommitJson, StepJson};
 use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Level, Mark, PointKind, Profile, ProfilePoint};
@@ -19,6 +19,7 @@ use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::exec::Placement;
 use crate::report::{may_hide, ratio_pct, resolution_sentence, us};
+use crate::unavailable::{typed_or_text, Unavailable};
 
 formats!(ScanFormat for ScanReport { Text, Markdown, Json, Html });
 
@@ -37,8 +38,23 @@ pub struct GridPointJson {
     pub ci95_us: Option<(f64, f64)>,
     /// Its fitted segment (index into `segments`).
     pub segment: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<String>,
+    /// Why the point has no number (typed as a bisect step's `skipped_because`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "typed_or_text"
+    )]
+    pub skipped: Option<Unavailable>,
+}
+
+impl GridPointJson {
+    /// Why the point has no number, as text ("" when it has one).
+    fn skipped_text(&self) -> String {
+        self.skipped
+            .as_ref()
+            .map(Unavailable::to_string)
+            .unwrap_or_default()
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -73,9 +89,10 @@ pub struct IntervalJson {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChangeJson {
-    /// As a bisect reports it; its `share` is of its own interval's ends.
+    /// The change point as a bisect reports it (one type under `changes` in both results);
+    /// its `share` is of its own interval's ends. The fields below say where the scan found it.
     #[serde(flatten)]
-    pub culprit: CulpritJson,
+    pub point: ChangePointJson,
     /// The culprit's position in the range.
     pub index: usize,
     /// Signed share of the range's total movement (Σ |ln ratio| of the confirmed changes).
@@ -190,7 +207,7 @@ pub struct ScanContext<'a> {
 
 /// "+15.2% at abc1234, partly undone (52%) by -7.6% at def5678".
 fn cancel_text(c: &Cancel, changes: &[ChangeJson]) -> String {
-    let (a, b) = (&changes[c.change].culprit, &changes[c.undone_by].culprit);
+    let (a, b) = (&changes[c.change].point, &changes[c.undone_by].point);
     let how = if c.fraction >= 0.999 {
         "undone".to_string()
     } else {
@@ -210,7 +227,7 @@ fn series_text(net: f64, members: &[usize], changes: &[ChangeJson]) -> String {
     let parts: Vec<String> = members
         .iter()
         .map(|&i| {
-            let c = &changes[i].culprit;
+            let c = &changes[i].point;
             format!("{} at {}", ratio_pct(c.ratio), c.info.short)
         })
         .collect();
@@ -234,7 +251,7 @@ fn grid_json(grid: &Grid, commits: &[CommitInfo], moved: &[isize]) -> Vec<GridPo
             mean_us: p.mean.is_finite().then_some(p.mean),
             ci95_us: p.mean.is_finite().then_some(p.ci95),
             segment: p.segment,
-            skipped: p.skipped.as_ref().map(|u| u.to_string()),
+            skipped: p.skipped.clone(),
         })
         .collect()
 }
@@ -306,7 +323,7 @@ impl ScanReport {
             .changes
             .iter()
             .map(|c| ChangeJson {
-                culprit: culprit_json(&c.cp, commits, &[x.threads]),
+                point: change_point_json(&c.cp, commits, &[x.threads]),
                 index: c.cp.first_new,
                 share_of_movement: c.share,
                 interval: c.interval,
@@ -427,7 +444,7 @@ impl ScanReport {
 
     fn change_line(&self, i: usize, links_suffix: &str) -> String {
         let c = &self.changes[i];
-        let p = &c.culprit;
+        let p = &c.point;
         let status = if !p.confirmed {
             if p.identical_binaries {
                 "NOT a culprit (identical binaries)"
@@ -503,7 +520,7 @@ fn grid_text(r: &ScanReport) -> String {
         let seg = g
             .segment
             .map(|i| format!("level {}", i + 1))
-            .unwrap_or_else(|| format!("skipped: {}", g.skipped.clone().unwrap_or_default()));
+            .unwrap_or_else(|| format!("skipped: {}", g.skipped_text()));
         s.push_str(&format!(
             "  #{:<5} {} {}  {}  {}{}\n",
             g.index, g.info.short, g.info.date, level, seg, moved
@@ -548,7 +565,7 @@ fn changes_text(r: &ScanReport, links: &Links) -> String {
         s.push_str("  none: the grid's points lie on one level, or no search confirmed a change\n");
     }
     for i in 0..r.changes.len() {
-        let sfx = links.text_suffix(&r.changes[i].culprit.info.commit);
+        let sfx = links.text_suffix(&r.changes[i].point.info.commit);
         s.push_str(&format!("  {}. {}\n", i + 1, r.change_line(i, &sfx)));
     }
     if !r.by_share.is_empty() {
@@ -559,8 +576,8 @@ fn changes_text(r: &ScanReport, links: &Links) -> String {
                 let c = &r.changes[i];
                 format!(
                     "{} at {} ({:.0}%)",
-                    ratio_pct(c.culprit.ratio),
-                    c.culprit.info.short,
+                    ratio_pct(c.point.ratio),
+                    c.point.info.short,
                     c.share_of_movement.abs() * 100.0
                 )
             })
@@ -617,7 +634,7 @@ fn markdown_changes(r: &ScanReport, links: &Links) -> String {
         );
         s.push_str("| ---: | --- | ---: | --- | ---: | --- | --- |\n");
         for (i, c) in r.changes.iter().enumerate() {
-            let p = &c.culprit;
+            let p = &c.point;
             s.push_str(&format!(
                 "| {} | {} | {} | [{:+.1}%, {:+.1}%] | {:.0}% | {} | {} |\n",
                 i + 1,
@@ -647,7 +664,7 @@ fn markdown_grid(r: &ScanReport, links: &Links) -> String {
     for g in &r.grid {
         let (m, ci) = match (g.mean_us, g.ci95_us) {
             (Some(m), Some(ci)) => (us(m), format!("[{}, {}]", us(ci.0), us(ci.1))),
-            _ => ("-".into(), g.skipped.clone().unwrap_or_default()),
+            _ => ("-".into(), g.skipped_text()),
         };
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} |\n",
@@ -775,9 +792,9 @@ impl ScanReport {
         };
         self.changes
             .iter()
-            .filter(|c| c.culprit.confirmed)
+            .filter(|c| c.point.confirmed)
             .map(|c| {
-                let p = &c.culprit;
+                let p = &c.point;
                 Mark {
                     parent: position(&p.parent).unwrap_or(c.index.saturating_sub(1)),
                     culprit: c.index,
@@ -868,7 +885,7 @@ impl ScanReport {
         for x in &r.series {
             summary.push_str(&format!("<p>Series: {}</p>\n", esc(&x.text)));
         }
-        let unconfirmed = r.changes.iter().filter(|c| !c.culprit.confirmed).count();
+        let unconfirmed = r.changes.iter().filter(|c| !c.point.confirmed).count();
         if unconfirmed > 0 {
             summary.push_str(&format!(
                 "<p>{} {unconfirmed} candidate(s) did not hold on a fresh block of samples (listed in the tables).</p>\n",
@@ -883,7 +900,7 @@ impl ScanReport {
 
     fn confirmed_list_html(&self, links: &Links) -> String {
         let confirmed: Vec<usize> = (self.by_share.iter().copied())
-            .filter(|&i| self.changes[i].culprit.confirmed)
+            .filter(|&i| self.changes[i].point.confirmed)
             .collect();
         if confirmed.is_empty() {
             return "<p>No confirmed change point.</p>\n".to_string();
@@ -891,7 +908,7 @@ impl ScanReport {
         let mut s = String::from("<p>Change points, lasting effect first:</p>\n<ol>\n");
         for &i in &confirmed {
             let c = &self.changes[i];
-            let p = &c.culprit;
+            let p = &c.point;
             let word = if p.ratio > 1.0 { "slower" } else { "faster" };
             s.push_str(&format!(
                 "<li>{} {}: <b>{}</b> ({}): {} → {} µs/op, <b>{}</b> [{:+.1}%, {:+.1}%], {:.0}% of the movement</li>\n",
@@ -916,7 +933,7 @@ impl ScanReport {
             .changes
             .iter()
             .map(|c| {
-                let p = &c.culprit;
+                let p = &c.point;
                 vec![
                     links.html(&p.info.commit, &p.info.short),
                     esc(&p.info.dates()),
@@ -976,7 +993,9 @@ impl ScanReport {
                     g.mean_us.map(us).unwrap_or_else(|| "-".into()),
                     g.ci95_us
                         .map(|c| format!("{} – {}", us(c.0), us(c.1)))
-                        .unwrap_or_else(|| esc(g.skipped.as_deref().unwrap_or("-"))),
+                        .unwrap_or_else(|| {
+                            esc(&(g.skipped.as_ref()).map_or("-".into(), Unavailable::to_string))
+                        }),
                     g.segment.map(|s| (s + 1).to_string()).unwrap_or_default(),
                 ]
             })
