@@ -81,9 +81,30 @@ pub struct Json;
 /// stop whenever it has what it needs.
 pub struct Jsonl;
 
+/// The version of the JSON results' shape, written first in every result as `schema`
+/// (docs/schema/README.md: what raises it, and each kind's JSON Schema).
+pub const SCHEMA: u32 = 1;
+
+/// A result as `--format json` writes it: the shape's version, then the result's own fields.
+#[derive(Serialize)]
+pub struct Versioned<R> {
+    pub schema: u32,
+    #[serde(flatten)]
+    pub result: R,
+}
+
+impl<R> Versioned<R> {
+    pub fn new(result: R) -> Versioned<R> {
+        Versioned {
+            schema: SCHEMA,
+            result,
+        }
+    }
+}
+
 impl<R: Serialize + ?Sized> Export<R> for Json {
     fn export(&self, r: &R) -> Result<String> {
-        Ok(serde_json::to_string_pretty(r)? + "\n")
+        Ok(serde_json::to_string_pretty(&Versioned::new(r))? + "\n")
     }
 }
 
@@ -97,7 +118,7 @@ impl Jsonl {
 
 impl<R: Serialize + ?Sized> Export<R> for Jsonl {
     fn export(&self, r: &R) -> Result<String> {
-        Jsonl::event("done", r)
+        Jsonl::event("done", &Versioned::new(r))
     }
 }
 
