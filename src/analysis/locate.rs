@@ -31,7 +31,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 /// Which metric searched the range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchedBy {
     /// The counts located; the clock confirmed each change point.

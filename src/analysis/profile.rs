@@ -136,7 +136,7 @@ fn stack_of(context: &str, root: &str) -> String {
 }
 
 /// One function's cost per operation before and after.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct FunctionChange {
     pub function: String,
     pub self_before: f64,
@@ -150,7 +150,7 @@ pub struct FunctionChange {
     pub share: f64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct ProfileDiff {
     pub total_before: f64,
     pub total_after: f64,

@@ -22,7 +22,7 @@ pub const POWER: f64 = 0.8;
 const MIN_SAMPLES: usize = 5;
 
 /// What a run resolved, from its own noise.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Resolution {
     /// Per-sample noise: the median over the run's subjects of each one's robust log-sd.
     pub noise: f64,

@@ -76,7 +76,7 @@ fn nan_pair_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<(f64, f64), D::Er
     Ok((a.unwrap_or(f64::NAN), b.unwrap_or(f64::NAN)))
 }
 
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, schemars::JsonSchema)]
 pub struct Summary {
     pub n: usize,
     #[serde(deserialize_with = "nan_if_null")]
@@ -499,7 +499,7 @@ fn mwu_exact_p(u1: f64, n1: usize, n2: usize) -> f64 {
     (2.0 * upper / total).min(1.0)
 }
 
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, schemars::JsonSchema)]
 pub struct RatioCi {
     /// mean(b) / mean(a): above 1 means B is slower.
     #[serde(deserialize_with = "nan_if_null")]
@@ -570,7 +570,7 @@ pub fn ratio_ci(a: &[f64], b: &[f64], conf: f64) -> Option<RatioCi> {
 }
 
 /// B relative to A, samples in µs/op.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Slower,
@@ -580,7 +580,7 @@ pub enum Verdict {
 }
 
 /// How a change's interval sits against the smallest effect worth reporting.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Size {
     /// The whole interval is at least min-effect away from 1.
@@ -604,7 +604,7 @@ impl Size {
     }
 }
 
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, schemars::JsonSchema)]
 pub struct Comparison {
     pub a: Summary,
     pub b: Summary,

@@ -17,7 +17,7 @@ use std::process::Command;
 use crate::hashing::{self, Hasher};
 
 /// One patch file of a subject.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Patch {
     /// The file name, as results show it (`ecdsa.patch`).
     pub name: String,

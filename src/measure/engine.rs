@@ -94,7 +94,7 @@ pub enum Library {
 }
 
 /// One build this session used, for the reports.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BuildUse {
     pub commit: String,
     pub fresh: bool,

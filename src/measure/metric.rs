@@ -21,7 +21,18 @@ use crate::analysis::alpha::Schedule;
 /// (a `#[no_mangle]`, never-inlined function in runner.rs).
 pub const MEASURED_FN: &str = "perfbisect_measured_run";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Metric {
     // Wall-clock microseconds per operation (perftools' definition). Plain
@@ -110,7 +121,7 @@ impl Metric {
 }
 
 /// Instructions of one sample.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct InstructionCount {
     pub per_op: f64,
     /// Instructions counted inside the measured loop.

@@ -29,7 +29,7 @@ pub const HIDDEN_SUBCOMMAND: &str = "__sample";
 /// takes from the user (every host of a fleet runs the same code path under one pin).
 pub const CPU_CAPS_VARS: [&str; 2] = ["OPENSSL_ia32cap", "OPENSSL_armcap"];
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Sample {
     pub us_per_op: f64,
     pub ops_per_thread: Vec<u64>,
@@ -74,7 +74,7 @@ impl Sample {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct CounterResult {
     pub ops: u64,
     /// Same definition as us_per_op, over the threads that counted it;

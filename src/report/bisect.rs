@@ -25,7 +25,7 @@ formats!(BisectFormat for BisectReport { Text, Markdown, Json, Jsonl, Html });
 
 pub const BISECT_KIND: &str = "perfbisect-bisect";
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CommitJson {
     pub commit: String,
     pub short: String,
@@ -61,7 +61,7 @@ impl CommitJson {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChangePointJson {
     // The culprit's own id is `info.commit` (flattened: one "commit" key).
     pub parent: String,
@@ -105,7 +105,7 @@ pub struct ChangePointJson {
 }
 
 /// One thread count's comparison (a change point's confirmation, or the ends).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThreadEffect {
     pub threads: usize,
     /// Significant at this thread count (at the search's level for it).
@@ -148,7 +148,7 @@ impl ThreadEffect {
 }
 
 /// One thread count's figures at a tested commit.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThreadPoint {
     pub threads: usize,
     #[serde(deserialize_with = "nan_if_null")]
@@ -165,7 +165,7 @@ fn one() -> f64 {
     1.0
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepJson {
     #[serde(flatten)]
     pub info: CommitJson,
@@ -194,7 +194,7 @@ pub struct StepJson {
     pub per_threads: Vec<ThreadPoint>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BisectReport {
     /// BISECT_KIND; empty in results written before it was recorded.
     #[serde(default)]
@@ -276,7 +276,7 @@ pub struct BisectReport {
 }
 
 /// Locating by count: the metric, what searched the range, the counts' ends and resolution.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LocatedJson {
     pub metric: Metric,
     pub searched_by: SearchedBy,
@@ -373,7 +373,7 @@ impl BisectReport {
 }
 
 /// A sub-range the search left.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UnexploredJson {
     /// Its ends (a commit known as old-like, one known as new-like or not checked).
     pub from: String,
@@ -507,7 +507,7 @@ impl StepJson {
 }
 
 /// What the search made of a tested commit, without its reason.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StepKind {
     Old,

@@ -17,7 +17,7 @@ pub const COMPARE_KIND: &str = "perfbisect-compare";
 /// B against A at one (tool, threads). The JSON keeps the flat figures
 /// users script against (`ratio`, `ratio_ci`, `p_welch`, …) and the full
 /// comparison beside them.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CompareReport {
     /// COMPARE_KIND; empty in results written before it was recorded.
     #[serde(default)]

@@ -12,7 +12,7 @@ formats!(ExplainFormat for ExplainReport { Text, Markdown, Json });
 
 pub const EXPLAIN_KIND: &str = "perfbisect-explain";
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ExplainReport {
     pub kind: String,
     pub tool: String,

@@ -86,8 +86,9 @@ pub struct Jsonl;
 pub const SCHEMA: u32 = 1;
 
 /// A result as `--format json` writes it: the shape's version, then the result's own fields.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub struct Versioned<R> {
+    /// The shape's version ([`SCHEMA`]).
     pub schema: u32,
     #[serde(flatten)]
     pub result: R,

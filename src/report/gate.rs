@@ -15,14 +15,16 @@ use crate::report::{us, Table};
 
 formats!(GateFormat for GateReport { Text, Markdown, Json, Junit, Html });
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum UndecidedPolicy {
     Pass,
     Fail,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GateOutcome {
     Regression,
@@ -52,7 +54,7 @@ impl GateOutcome {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GateResult {
     pub outcome: GateOutcome,
     pub message: String,
@@ -62,7 +64,7 @@ pub struct GateResult {
     pub threads: usize,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GateReport {
     pub kind: String,
     pub host: Host,

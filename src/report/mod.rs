@@ -14,6 +14,7 @@ pub mod plan;
 pub mod plot;
 pub mod run;
 pub mod scan;
+pub mod schema;
 pub mod simulate;
 pub mod table;
 

@@ -14,7 +14,7 @@ use crate::unavailable::Unavailable;
 
 formats!(ParityFormat for ParityReport { Text alias "table", Markdown, Json });
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ParityReport {
     /// What both sides measured: µs per operation, or instructions per operation (perfbisect:
     /// its timed loop; perftools: its worker thread, with the thread's setup and a clock read
@@ -29,7 +29,7 @@ pub struct ParityReport {
     pub rows: Vec<ParityRow>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ParityRow {
     pub openssl: String,
     pub spec: String,
@@ -47,7 +47,7 @@ pub struct ParityRow {
 }
 
 /// Why a parity row has no numbers: one side cannot run on this OpenSSL.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RowNotApplicable {
     /// The perftools build for this OpenSSL has no such program.

@@ -13,7 +13,7 @@ use crate::unavailable::Unavailable;
 
 formats!(RunFormat for RunReport { Text alias "table", Markdown, Csv, Json });
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RunReport {
     /// What the values are (`mean_us` and friends hold instructions/op for
     /// `instructions`); absent for time.
@@ -53,7 +53,7 @@ impl Export<RunReport> for Csv {
 }
 
 /// One (target, tool, threads) line of `perfbisect run`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RunResult {
     pub target: String,
     pub tool: String,

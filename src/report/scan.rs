@@ -25,7 +25,7 @@ formats!(ScanFormat for ScanReport { Text, Markdown, Json, Html });
 
 pub const SCAN_KIND: &str = "perfbisect-scan";
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GridPointJson {
     #[serde(flatten)]
     pub info: CommitJson,
@@ -57,7 +57,7 @@ impl GridPointJson {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SegmentJson {
     /// Indices of the segment's first and last grid commit.
     pub first: usize,
@@ -69,7 +69,7 @@ pub struct SegmentJson {
     pub ci95_us: (f64, f64),
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IntervalJson {
     pub lo: usize,
     pub hi: usize,
@@ -87,7 +87,7 @@ pub struct IntervalJson {
     pub steps: Vec<StepJson>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChangeJson {
     /// The change point as a bisect reports it (one type under `changes` in both results);
     /// its `share` is of its own interval's ends. The fields below say where the scan found it.
@@ -101,7 +101,7 @@ pub struct ChangeJson {
     pub interval: usize,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CancelJson {
     /// Indices into `changes`.
     pub change: usize,
@@ -112,7 +112,7 @@ pub struct CancelJson {
 }
 
 /// Change points that undo each other, as one series with its net lasting effect.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SeriesJson {
     /// Indices into `changes`, oldest first.
     pub changes: Vec<usize>,
@@ -121,7 +121,7 @@ pub struct SeriesJson {
     pub text: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScanReport {
     pub kind: String,
     pub tool: String,

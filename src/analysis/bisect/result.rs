@@ -94,7 +94,9 @@ impl ChangePoint {
 }
 
 /// Why a sub-range was not searched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum LeftBecause {
     /// The time budget was spent ([`Measurer::should_stop`]).

@@ -24,7 +24,18 @@ use crate::measure::metric::Metric;
 use crate::measure::runner::SampleOutcome;
 
 /// Which executor made a run's builds and samples.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ExecutorKind {
     #[default]
@@ -33,7 +44,7 @@ pub enum ExecutorKind {
 }
 
 /// Where a run's samples were taken, for its report.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Placement {
     pub executor: ExecutorKind,
     /// Every host that took a sample in this run, sorted.
