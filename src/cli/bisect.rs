@@ -13,8 +13,8 @@ use crate::cache::{self, Cache};
 use crate::measure::engine::{Library, Session, Side, Subject};
 use crate::measure::exec::{Executor, Timing};
 use crate::report::bisect::{
-    change_point_json, step_line, BisectFormat, BisectReport, ChangePointJson, LocatedJson, RunState,
-    SavedBisect, StepJson, ThreadEffect, UnexploredJson, BISECT_KIND,
+    change_point_json, step_line, BisectFormat, BisectReport, ChangePointJson, LocatedJson,
+    RunState, SavedBisect, StepJson, ThreadEffect, UnexploredJson, BISECT_KIND,
 };
 use crate::report::explain::{ExplainFormat, ExplainReport, Side as ExplainSide};
 use crate::report::export::Links;
