@@ -78,15 +78,15 @@ impl Live<'_, '_> {
                 r.min_effect * 100.0
             ));
         }
-        // Longer samples do not pay: on a 2-core VM a quarter-second sample was barely noisier
-        // than a 1-second one and a 2-second one no quieter, so the same machine time resolved
-        // about twice as much in 0.25 s samples (scripts/bench-sampling,
-        // docs/how-a-number-is-made.md). Half the duration at twice the cap costs what the cap
-        // costs now.
+        // Longer samples did not pay where measured: on a 2-core VM a quarter-second sample was
+        // barely noisier than a 1-second one and a 2-second one no quieter, so the same machine
+        // time resolved about twice as much in 0.25 s samples, at 2 threads too; on a host in
+        // waves no duration was safe (docs/how-a-number-is-made.md). Half the duration at twice
+        // the cap costs what the cap costs now.
         let half = self.session.duration() / 2.0;
         if time && r.short() && half >= 0.25 {
             v.push(format!(
-                "--duration {half} --max-samples {} (twice the samples in the same sampling time: shorter samples were barely noisier on a 2-core VM)",
+                "--duration {half} --max-samples {} (twice the samples in the same sampling time; scripts/bench-sampling says which duration resolves most on this machine)",
                 2 * r.cap
             ));
         }
