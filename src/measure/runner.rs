@@ -199,6 +199,58 @@ pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
     outcome(req, report, removed.0.as_deref())
 }
 
+/// The file valgrind runs as the sampling child: this binary's path, unless the file there was
+/// replaced since this process started (a rebuild during a long run), when it is a copy of this
+/// very binary, made once. callgrind reads the binary's symbols by path (it needs
+/// `perfbisect_measured_run`), so neither the new file nor a deleted inode would do.
+fn valgrind_exe() -> Result<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let exe = std::env::current_exe().context("cannot find the perfbisect executable")?;
+    let on_disk = std::fs::metadata(&exe).map(|m| (m.dev(), m.ino())).ok();
+    let running = std::fs::metadata("/proc/self/exe")
+        .map(|m| (m.dev(), m.ino()))
+        .ok();
+    if running.is_none() || on_disk == running {
+        return Ok(exe);
+    }
+    let copy = RUNNING_COPY.get_or_init(copy_running_binary);
+    copy.clone().with_context(|| {
+        format!(
+            "{} was replaced while perfbisect ran, and copying the running binary failed",
+            exe.display()
+        )
+    })
+}
+
+static RUNNING_COPY: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+
+/// A copy of this process's binary, removed when the process exits (statics are never dropped,
+/// so an exit handler does it).
+fn copy_running_binary() -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    extern "C" fn remove_copy() {
+        if let Some(Some(p)) = RUNNING_COPY.get() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    let path = tempfile::Builder::new()
+        .prefix("perfbisect-")
+        .tempfile()
+        .ok()?
+        .into_temp_path()
+        .keep()
+        .ok()?;
+    let copied = std::fs::copy("/proc/self/exe", &path)
+        .and_then(|_| std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)));
+    if copied.is_err() {
+        let _ = std::fs::remove_file(&path);
+        return None;
+    }
+    // SAFETY: registers a function without arguments that only reads a static.
+    unsafe { libc::atexit(remove_copy) };
+    Some(path)
+}
+
 /// The sampling child's command line: this binary's hidden subcommand (under callgrind when
 /// it writes `callgrind_out`), in a scrubbed environment, its output piped.
 fn sampling_command(req: &SampleRequest, callgrind_out: Option<&Path>) -> Result<Command> {
@@ -215,7 +267,7 @@ fn sampling_command(req: &SampleRequest, callgrind_out: Option<&Path>) -> Result
         Some(out) => {
             // valgrind must be handed the real file: /proc/self/exe would be
             // valgrind's own launcher once it runs.
-            let exe = std::env::current_exe().context("cannot find the perfbisect executable")?;
+            let exe = valgrind_exe()?;
             let mut c = Command::new("valgrind");
             c.args(metric::callgrind_args(out, req.profile.is_some()))
                 .arg(exe);
