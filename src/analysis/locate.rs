@@ -265,27 +265,25 @@ mod tests {
         assert_eq!(l.result.explained, 0.0);
     }
 
+    /// `locate` over `n` simulated commits: counts at 0.25% noise, the clock at `clock_noise`.
+    fn located(
+        n: usize,
+        count_steps: &[(usize, f64)],
+        clock_steps: &[(usize, f64)],
+        clock_noise: f64,
+        seed: u64,
+    ) -> Located {
+        let count = SimMeasurer::new(n, count_steps, &NoiseModel::iid(0.0025), 0.0, seed);
+        let clock = SimMeasurer::new(n, clock_steps, &NoiseModel::iid(clock_noise), 0.0, seed + 1);
+        let (mut count, mut clock) = (count.unwrap(), clock.unwrap());
+        locate(n, &count_cfg(), &Config::default(), &mut count, &mut clock).unwrap()
+    }
+
     #[test]
     fn time_the_located_change_points_do_not_explain_is_named() {
         // Counts see the +30% at 120; the clock sees it and a +50% at 60 that leaves the
         // instructions alone.
-        let count = SimMeasurer::new(200, &[(120, 1.3)], &NoiseModel::iid(0.0025), 0.0, 11);
-        let clock = SimMeasurer::new(
-            200,
-            &[(60, 1.5), (120, 1.3)],
-            &NoiseModel::iid(0.03),
-            0.0,
-            12,
-        );
-        let (mut count, mut clock) = (count.unwrap(), clock.unwrap());
-        let l = locate(
-            200,
-            &count_cfg(),
-            &Config::default(),
-            &mut count,
-            &mut clock,
-        )
-        .unwrap();
+        let l = located(200, &[(120, 1.3)], &[(60, 1.5), (120, 1.3)], 0.03, 11);
         assert_eq!(changes(&l.result), vec![(120, true, true)]);
         let rest = l.location.unexplained.expect("the +50% is unexplained");
         assert!(rest.lo > 1.0 && rest.lo < 1.5 && rest.hi > 1.5, "{rest:?}");
@@ -293,29 +291,8 @@ mod tests {
 
     #[test]
     fn time_the_located_change_points_explain_leaves_nothing_unexplained() {
-        let count = SimMeasurer::new(
-            200,
-            &[(60, 1.5), (120, 1.3)],
-            &NoiseModel::iid(0.0025),
-            0.0,
-            13,
-        );
-        let clock = SimMeasurer::new(
-            200,
-            &[(60, 1.5), (120, 1.3)],
-            &NoiseModel::iid(0.03),
-            0.0,
-            14,
-        );
-        let (mut count, mut clock) = (count.unwrap(), clock.unwrap());
-        let l = locate(
-            200,
-            &count_cfg(),
-            &Config::default(),
-            &mut count,
-            &mut clock,
-        )
-        .unwrap();
+        let steps = [(60, 1.5), (120, 1.3)];
+        let l = located(200, &steps, &steps, 0.03, 13);
         assert_eq!(changes(&l.result).len(), 2);
         assert_eq!(l.location.unexplained, None);
     }
