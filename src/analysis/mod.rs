@@ -15,3 +15,4 @@ pub mod segment;
 pub mod series;
 pub mod simulate;
 pub mod stats;
+pub mod within;

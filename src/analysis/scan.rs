@@ -43,6 +43,7 @@ use crate::analysis::resolution::Resolution;
 use crate::analysis::segment::{self, Point};
 use crate::analysis::series::{self, Cancel, Series};
 use crate::analysis::stats;
+use crate::analysis::within::{self, Tracker};
 use crate::unavailable::Unavailable;
 use anyhow::{bail, Result};
 use serde::Serialize;
@@ -192,104 +193,6 @@ pub struct ScanResult {
     /// What the scan's searches could resolve, from the noise of every commit it sampled, at
     /// the level per test of its longest interval's search.
     pub resolution: Option<Resolution>,
-}
-
-/// Records the most samples seen per commit, for the totals, and every value, for the noise.
-struct Tracker<'a> {
-    m: &'a mut dyn Measurer,
-    seen: HashMap<usize, usize>,
-    held: HashMap<usize, Vec<f64>>,
-}
-
-impl Measurer for Tracker<'_> {
-    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
-        let r = self.m.ensure(wants)?;
-        for (&(c, _), p) in wants.iter().zip(&r) {
-            let n = match p {
-                Probe::Samples(v) => {
-                    self.held.insert(c, v.values.clone());
-                    v.len()
-                }
-                Probe::Skip(_) => 0,
-            };
-            let e = self.seen.entry(c).or_insert(0);
-            *e = (*e).max(n);
-        }
-        Ok(r)
-    }
-    fn decided(&mut self, s: &Step) {
-        self.m.decided(s)
-    }
-    fn identical(&self, a: usize, b: usize) -> bool {
-        self.m.identical(a, b)
-    }
-    fn prefetch(&mut self, commits: &[usize]) {
-        self.m.prefetch(commits)
-    }
-    fn name(&self, i: usize) -> String {
-        self.m.name(i)
-    }
-}
-
-/// The sub-range `lo..=hi` as a search of its own: local indices, and per commit only the samples
-/// after the first `hide[c]` (those earlier phases used).
-struct Sub<'a, 'b> {
-    m: &'a mut Tracker<'b>,
-    lo: usize,
-    hide: &'a HashMap<usize, usize>,
-    /// Most samples (after the hidden ones) asked per global commit.
-    asked: HashMap<usize, usize>,
-}
-
-impl Sub<'_, '_> {
-    /// Global commit `g`'s pool (see bisect::pool_key): earlier phases' first, then this one's.
-    fn pool(&self, g: usize) -> usize {
-        let p = pool_key(self.hide, g, &*self.m);
-        if self.hide.contains_key(&p) {
-            p
-        } else {
-            pool_key(&self.asked, g, &*self.m)
-        }
-    }
-}
-
-impl Measurer for Sub<'_, '_> {
-    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
-        let mut global = Vec::with_capacity(wants.len());
-        let mut hidden = Vec::with_capacity(wants.len());
-        for &(c, k) in wants {
-            let g = self.lo + c;
-            let p = self.pool(g);
-            let e = self.asked.entry(p).or_insert(0);
-            *e = (*e).max(k);
-            let h = self.hide.get(&p).copied().unwrap_or(0);
-            global.push((g, h + k));
-            hidden.push(h);
-        }
-        let r = self.m.ensure(&global)?;
-        Ok(r.into_iter()
-            .zip(hidden)
-            .map(|(p, h)| match p {
-                Probe::Samples(v) => Probe::Samples(v.window(h, usize::MAX)),
-                s => s,
-            })
-            .collect())
-    }
-    fn decided(&mut self, s: &Step) {
-        let mut s = s.clone();
-        s.commit += self.lo;
-        self.m.decided(&s)
-    }
-    fn identical(&self, a: usize, b: usize) -> bool {
-        self.m.identical(self.lo + a, self.lo + b)
-    }
-    fn prefetch(&mut self, commits: &[usize]) {
-        let global: Vec<usize> = commits.iter().map(|c| self.lo + c).collect();
-        self.m.prefetch(&global)
-    }
-    fn name(&self, i: usize) -> String {
-        self.m.name(self.lo + i)
-    }
 }
 
 /// Step 1 and 2: measure the grid (`positions`, ascending, ends first and last), fit, and choose
@@ -473,28 +376,9 @@ fn intervals_between(
         .collect()
 }
 
-fn shift(r: &mut SearchResult, lo: usize) {
-    for s in &mut r.steps {
-        s.commit += lo;
-    }
-    if let Outcome::Changes(cps) = &mut r.outcome {
-        for c in cps {
-            c.last_old += lo;
-            c.first_new += lo;
-            for s in &mut c.skipped_between {
-                *s += lo;
-            }
-        }
-    }
-}
-
 /// Step 3 and 4: search every entered interval of `grid` and put the profile together.
 pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> Result<ScanResult> {
-    let mut t = Tracker {
-        m,
-        seen: HashMap::new(),
-        held: grid_values(&grid),
-    };
+    let mut t = Tracker::new(m, grid_values(&grid));
     let mut used = grid_use(&grid, &mut t);
     let (mut pending, candidates) = searchable_intervals(&grid);
     let alpha_per_search = alpha::scan_per_search(cfg.alpha, candidates);
@@ -511,7 +395,7 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
             continue;
         }
         iv.entered = true;
-        let r = search_interval(iv, &sub_cfg, &mut t, &mut used)?;
+        let r = within::search(iv.lo, iv.hi, &sub_cfg, &mut t, &mut used)?;
         tests += r.tests;
         family += r.family_alpha;
         // Entered for a fitted step, but its ends agree on fresh samples: look beside it.
@@ -589,30 +473,6 @@ fn grid_use(grid: &Grid, t: &mut Tracker) -> HashMap<usize, usize> {
             .insert(p.commit, if p.skipped.is_some() { 0 } else { p.n });
     }
     used
-}
-
-/// One interval searched as a bisect of its own, on samples the grid and the searches before
-/// it did not use (`used`, which grows by what this one takes); positions made global.
-fn search_interval(
-    iv: &Interval,
-    cfg: &Config,
-    t: &mut Tracker,
-    used: &mut HashMap<usize, usize>,
-) -> Result<SearchResult> {
-    let hide = used.clone();
-    let mut sub = Sub {
-        m: t,
-        lo: iv.lo,
-        hide: &hide,
-        asked: HashMap::new(),
-    };
-    let mut r = bisect::search(iv.hi - iv.lo + 1, cfg, &mut sub)?;
-    for (g, k) in sub.asked {
-        let key = pool_key(used, g, &*t);
-        *used.entry(key).or_insert(0) += k;
-    }
-    shift(&mut r, iv.lo);
-    Ok(r)
 }
 
 /// Each change's signed share of the range's total movement (ln ratio over the sum of the

@@ -1,0 +1,192 @@
+//! A sub-range searched as a search of its own, on samples no earlier phase used: a scan's
+//! grid intervals, and the stretches between the change points counts located when the time
+//! moved more than those explain ([`crate::analysis::locate`]). Each such search sees only
+//! samples taken after everything earlier phases used, so its comparisons are independent of
+//! the choice to enter it.
+
+use crate::analysis::bisect::{
+    self, pool_key, Config, Measurer, Outcome, Probe, SearchResult, Step,
+};
+use anyhow::Result;
+use std::collections::HashMap;
+
+/// Records the most samples seen per commit, for the totals and for what later phases must
+/// not reuse, and every value, for the noise.
+pub struct Tracker<'a> {
+    m: &'a mut dyn Measurer,
+    pub seen: HashMap<usize, usize>,
+    pub held: HashMap<usize, Vec<f64>>,
+}
+
+impl<'a> Tracker<'a> {
+    pub fn new(m: &'a mut dyn Measurer, held: HashMap<usize, Vec<f64>>) -> Self {
+        Tracker {
+            m,
+            seen: HashMap::new(),
+            held,
+        }
+    }
+
+    /// What has been seen, per pool of samples (commits with identical binaries share one, see
+    /// [`pool_key`]): the samples a later phase must leave alone.
+    pub fn used(&self) -> HashMap<usize, usize> {
+        let mut used: HashMap<usize, usize> = HashMap::new();
+        let mut seen: Vec<(usize, usize)> = self.seen.iter().map(|(&c, &k)| (c, k)).collect();
+        seen.sort_unstable();
+        for (c, k) in seen {
+            let key = pool_key(&used, c, self);
+            let e = used.entry(key).or_insert(0);
+            *e = (*e).max(k);
+        }
+        used
+    }
+}
+
+impl Measurer for Tracker<'_> {
+    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        let r = self.m.ensure(wants)?;
+        for (&(c, _), p) in wants.iter().zip(&r) {
+            let n = match p {
+                Probe::Samples(v) => {
+                    self.held.insert(c, v.values.clone());
+                    v.len()
+                }
+                Probe::Skip(_) => 0,
+            };
+            let e = self.seen.entry(c).or_insert(0);
+            *e = (*e).max(n);
+        }
+        Ok(r)
+    }
+    fn decided(&mut self, s: &Step) {
+        self.m.decided(s)
+    }
+    fn identical(&self, a: usize, b: usize) -> bool {
+        self.m.identical(a, b)
+    }
+    fn prefetch(&mut self, commits: &[usize]) {
+        self.m.prefetch(commits)
+    }
+    fn name(&self, i: usize) -> String {
+        self.m.name(i)
+    }
+}
+
+/// The sub-range `lo..=hi` as a search of its own: local indices, and per commit only the samples
+/// after the first `hide[c]` (those earlier phases used).
+struct Sub<'a> {
+    m: &'a mut dyn Measurer,
+    lo: usize,
+    hide: &'a HashMap<usize, usize>,
+    /// Most samples (after the hidden ones) asked per global commit.
+    asked: HashMap<usize, usize>,
+}
+
+impl Sub<'_> {
+    /// Global commit `g`'s pool (see bisect::pool_key): earlier phases' first, then this one's.
+    fn pool(&self, g: usize) -> usize {
+        let p = pool_key(self.hide, g, &*self.m);
+        if self.hide.contains_key(&p) {
+            p
+        } else {
+            pool_key(&self.asked, g, &*self.m)
+        }
+    }
+}
+
+impl Measurer for Sub<'_> {
+    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        let mut global = Vec::with_capacity(wants.len());
+        let mut hidden = Vec::with_capacity(wants.len());
+        for &(c, k) in wants {
+            let g = self.lo + c;
+            let p = self.pool(g);
+            let e = self.asked.entry(p).or_insert(0);
+            *e = (*e).max(k);
+            let h = self.hide.get(&p).copied().unwrap_or(0);
+            global.push((g, h + k));
+            hidden.push(h);
+        }
+        let r = self.m.ensure(&global)?;
+        Ok(r.into_iter()
+            .zip(hidden)
+            .map(|(p, h)| match p {
+                Probe::Samples(v) => Probe::Samples(v.window(h, usize::MAX)),
+                s => s,
+            })
+            .collect())
+    }
+    fn decided(&mut self, s: &Step) {
+        let mut s = s.clone();
+        s.commit += self.lo;
+        self.m.decided(&s)
+    }
+    fn confirmed(&mut self, cp: &bisect::ChangePoint) {
+        let mut cp = cp.clone();
+        shift_change(&mut cp, self.lo);
+        self.m.confirmed(&cp)
+    }
+    fn should_stop(&self) -> bool {
+        self.m.should_stop()
+    }
+    fn identical(&self, a: usize, b: usize) -> bool {
+        self.m.identical(self.lo + a, self.lo + b)
+    }
+    fn prefetch(&mut self, commits: &[usize]) {
+        let global: Vec<usize> = commits.iter().map(|c| self.lo + c).collect();
+        self.m.prefetch(&global)
+    }
+    fn name(&self, i: usize) -> String {
+        self.m.name(self.lo + i)
+    }
+}
+
+/// `lo..=hi` searched as a bisect of its own, on samples no earlier phase used (`used`, per
+/// pool, which grows by what this search takes); its positions made global.
+pub fn search(
+    lo: usize,
+    hi: usize,
+    cfg: &Config,
+    m: &mut dyn Measurer,
+    used: &mut HashMap<usize, usize>,
+) -> Result<SearchResult> {
+    let hide = used.clone();
+    let mut sub = Sub {
+        m,
+        lo,
+        hide: &hide,
+        asked: HashMap::new(),
+    };
+    let mut r = bisect::search(hi - lo + 1, cfg, &mut sub)?;
+    let asked = std::mem::take(&mut sub.asked);
+    for (g, k) in asked {
+        let key = pool_key(used, g, &*sub.m);
+        *used.entry(key).or_insert(0) += k;
+    }
+    shift(&mut r, lo);
+    Ok(r)
+}
+
+/// A sub-range's result in the whole range's positions.
+fn shift(r: &mut SearchResult, lo: usize) {
+    for s in &mut r.steps {
+        s.commit += lo;
+    }
+    if let Outcome::Changes(cps) = &mut r.outcome {
+        for c in cps {
+            shift_change(c, lo);
+        }
+    }
+    for u in &mut r.unexplored {
+        u.lo += lo;
+        u.hi += lo;
+    }
+}
+
+fn shift_change(c: &mut bisect::ChangePoint, lo: usize) {
+    c.last_old += lo;
+    c.first_new += lo;
+    for s in &mut c.skipped_between {
+        *s += lo;
+    }
+}
