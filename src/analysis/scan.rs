@@ -1,5 +1,5 @@
 //! A whole range's profile: a coarse grid of commits measured first, a step model fitted to it
-//! ([`segment`]), then the usual search ([`bisect::search`]) inside every grid interval whose
+//! ([`segment`]), then the usual search ([`crate::analysis::bisect::search`]) inside every grid interval whose
 //! two points the fit puts on different levels. Pure logic behind the same [`Measurer`] as the
 //! search: no git, no I/O.
 //!
@@ -14,7 +14,7 @@
 //!    and standard error are taken from what is left, the spread is pooled over the points
 //!    ([`segment::pool`]), and PELT fits the steps ([`segment::fit`]).
 //! 3. The searches: every interval between neighbouring measured grid points that lie on
-//!    fitted levels at least half the minimum effect apart is searched with [`bisect::search`], on samples taken after the
+//!    fitted levels at least half the minimum effect apart is searched with [`crate::analysis::bisect::search`], on samples taken after the
 //!    grid's (each search sees only samples taken after everything earlier phases used, so its
 //!    comparisons are interleaved with each other and independent of the choice to enter).
 //!    Neighbours on one level are not entered: a bump narrower than a grid interval, or two
@@ -37,7 +37,7 @@
 
 use crate::analysis::alpha;
 use crate::analysis::bisect::{
-    self, pool_key, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult, Step,
+    pool_key, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult,
 };
 use crate::analysis::resolution::Resolution;
 use crate::analysis::segment::{self, Point};
