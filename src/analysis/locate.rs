@@ -16,17 +16,21 @@
 //! 4. A range whose time moved but whose counts did not is searched on the clock instead, and
 //!    says so.
 //! 5. A range whose time moved more than its clock-confirmed change points explain (counts
-//!    found some of it, something that leaves the instructions alone did the rest) says how much
-//!    time is unexplained ([`unexplained_time`]), so "one change" is never read off a search
-//!    that could not see the rest.
+//!    found some of it, something that leaves the instructions alone did the rest,
+//!    [`unexplained_time`]) is searched on the clock in every stretch between those change
+//!    points ([`search_in_time`]), each a search of its own on fresh time samples; what is
+//!    still unexplained after that is named, so "one change" is never read off a search that
+//!    could not see the rest.
 //!
 //! The error control of each search is its own (see [`bisect`]); the clock's confirmations are
 //! levelled as a search's confirmations are, so a false culprit needs a false count location and a
-//! false clock confirmation.
+//! false clock confirmation. The stretches' searches share one search's alpha (Bonferroni over
+//! the stretches), so a false culprit found there is as rare as one of a time-only search.
 
 use crate::analysis::bisect::{self, ChangePoint, Config, Measurer, Outcome, SearchResult};
 use crate::analysis::resolution::Resolution;
 use crate::analysis::stats::{Comparison, RatioCi, Verdict};
+use crate::analysis::within;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
@@ -54,8 +58,24 @@ pub struct Location {
     pub count_decisions: usize,
     /// Change points the counts located and the clock confirmed, refuted or left unresolved.
     pub clock_confirmations: usize,
-    /// The clock's ends moved beyond what its confirmed change points explain.
+    /// The clock's ends moved beyond what its confirmed change points explain, after the
+    /// stretches between them were searched in time.
     pub unexplained: Option<RatioCi>,
+    /// The time moved beyond the change points the counts located, so the stretches between
+    /// them were searched on the clock.
+    pub time_search: Option<TimeSearch>,
+}
+
+/// The search in time of what the counts' change points left unexplained.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TimeSearch {
+    /// The time the clock-confirmed change points of the counts did not explain.
+    pub moved: RatioCi,
+    /// The stretches searched, as (first, last) commits, oldest first: every stretch of two or
+    /// more commits between the ends and the confirmed change points.
+    pub stretches: Vec<(usize, usize)>,
+    /// Change points the clock found in them (confirmed or not).
+    pub found: usize,
 }
 
 /// The clock's result (its ends, each change point confirmed on the clock, the count's
@@ -85,12 +105,116 @@ pub fn locate(
         return Ok(Located { result, location });
     }
     let (mut result, confirmations) = on_clock(n, clock_cfg, clock, found.clone(), &clock_ends)?;
+    let mut time_search = None;
+    if let Some(moved) = unexplained_time(&result, clock_cfg.min_effect) {
+        time_search = Some(search_in_time(n, clock_cfg, clock, &mut result, moved)?);
+    }
     // The run's figures are the clock's, and so is what it resolves: what the counts resolved
     // is the location's.
     result.resolution = clock_resolution;
     let unexplained = unexplained_time(&result, clock_cfg.min_effect);
-    let location = location(&found, SearchedBy::Count, confirmations, unexplained);
+    let mut location = location(&found, SearchedBy::Count, confirmations, unexplained);
+    location.time_search = time_search;
     Ok(Located { result, location })
+}
+
+/// The stretches of `0..n` between the ends and `r`'s confirmed change points, each of two or
+/// more commits (a change point's pair is not a stretch: it was confirmed).
+fn stretches(n: usize, r: &SearchResult) -> Vec<(usize, usize)> {
+    let mut cuts: Vec<(usize, usize)> = match &r.outcome {
+        Outcome::Changes(cps) => cps
+            .iter()
+            .filter(|c| c.confirmed)
+            .map(|c| (c.last_old, c.first_new))
+            .collect(),
+        Outcome::NoChange => vec![],
+    };
+    cuts.sort_unstable();
+    let mut out = Vec::with_capacity(cuts.len() + 1);
+    let mut lo = 0;
+    for (last_old, first_new) in cuts {
+        if last_old > lo {
+            out.push((lo, last_old));
+        }
+        lo = first_new;
+    }
+    if n - 1 > lo {
+        out.push((lo, n - 1));
+    }
+    out
+}
+
+/// Every stretch between `r`'s confirmed change points searched on the clock, on time samples
+/// none of the ends' comparison or the confirmations used, at one search's alpha split over the
+/// stretches; what they find joins `r`, its share of the whole range's ends.
+fn search_in_time(
+    n: usize,
+    cfg: &Config,
+    clock: &mut dyn Measurer,
+    r: &mut SearchResult,
+    moved: RatioCi,
+) -> Result<TimeSearch> {
+    let stretches = stretches(n, r);
+    let ends: Vec<usize> = stretches.iter().flat_map(|&(lo, hi)| [lo, hi]).collect();
+    let mut used = within::held(clock, &ends)?;
+    let cfg = Config {
+        alpha: cfg.alpha / stretches.len().max(1) as f64,
+        ..cfg.clone()
+    };
+    let mut found = Vec::new();
+    for &(lo, hi) in &stretches {
+        let part = within::search(lo, hi, &cfg, clock, &mut used)?;
+        merge(r, part, &mut found);
+    }
+    let ln_ends = r.ends.ratio.ratio.ln();
+    let Outcome::Changes(cps) = &mut r.outcome else {
+        return Ok(TimeSearch {
+            moved,
+            stretches,
+            found: 0,
+        });
+    };
+    for c in cps.iter_mut().filter(|c| c.located.is_none()) {
+        c.share = c.comparison.ratio.ratio.ln() / ln_ends;
+    }
+    cps.sort_by_key(|c| c.last_old);
+    r.explained = cps.iter().filter(|c| c.confirmed).map(|c| c.share).sum();
+    Ok(TimeSearch {
+        moved,
+        stretches,
+        found: found.len(),
+    })
+}
+
+/// A stretch's search joined to the whole range's result: its change points (one the counts
+/// located but did not confirm is replaced by the clock's finding of the same pair), steps,
+/// unexplored stretches and costs.
+fn merge(r: &mut SearchResult, part: SearchResult, found: &mut Vec<usize>) {
+    if let Outcome::Changes(new) = part.outcome {
+        let cps = match &mut r.outcome {
+            Outcome::Changes(cps) => cps,
+            no => {
+                *no = Outcome::Changes(Vec::new());
+                let Outcome::Changes(cps) = no else {
+                    unreachable!()
+                };
+                cps
+            }
+        };
+        for cp in new {
+            cps.retain(|c| (c.last_old, c.first_new) != (cp.last_old, cp.first_new));
+            found.push(cp.first_new);
+            cps.push(cp);
+        }
+    }
+    r.steps.extend(part.steps);
+    r.unexplored.extend(part.unexplored);
+    r.unexplored.sort_by_key(|u| u.lo);
+    r.commits_measured += part.commits_measured;
+    r.samples_taken += part.samples_taken;
+    r.decisions += part.decisions;
+    r.tests += part.tests;
+    r.family_alpha = (r.family_alpha + part.family_alpha).min(1.0);
 }
 
 fn location(
@@ -107,6 +231,7 @@ fn location(
         count_decisions: found.decisions,
         clock_confirmations: confirmations,
         unexplained,
+        time_search: None,
     }
 }
 
@@ -280,13 +405,83 @@ mod tests {
     }
 
     #[test]
-    fn time_the_located_change_points_do_not_explain_is_named() {
+    fn time_the_located_change_points_do_not_explain_is_searched_in_time() {
         // Counts see the +30% at 120; the clock sees it and a +50% at 60 that leaves the
-        // instructions alone.
+        // instructions alone: found by the time search of the stretch before 120.
         let l = located(200, &[(120, 1.3)], &[(60, 1.5), (120, 1.3)], 0.03, 11);
-        assert_eq!(changes(&l.result), vec![(120, true, true)]);
-        let rest = l.location.unexplained.expect("the +50% is unexplained");
-        assert!(rest.lo > 1.0 && rest.lo < 1.5 && rest.hi > 1.5, "{rest:?}");
+        assert_eq!(
+            changes(&l.result),
+            vec![(60, true, false), (120, true, true)]
+        );
+        let t = l
+            .location
+            .time_search
+            .as_ref()
+            .expect("the time was searched");
+        assert!(
+            t.moved.lo > 1.0 && t.moved.lo < 1.5 && t.moved.hi > 1.5,
+            "{t:?}"
+        );
+        assert_eq!(t.stretches, vec![(0, 119), (120, 199)]);
+        assert_eq!(t.found, 1);
+        assert_eq!(l.location.unexplained, None, "the two explain the time");
+        let shares: f64 = (l.result.explained - 1.0).abs();
+        assert!(shares < 0.2, "explained {}", l.result.explained);
+    }
+
+    #[test]
+    fn time_still_unexplained_after_the_time_search_is_named() {
+        // A +50% spread over 40 commits in time only (a gradual change the stretch's search
+        // cannot pin to one commit at this noise) stays named with its size.
+        let clock: Vec<(usize, f64)> = (40..80).map(|c| (c, 1.5f64.powf(1.0 / 40.0))).collect();
+        let mut steps = clock.clone();
+        steps.push((120, 1.3));
+        let l = located(200, &[(120, 1.3)], &steps, 0.03, 17);
+        let t = l
+            .location
+            .time_search
+            .as_ref()
+            .expect("the time was searched");
+        assert_eq!(t.stretches[0], (0, 119));
+        let rest = l.location.unexplained.expect("still unexplained");
+        assert!(rest.lo > 1.0 && rest.hi > 1.5, "{rest:?}");
+        // The stretch's candidates are no single commit's change: none is confirmed.
+        let confirmed: Vec<_> = changes(&l.result).into_iter().filter(|c| c.1).collect();
+        assert_eq!(confirmed, vec![(120, true, true)]);
+    }
+
+    #[test]
+    fn stretches_lie_between_the_confirmed_change_points() {
+        let l = located(200, &[(120, 1.3)], &[(120, 1.3)], 0.03, 19);
+        assert_eq!(stretches(200, &l.result), vec![(0, 119), (120, 199)]);
+        assert!(l.location.time_search.is_none(), "nothing left to search");
+        let Outcome::Changes(cps) = &l.result.outcome else {
+            unreachable!()
+        };
+        let with = |cp: ChangePoint| SearchResult {
+            outcome: Outcome::Changes(vec![cp]),
+            ..l.result.clone()
+        };
+        let first = ChangePoint {
+            last_old: 0,
+            first_new: 1,
+            ..cps[0].clone()
+        };
+        let r = with(first.clone());
+        assert_eq!(
+            stretches(200, &r),
+            vec![(1, 199)],
+            "no stretch of one commit"
+        );
+        let refuted = with(ChangePoint {
+            confirmed: false,
+            ..first
+        });
+        assert_eq!(
+            stretches(200, &refuted),
+            vec![(0, 199)],
+            "only confirmed ones cut"
+        );
     }
 
     #[test]

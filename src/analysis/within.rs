@@ -26,20 +26,6 @@ impl<'a> Tracker<'a> {
             held,
         }
     }
-
-    /// What has been seen, per pool of samples (commits with identical binaries share one, see
-    /// [`pool_key`]): the samples a later phase must leave alone.
-    pub fn used(&self) -> HashMap<usize, usize> {
-        let mut used: HashMap<usize, usize> = HashMap::new();
-        let mut seen: Vec<(usize, usize)> = self.seen.iter().map(|(&c, &k)| (c, k)).collect();
-        seen.sort_unstable();
-        for (c, k) in seen {
-            let key = pool_key(&used, c, self);
-            let e = used.entry(key).or_insert(0);
-            *e = (*e).max(k);
-        }
-        used
-    }
 }
 
 impl Measurer for Tracker<'_> {
@@ -139,6 +125,27 @@ impl Measurer for Sub<'_> {
     fn name(&self, i: usize) -> String {
         self.m.name(self.lo + i)
     }
+}
+
+/// What `m` already holds of `commits`, per pool: the samples a search that must not reuse
+/// them hides. Asking for none returns every sample known without taking more.
+pub fn held(m: &mut dyn Measurer, commits: &[usize]) -> Result<HashMap<usize, usize>> {
+    let mut commits = commits.to_vec();
+    commits.sort_unstable();
+    commits.dedup();
+    let wants: Vec<(usize, usize)> = commits.iter().map(|&c| (c, 0)).collect();
+    let probes = m.ensure(&wants)?;
+    let mut used: HashMap<usize, usize> = HashMap::new();
+    for (c, p) in commits.into_iter().zip(probes) {
+        let k = match p {
+            Probe::Samples(v) => v.len(),
+            Probe::Skip(_) => 0,
+        };
+        let key = pool_key(&used, c, &*m);
+        let e = used.entry(key).or_insert(0);
+        *e = (*e).max(k);
+    }
+    Ok(used)
 }
 
 /// `lo..=hi` searched as a bisect of its own, on samples no earlier phase used (`used`, per

@@ -14,7 +14,7 @@ use crate::measure::engine::{Library, Session, Side, Subject};
 use crate::measure::exec::{Executor, Timing};
 use crate::report::bisect::{
     change_point_json, step_line, BisectFormat, BisectReport, ChangePointJson, LocatedJson,
-    RunState, SavedBisect, StepJson, ThreadEffect, UnexploredJson, BISECT_KIND,
+    RunState, SavedBisect, StepJson, ThreadEffect, TimeSearchJson, UnexploredJson, BISECT_KIND,
 };
 use crate::report::explain::{ExplainFormat, ExplainReport, Side as ExplainSide};
 use crate::report::export::Links;
@@ -450,7 +450,7 @@ fn report(
             .map(|u| UnexploredJson::new(u, commits))
             .collect(),
         continue_with: continue_with(a, result),
-        located: counted.map(|(s, l)| located_json(s, l)),
+        located: counted.map(|(s, l)| located_json(s, l, commits)),
     }
 }
 
@@ -476,7 +476,7 @@ fn change_points(
 }
 
 /// What the counts saw where they located the change points the clock confirmed.
-fn located_json(counts: &Session, l: &Location) -> LocatedJson {
+fn located_json(counts: &Session, l: &Location, commits: &[repo::CommitInfo]) -> LocatedJson {
     LocatedJson {
         metric: counts.metric(),
         searched_by: l.searched_by,
@@ -484,6 +484,7 @@ fn located_json(counts: &Session, l: &Location) -> LocatedJson {
         resolution: l.count_resolution.clone(),
         samples: l.count_samples,
         unexplained: l.unexplained,
+        time_search: (l.time_search.as_ref()).map(|t| TimeSearchJson::new(t, commits)),
     }
 }
 

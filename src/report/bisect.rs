@@ -286,9 +286,62 @@ pub struct LocatedJson {
     /// Count samples the search took.
     pub samples: usize,
     /// The time's ends moved this much beyond its confirmed change points
-    /// ([`crate::analysis::locate::unexplained_time`]).
+    /// ([`crate::analysis::locate::unexplained_time`]), after any search in time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unexplained: Option<RatioCi>,
+    /// The time moved beyond the change points the counts located, so the stretches between
+    /// them were searched in time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_search: Option<TimeSearchJson>,
+}
+
+/// The search in time of the stretches between the change points the counts located.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TimeSearchJson {
+    /// What the time moved beyond those change points, before the stretches were searched.
+    pub moved: RatioCi,
+    /// The stretches searched, oldest first.
+    pub stretches: Vec<StretchJson>,
+    /// Change points found in them (confirmed or not).
+    pub found: usize,
+}
+
+/// A stretch of the range: its first and last commit.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct StretchJson {
+    pub from: String,
+    pub to: String,
+}
+
+impl TimeSearchJson {
+    pub fn new(t: &crate::analysis::locate::TimeSearch, commits: &[CommitInfo]) -> Self {
+        TimeSearchJson {
+            moved: t.moved,
+            stretches: (t.stretches.iter())
+                .map(|&(lo, hi)| StretchJson {
+                    from: commits[lo].id.clone(),
+                    to: commits[hi].id.clone(),
+                })
+                .collect(),
+            found: t.found,
+        }
+    }
+
+    /// "; the time moved +X% beyond …: searched in time …", for the located sentence.
+    fn clause(&self, unexplained: Option<RatioCi>) -> String {
+        let n = self.stretches.len();
+        let still = match unexplained {
+            Some(u) => format!("; still {} unexplained", u.pct()),
+            None => String::new(),
+        };
+        format!(
+            "; the time moved {} beyond the change points the counts located (memory, caches or contention leave the instructions alone), so the {n} stretch{} between them {} searched in time: {} change point(s) found there{still}",
+            self.moved.pct(),
+            if n == 1 { "" } else { "es" },
+            if n == 1 { "was" } else { "were" },
+            self.found,
+        )
+    }
 }
 
 impl BisectReport {
@@ -346,10 +399,13 @@ impl BisectReport {
                 "located by {} ({ends}; {} samples{resolves}), each change point confirmed in time on a fresh block; the resolution below is the time's, for what the counts cannot see{}",
                 l.metric.name(),
                 l.samples,
-                l.unexplained.map(|u| format!(
-                    "; the time moved {} beyond the change points confirmed in it: something that leaves the instructions alone (memory, caches, contention) changed it too, so bisect without --locate to search it in time",
-                    u.pct()
-                )).unwrap_or_default()
+                match &l.time_search {
+                    Some(t) => t.clause(l.unexplained),
+                    None => l.unexplained.map(|u| format!(
+                        "; the time moved {} beyond the change points confirmed in it: something that leaves the instructions alone (memory, caches, contention) changed it too, so bisect without --locate to search it in time",
+                        u.pct()
+                    )).unwrap_or_default(),
+                }
             ),
             SearchedBy::Clock => format!(
                 "the counts did not move ({ends}) but the time did: a memory, cache or contention effect, searched in time"

@@ -643,6 +643,7 @@ fn bisect_located_by_count() {
         resolution: None,
         samples: 30,
         unexplained: None,
+        time_search: None,
     });
     insta::assert_snapshot!("bisect_located_text", Text.export(&r).unwrap());
     insta::assert_snapshot!("bisect_located_markdown", Markdown.export(&r).unwrap());
@@ -675,6 +676,47 @@ fn bisect_located_by_count() {
     }
     let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
     assert_eq!(back.located.and_then(|l| l.unexplained), Some(rest));
+    // Searched in time between them: the stretches, what was found and what is left.
+    r.located.as_mut().unwrap().time_search = Some(super::bisect::TimeSearchJson {
+        moved: rest,
+        stretches: vec![
+            super::bisect::StretchJson {
+                from: "a".repeat(40),
+                to: "b".repeat(40),
+            },
+            super::bisect::StretchJson {
+                from: "c".repeat(40),
+                to: "d".repeat(40),
+            },
+        ],
+        found: 1,
+    });
+    r.located.as_mut().unwrap().unexplained = None;
+    for out in [Text.export(&r), Markdown.export(&r), Html.export(&r)] {
+        let out = out.unwrap();
+        assert!(
+            out.contains("the time moved +50.0% [+20.0%, +80.0%] beyond the change points the counts located")
+                && out.contains("the 2 stretches between them were searched in time: 1 change point(s) found there")
+                && !out.contains("still"),
+            "{out}"
+        );
+    }
+    r.located.as_mut().unwrap().unexplained = Some(stats::RatioCi {
+        ratio: 1.1,
+        lo: 1.02,
+        hi: 1.2,
+    });
+    let text = Text.export(&r).unwrap();
+    assert!(
+        text.contains("; still +10.0% [+2.0%, +20.0%] unexplained"),
+        "{text}"
+    );
+    let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
+    assert_eq!(
+        back.located.and_then(|l| l.time_search).map(|t| t.found),
+        Some(1)
+    );
+    r.located.as_mut().unwrap().time_search = None;
     r.located.as_mut().unwrap().unexplained = None;
     // Searched on the clock because the counts did not move: said as such.
     r.located.as_mut().unwrap().searched_by = SearchedBy::Clock;
