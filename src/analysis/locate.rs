@@ -32,6 +32,9 @@ use crate::analysis::resolution::Resolution;
 use crate::analysis::stats::{Comparison, RatioCi, Verdict};
 use crate::analysis::within;
 use anyhow::Result;
+
+mod scan;
+pub use scan::{locate_scan, LocatedScan};
 use serde::{Deserialize, Serialize};
 
 /// Which metric searched the range.
@@ -98,16 +101,39 @@ pub fn locate(
     let (clock_ends, clock_resolution) = bisect::compare_ends(n, clock_cfg, clock)?;
     let found = bisect::search(n, count_cfg, count)?;
     let counts_moved = matches!(found.outcome, Outcome::Changes(_));
-    let time_moved = matches!(clock_ends.verdict, Verdict::Slower | Verdict::Faster);
-    if !counts_moved && time_moved {
+    if !counts_moved && moved(&clock_ends) {
         let result = bisect::search(n, clock_cfg, clock)?;
         let location = location(&found, SearchedBy::Clock, 0, None);
         return Ok(Located { result, location });
     }
-    let (mut result, confirmations) = on_clock(n, clock_cfg, clock, found.clone(), &clock_ends)?;
+    let mut result = found.clone();
+    let confirmations = match &mut result.outcome {
+        Outcome::Changes(cps) => {
+            let mut asked = to_confirm(cps.iter_mut());
+            asked.sort_by(|a, b| b.share.abs().total_cmp(&a.share.abs()));
+            on_clock(n, clock_cfg, clock, asked, &clock_ends)?
+        }
+        Outcome::NoChange => 0,
+    };
+    result.explained = explained(&result);
+    if moved(&clock_ends) {
+        result.ends = clock_ends;
+        result.direction = clock_ends.verdict;
+    }
     let mut time_search = None;
     if let Some(moved) = unexplained_time(&result, clock_cfg.min_effect) {
-        time_search = Some(search_in_time(n, clock_cfg, clock, &mut result, moved)?);
+        let parts = search_stretches(n, clock_cfg, clock, confirmed(&result))?;
+        let (stretches, parts): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
+        let mut found_there = 0;
+        for part in parts {
+            found_there += merge(&mut result, part);
+        }
+        time_search = Some(TimeSearch {
+            moved,
+            stretches,
+            found: found_there,
+        });
+        share_of_ends(&mut result);
     }
     // The run's figures are the clock's, and so is what it resolves: what the counts resolved
     // is the location's.
@@ -118,17 +144,30 @@ pub fn locate(
     Ok(Located { result, location })
 }
 
-/// The stretches of `0..n` between the ends and `r`'s confirmed change points, each of two or
-/// more commits (a change point's pair is not a stretch: it was confirmed).
-fn stretches(n: usize, r: &SearchResult) -> Vec<(usize, usize)> {
-    let mut cuts: Vec<(usize, usize)> = match &r.outcome {
-        Outcome::Changes(cps) => cps
-            .iter()
-            .filter(|c| c.confirmed)
-            .map(|c| (c.last_old, c.first_new))
-            .collect(),
+fn moved(ends: &Comparison) -> bool {
+    matches!(ends.verdict, Verdict::Slower | Verdict::Faster)
+}
+
+/// `r`'s confirmed change points.
+fn confirmed(r: &SearchResult) -> Vec<&ChangePoint> {
+    match &r.outcome {
+        Outcome::Changes(cps) => cps.iter().filter(|c| c.confirmed).collect(),
         Outcome::NoChange => vec![],
-    };
+    }
+}
+
+/// Sum of the confirmed change points' shares of the ends.
+fn explained(r: &SearchResult) -> f64 {
+    confirmed(r).iter().map(|c| c.share).sum()
+}
+
+/// The stretches of `0..n` between the ends and the `confirmed` change points, each of two or
+/// more commits (a change point's pair is not a stretch: it was confirmed).
+fn stretches(n: usize, confirmed: &[&ChangePoint]) -> Vec<(usize, usize)> {
+    let mut cuts: Vec<(usize, usize)> = confirmed
+        .iter()
+        .map(|c| (c.last_old, c.first_new))
+        .collect();
     cuts.sort_unstable();
     let mut out = Vec::with_capacity(cuts.len() + 1);
     let mut lo = 0;
@@ -144,67 +183,58 @@ fn stretches(n: usize, r: &SearchResult) -> Vec<(usize, usize)> {
     out
 }
 
-/// Every stretch between `r`'s confirmed change points searched on the clock, on time samples
+/// Every stretch between the `confirmed` change points searched on the clock, on time samples
 /// none of the ends' comparison or the confirmations used, at one search's alpha split over the
-/// stretches; what they find joins `r`, its share of the whole range's ends.
-fn search_in_time(
+/// stretches; each stretch with its search, positions global.
+pub(crate) fn search_stretches(
     n: usize,
     cfg: &Config,
     clock: &mut dyn Measurer,
-    r: &mut SearchResult,
-    moved: RatioCi,
-) -> Result<TimeSearch> {
-    let stretches = stretches(n, r);
+    confirmed: Vec<&ChangePoint>,
+) -> Result<Vec<((usize, usize), SearchResult)>> {
+    let stretches = stretches(n, &confirmed);
     let ends: Vec<usize> = stretches.iter().flat_map(|&(lo, hi)| [lo, hi]).collect();
     let mut used = within::held(clock, &ends)?;
     let cfg = Config {
         alpha: cfg.alpha / stretches.len().max(1) as f64,
         ..cfg.clone()
     };
-    let mut found = Vec::new();
-    for &(lo, hi) in &stretches {
-        let part = within::search(lo, hi, &cfg, clock, &mut used)?;
-        merge(r, part, &mut found);
+    let mut out = Vec::with_capacity(stretches.len());
+    for (lo, hi) in stretches {
+        out.push(((lo, hi), within::search(lo, hi, &cfg, clock, &mut used)?));
     }
+    Ok(out)
+}
+
+/// Change points found on the clock (no count comparison) get their share of the whole
+/// range's ends, not of their stretch's; the change points oldest first again.
+fn share_of_ends(r: &mut SearchResult) {
     let ln_ends = r.ends.ratio.ratio.ln();
-    let Outcome::Changes(cps) = &mut r.outcome else {
-        return Ok(TimeSearch {
-            moved,
-            stretches,
-            found: 0,
-        });
-    };
-    for c in cps.iter_mut().filter(|c| c.located.is_none()) {
-        c.share = c.comparison.ratio.ratio.ln() / ln_ends;
+    if let Outcome::Changes(cps) = &mut r.outcome {
+        for c in cps.iter_mut().filter(|c| c.located.is_none()) {
+            c.share = c.comparison.ratio.ratio.ln() / ln_ends;
+        }
+        cps.sort_by_key(|c| c.last_old);
     }
-    cps.sort_by_key(|c| c.last_old);
-    r.explained = cps.iter().filter(|c| c.confirmed).map(|c| c.share).sum();
-    Ok(TimeSearch {
-        moved,
-        stretches,
-        found: found.len(),
-    })
+    r.explained = explained(r);
 }
 
 /// A stretch's search joined to the whole range's result: its change points (one the counts
 /// located but did not confirm is replaced by the clock's finding of the same pair), steps,
-/// unexplored stretches and costs.
-fn merge(r: &mut SearchResult, part: SearchResult, found: &mut Vec<usize>) {
+/// unexplored stretches and costs. Returns how many change points it found.
+fn merge(r: &mut SearchResult, part: SearchResult) -> usize {
+    let mut found = 0;
     if let Outcome::Changes(new) = part.outcome {
-        let cps = match &mut r.outcome {
-            Outcome::Changes(cps) => cps,
-            no => {
-                *no = Outcome::Changes(Vec::new());
-                let Outcome::Changes(cps) = no else {
-                    unreachable!()
-                };
-                cps
-            }
+        if r.outcome == Outcome::NoChange {
+            r.outcome = Outcome::Changes(Vec::new());
+        }
+        let Outcome::Changes(cps) = &mut r.outcome else {
+            unreachable!("set above")
         };
         for cp in new {
             cps.retain(|c| (c.last_old, c.first_new) != (cp.last_old, cp.first_new));
-            found.push(cp.first_new);
             cps.push(cp);
+            found += 1;
         }
     }
     r.steps.extend(part.steps);
@@ -215,6 +245,7 @@ fn merge(r: &mut SearchResult, part: SearchResult, found: &mut Vec<usize>) {
     r.decisions += part.decisions;
     r.tests += part.tests;
     r.family_alpha = (r.family_alpha + part.family_alpha).min(1.0);
+    found
 }
 
 fn location(
@@ -242,19 +273,25 @@ fn location(
 /// no combination of the measured sizes accounts for it. `None` when the clock could not tell
 /// the ends apart: there is then no moved time to explain.
 pub fn unexplained_time(r: &SearchResult, min_effect: f64) -> Option<RatioCi> {
-    if !matches!(r.ends.verdict, Verdict::Slower | Verdict::Faster) {
+    unexplained(&r.ends, &confirmed(r), min_effect)
+}
+
+/// [`unexplained_time`] of `ends` beyond the `confirmed` change points.
+pub(crate) fn unexplained(
+    ends: &Comparison,
+    confirmed: &[&ChangePoint],
+    min_effect: f64,
+) -> Option<RatioCi> {
+    if !moved(ends) {
         return None;
     }
-    let confirmed: Vec<RatioCi> = match &r.outcome {
-        Outcome::Changes(cps) => cps
+    let product = |f: fn(&RatioCi) -> f64| {
+        confirmed
             .iter()
-            .filter(|c| c.confirmed)
-            .map(|c| c.comparison.ratio)
-            .collect(),
-        Outcome::NoChange => vec![],
+            .map(|c| f(&c.comparison.ratio))
+            .product::<f64>()
     };
-    let product = |f: fn(&RatioCi) -> f64| confirmed.iter().map(f).product::<f64>();
-    let e = r.ends.ratio;
+    let e = ends.ratio;
     let rest = RatioCi {
         ratio: e.ratio / product(|c| c.ratio),
         lo: e.lo / product(|c| c.hi),
@@ -265,44 +302,36 @@ pub fn unexplained_time(r: &SearchResult, min_effect: f64) -> Option<RatioCi> {
     (excludes_none && large && rest.ratio.is_finite()).then_some(rest)
 }
 
-/// The count search's result with its change points confirmed on the clock, largest count
-/// share first (it gets the first, largest share of the confirmations' alpha); the ends and the
-/// direction the clock's when it decided, the explained share the clock's. Change points the
-/// counts themselves refuted are kept as they are: the clock is not asked about them.
+/// The change points the clock is asked about: those the counts confirmed or located without
+/// resolving their size. Those the counts themselves refuted are kept as they are.
+fn to_confirm<'c>(cps: impl Iterator<Item = &'c mut ChangePoint>) -> Vec<&'c mut ChangePoint> {
+    cps.filter(|c| c.confirmed || c.unresolved).collect()
+}
+
+/// The `asked` change points confirmed on the clock in their order (the first gets the first,
+/// largest share of the confirmations' alpha: callers put the largest first); their comparison,
+/// verdict and share become the clock's. Returns how many the clock was asked about.
 fn on_clock(
     n: usize,
     cfg: &Config,
     clock: &mut dyn Measurer,
-    mut r: SearchResult,
+    mut asked: Vec<&mut ChangePoint>,
     clock_ends: &Comparison,
-) -> Result<(SearchResult, usize)> {
-    let Outcome::Changes(cps) = &mut r.outcome else {
-        return Ok((r, 0));
-    };
-    let mut order: Vec<usize> = (0..cps.len())
-        .filter(|&i| cps[i].confirmed || cps[i].unresolved)
-        .collect();
-    order.sort_by(|&a, &b| cps[b].share.abs().total_cmp(&cps[a].share.abs()));
-    let decided = matches!(clock_ends.verdict, Verdict::Slower | Verdict::Faster);
-    for (j, &i) in order.iter().enumerate() {
-        let confirmed = bisect::confirm_located(n, cfg, clock, &cps[i], clock_ends, j + 1)?;
+) -> Result<usize> {
+    for (j, cp) in asked.iter_mut().enumerate() {
+        let confirmed = bisect::confirm_located(n, cfg, clock, cp, clock_ends, j + 1)?;
         clock.confirmed(&confirmed);
-        cps[i] = ChangePoint {
+        **cp = ChangePoint {
             // A clock that could not tell the ends apart has no share to give.
-            share: if decided {
+            share: if moved(clock_ends) {
                 confirmed.share
             } else {
-                cps[i].share
+                cp.share
             },
             ..confirmed
         };
     }
-    r.explained = cps.iter().filter(|c| c.confirmed).map(|c| c.share).sum();
-    if decided {
-        r.ends = *clock_ends;
-        r.direction = clock_ends.verdict;
-    }
-    Ok((r, order.len()))
+    Ok(asked.len())
 }
 
 #[cfg(test)]
@@ -453,7 +482,10 @@ mod tests {
     #[test]
     fn stretches_lie_between_the_confirmed_change_points() {
         let l = located(200, &[(120, 1.3)], &[(120, 1.3)], 0.03, 19);
-        assert_eq!(stretches(200, &l.result), vec![(0, 119), (120, 199)]);
+        assert_eq!(
+            stretches(200, &confirmed(&l.result)),
+            vec![(0, 119), (120, 199)]
+        );
         assert!(l.location.time_search.is_none(), "nothing left to search");
         let Outcome::Changes(cps) = &l.result.outcome else {
             unreachable!()
@@ -469,7 +501,7 @@ mod tests {
         };
         let r = with(first.clone());
         assert_eq!(
-            stretches(200, &r),
+            stretches(200, &confirmed(&r)),
             vec![(1, 199)],
             "no stretch of one commit"
         );
@@ -478,7 +510,7 @@ mod tests {
             ..first
         });
         assert_eq!(
-            stretches(200, &refuted),
+            stretches(200, &confirmed(&refuted)),
             vec![(0, 199)],
             "only confirmed ones cut"
         );

@@ -420,19 +420,15 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
         }
         grid.intervals[ii].search = Some(r);
     }
-    changes.sort_by_key(|c| c.cp.last_old);
-    let logs = share_movement(&mut changes);
-    let lasting = series::lasting(&logs, cfg.min_effect);
-    let by_share = lasting.ranked(&logs);
     let commits_measured = t.seen.len();
     let samples_taken = t.seen.values().sum();
     let resolution = resolution(&grid, &sub_cfg, &t.held);
-    Ok(ScanResult {
+    let mut r = ScanResult {
         grid,
         changes,
-        by_share,
-        cancels: lasting.cancels,
-        series: lasting.series,
+        by_share: Vec::new(),
+        cancels: Vec::new(),
+        series: Vec::new(),
         searchable,
         alpha_per_search,
         tests,
@@ -440,7 +436,37 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
         commits_measured,
         samples_taken,
         resolution,
-    })
+    };
+    profile(&mut r, cfg.min_effect);
+    Ok(r)
+}
+
+/// The profile over `r`'s change points as they stand (after the searches, or after another
+/// metric confirmed them): oldest first, each one's share of the movement, what lasts of them
+/// and which undoes which.
+pub fn profile(r: &mut ScanResult, min_effect: f64) {
+    r.changes.sort_by_key(|c| c.cp.last_old);
+    let logs = share_movement(&mut r.changes);
+    let lasting = series::lasting(&logs, min_effect);
+    r.by_share = lasting.ranked(&logs);
+    r.cancels = lasting.cancels;
+    r.series = lasting.series;
+}
+
+impl ScanResult {
+    /// Sequential decisions made: the grid's fit (one) and those of every interval's search.
+    pub fn decisions(&self) -> usize {
+        let searches = self.grid.intervals.iter().filter_map(|i| i.search.as_ref());
+        1 + searches.map(|s| s.decisions).sum::<usize>()
+    }
+}
+
+/// The grid interval holding commit `c` (the last whose low end is at or before it).
+pub fn interval_of(grid: &Grid, c: usize) -> usize {
+    grid.intervals
+        .iter()
+        .rposition(|iv| iv.lo <= c)
+        .unwrap_or(0)
 }
 
 /// The entered intervals (to search first), and how many intervals may be searched: the

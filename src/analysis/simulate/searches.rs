@@ -69,13 +69,7 @@ pub(super) fn run_scan(
     m: &mut SimMeasurer,
 ) -> Result<TrialResult> {
     let r = scan::scan(&scan::grid_positions(n, g), cfg, m)?;
-    let decisions = 1 + r
-        .grid
-        .intervals
-        .iter()
-        .filter_map(|i| i.search.as_ref())
-        .map(|s| s.decisions)
-        .sum::<usize>();
+    let decisions = r.decisions();
     let bounds = r
         .grid
         .intervals
