@@ -599,7 +599,11 @@ fn locate_refuses_what_it_cannot_mean() {
             &["--metric", "instructions"][..],
             "confirms every change point in time",
         ),
-        (&["--scan"][..], "--locate does not go with --scan yet"),
+        (
+            &["--scan", "--metric", "instructions"][..],
+            "confirms every change point in time",
+        ),
+        (&["--scan", "--threads", "4"][..], "use --threads 1"),
     ] {
         let o = perfbisect(d.path())
             .args(["bisect", "--tool", "noop", "--locate", "instructions"])

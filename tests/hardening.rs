@@ -628,6 +628,47 @@ fn locate_by_count_confirms_by_clock_synthetic_repo() {
     assert_cache_consistent(c.path());
 }
 
+/// A scan located by count and confirmed by clock, on real processes: the counts' grid and
+/// search find the culprit, the clock confirms it, and the report says the grid is in counts.
+/// Read through the library's own result type.
+#[test]
+fn scan_located_by_count_confirms_by_clock_synthetic_repo() {
+    use perfbisect::analysis::locate::SearchedBy;
+    use perfbisect::measure::metric::Metric;
+    use perfbisect::report::scan::ScanReport;
+    let (r, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let ids = regression_repo(r.path());
+    let range = format!("{}..{}", ids[0], ids[8]);
+    let extra = ["--scan", "--grid", "5", "--locate", "instructions"];
+    let (j, o) = bisect_json(c.path(), r.path(), &range, &extra);
+    let scan: ScanReport = serde_json::from_value(j).unwrap();
+    let confirmed: Vec<&str> = (scan.changes.iter())
+        .filter(|c| c.point.confirmed)
+        .map(|c| c.point.info.commit.as_str())
+        .collect();
+    assert_eq!(confirmed, vec![ids[5].as_str()], "{}", stderr(&o));
+    let cp = &scan.changes[0].point;
+    let count = cp.located.expect("the count's figure beside the clock's");
+    assert!(cp.ratio > 3.0 && count.ratio.ratio > 5.0, "{cp:?}");
+    let located = scan.located.as_ref().expect("located");
+    assert_eq!(located.searched_by, SearchedBy::Count);
+    assert_eq!(located.metric, Metric::Instructions);
+    assert_eq!(scan.grid_metric(), Metric::Instructions);
+    assert_eq!(scan.metric, Metric::Time);
+    assert!(
+        scan.reproduce.contains("--locate instructions"),
+        "{}",
+        scan.reproduce
+    );
+    use perfbisect::report::export::{Export, Text};
+    let text = Text.export(&scan).unwrap();
+    assert!(
+        text.contains("search: located by instructions") && text.contains(" instr ["),
+        "{text}"
+    );
+    assert_cache_consistent(c.path());
+}
+
 #[test]
 fn kernel_crash_and_hang_are_skipped_synthetic_repo() {
     let d = tempfile::tempdir().unwrap();

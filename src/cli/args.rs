@@ -189,6 +189,21 @@ impl LocateBy {
             LocateBy::Instructions => Metric::Instructions,
         }
     }
+
+    /// `--locate` confirms in time and counts one thread: refuses a plan that cannot mean that.
+    pub fn check(self, metric: Metric, threads: &[usize]) -> anyhow::Result<()> {
+        if !metric.is_time() {
+            anyhow::bail!(
+                "--locate {} confirms every change point in time: it does not go with --metric {}",
+                self.metric().name(),
+                metric.name()
+            );
+        }
+        for &t in threads {
+            self.metric().check_threads(t)?;
+        }
+        Ok(())
+    }
 }
 
 /// The looks of a sequential comparison (also simulated).

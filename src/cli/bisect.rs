@@ -14,7 +14,7 @@ use crate::measure::engine::{Library, Session, Side, Subject};
 use crate::measure::exec::{Executor, Timing};
 use crate::report::bisect::{
     change_point_json, step_line, BisectFormat, BisectReport, ChangePointJson, LocatedJson,
-    RunState, SavedBisect, StepJson, ThreadEffect, TimeSearchJson, UnexploredJson, BISECT_KIND,
+    RunState, SavedBisect, StepJson, ThreadEffect, UnexploredJson, BISECT_KIND,
 };
 use crate::report::explain::{ExplainFormat, ExplainReport, Side as ExplainSide};
 use crate::report::export::Links;
@@ -252,26 +252,12 @@ fn sessions<'s>(
     Ok((session, counting))
 }
 
-/// `--locate` confirms in time, counts one thread, and searches a range (not a scan's grid yet).
+/// `--locate` confirms in time and counts one thread.
 fn check_locate(a: &BisectArgs) -> Result<()> {
-    let Some(by) = a.locate else {
-        return Ok(());
-    };
-    let m = a.sampling.timing.metric.metric;
-    if !m.is_time() {
-        bail!(
-            "--locate {} confirms every change point in time: it does not go with --metric {}",
-            by.metric().name(),
-            m.name()
-        );
+    match a.locate {
+        Some(by) => by.check(a.sampling.timing.metric.metric, &a.tool.thread_counts()),
+        None => Ok(()),
     }
-    if a.scan {
-        bail!("--locate does not go with --scan yet: bisect the intervals the scan names");
-    }
-    for t in a.tool.thread_counts() {
-        by.metric().check_threads(t)?;
-    }
-    Ok(())
 }
 
 fn config(a: &BisectArgs) -> Config {
@@ -450,7 +436,7 @@ fn report(
             .map(|u| UnexploredJson::new(u, commits))
             .collect(),
         continue_with: continue_with(a, result),
-        located: counted.map(|(s, l)| located_json(s, l, commits)),
+        located: counted.map(|(s, l)| LocatedJson::new(s.metric(), l, commits)),
     }
 }
 
@@ -472,19 +458,6 @@ fn change_points(
             .iter()
             .map(|cp| change_point_json(cp, commits, threads))
             .collect(),
-    }
-}
-
-/// What the counts saw where they located the change points the clock confirmed.
-fn located_json(counts: &Session, l: &Location, commits: &[repo::CommitInfo]) -> LocatedJson {
-    LocatedJson {
-        metric: counts.metric(),
-        searched_by: l.searched_by,
-        ends: l.count_ends,
-        resolution: l.count_resolution.clone(),
-        samples: l.count_samples,
-        unexplained: l.unexplained,
-        time_search: (l.time_search.as_ref()).map(|t| TimeSearchJson::new(t, commits)),
     }
 }
 
@@ -636,6 +609,7 @@ fn as_scan(a: BisectArgs) -> Result<super::scanning::ScanArgs> {
         format,
         links: a.links,
         plot: a.plot,
+        locate: a.locate,
     })
 }
 

@@ -10,13 +10,14 @@ use super::args::{GridArg, LinkArgs, SequentialArgs, StatsArgs, ToolArg};
 use super::build::BuildArgs;
 use super::live::{repo_key, say, Live, RangeSetup};
 use crate::analysis::bisect::{Config, Step, StepVerdict};
+use crate::analysis::locate::{self, Location};
 use crate::analysis::scan;
 use crate::build::recipe::Recipe;
 use crate::build::{builds, repo};
 use crate::cache::Cache;
-use crate::measure::engine::Session;
+use crate::measure::engine::{Session, Timing};
 use crate::measure::metric::Metric;
-use crate::report::bisect::{step_line, BisectFormat};
+use crate::report::bisect::{step_line, BisectFormat, LocatedJson};
 use crate::report::export::Links;
 use crate::report::scan::{ScanContext, ScanFormat, ScanReport};
 use crate::{hashing, progress, Global};
@@ -47,6 +48,9 @@ pub struct ScanArgs {
     /// levels and the change points) as an SVG into DIR
     #[arg(long, value_name = "DIR")]
     pub plot: Option<std::path::PathBuf>,
+    /// Locate by count, confirm by clock (1 thread): the grid, its fit and the interval searches on instruction counts under valgrind, then every change point confirmed in time on a fresh interleaved block; time the ends moved beyond those is searched in time between them
+    #[arg(long, value_enum, value_name = "METRIC")]
+    pub locate: Option<super::args::LocateBy>,
 }
 
 /// What identifies one scan's samples (a re-run resumes with them; no other command shares
@@ -66,12 +70,20 @@ fn scan_id(a: &ScanArgs, repo: &str, good: &str, bad: &str, tool: &str, cfg: &Co
         .field(&cfg.schedule.initial.to_string())
         .field(&cfg.schedule.max.to_string())
         .field(&a.sampling.timing.duration.to_string());
+    // Only when given, so that every scan id from before --locate stays what it was.
+    if let Some(by) = a.locate {
+        h.field(&format!("locate {}", by.metric().name()));
+    }
     h.finish_short()
 }
 
 fn reproduce(a: &ScanArgs) -> String {
+    let locate = a
+        .locate
+        .map(|by| format!("--locate {} ", by.metric().name()))
+        .unwrap_or_default();
     format!(
-        "perfbisect scan --repo {} --recipe {} --tool '{}' --threads {} --grid {} --samples {} --max-samples {} --duration {} --alpha {} --min-effect {} {}",
+        "perfbisect scan --repo {} --recipe {} --tool '{}' --threads {} --grid {} --samples {} --max-samples {} --duration {} --alpha {} --min-effect {} {locate}{}",
         a.build.repo.display(),
         a.build.recipe,
         a.tool.tool,
@@ -130,9 +142,21 @@ pub fn scan(g: &Global, a: ScanArgs) -> Result<Exit> {
     let timing = a.sampling.timing.timing();
     let context = format!("scan {id}");
     let threads = [thread_count];
+    let mut counting = match a.locate {
+        Some(by) => {
+            let exec = setup.executor(&a.exec, &a.build)?;
+            let timing = Timing {
+                metric: by.metric(),
+                ..timing
+            };
+            let context = format!("{context} count");
+            Some(setup.session(&a.build, timing, context, exec, commits, &threads)?)
+        }
+        None => None,
+    };
     let mut session = setup.session(&a.build, timing, context, exec, commits, &threads)?;
-    let live = Live {
-        session: &mut session,
+    let live = |session, locating| Live {
+        session,
         commits,
         threads: &threads,
         format: if text {
@@ -143,10 +167,24 @@ pub fn scan(g: &Global, a: ScanArgs) -> Result<Exit> {
         status: progress::SearchStatus::new(n),
         started,
         deadline: None,
-        locating: false,
+        locating,
     };
-    let result = search(live, &grid, &cfg, a.sampling.timing.metric.metric)?;
-    let report = report(&a, &setup, &result, &session, grid, notes, started);
+    let (result, location) = match (&mut counting, a.locate) {
+        (Some(c), Some(by)) => {
+            let lives = (live(&mut session, false), live(c, true));
+            let l = search_located(lives, &grid, &cfg, by.metric())?;
+            (l.result, Some(l.location))
+        }
+        _ => {
+            let metric = a.sampling.timing.metric.metric;
+            (
+                search(live(&mut session, false), &grid, &cfg, metric)?,
+                None,
+            )
+        }
+    };
+    let sessions = (&session, counting.as_ref().zip(location.as_ref()));
+    let report = report(&a, &setup, &result, sessions, grid, notes, started);
     output(&a, &report, links)
 }
 
@@ -155,7 +193,7 @@ fn report(
     a: &ScanArgs,
     setup: &RangeSetup,
     result: &scan::ScanResult,
-    session: &Session,
+    (session, counted): (&Session, Option<(&Session, &Location)>),
     grid: GridPlan,
     notes: Vec<String>,
     started: Instant,
@@ -167,9 +205,16 @@ fn report(
         ..
     } = setup;
     let commits = &range.commits;
-    let samples_total: usize = (0..commits.len())
-        .filter_map(|i| session.samples(i).ok().map(|s| s.len()))
-        .sum();
+    let held = |s: &Session| -> usize {
+        (0..commits.len())
+            .filter_map(|i| s.samples(i).ok().map(|s| s.len()))
+            .sum()
+    };
+    let samples_total = held(session) + counted.map_or(0, |c| held(c.0));
+    let mut builds = session.builds.clone();
+    for (k, b) in counted.iter().flat_map(|c| &c.0.builds) {
+        builds.entry(k.clone()).or_insert_with(|| b.clone());
+    }
     ScanReport::new(
         result,
         ScanContext {
@@ -186,15 +231,17 @@ fn report(
             max_move: grid.max_move,
             moved: grid.moved,
             grid_builds_cached: grid.cached,
-            builds: session.builds.values().cloned().collect(),
+            builds: builds.into_values().collect(),
             samples: samples_total,
-            samples_taken_now: session.samples_taken,
+            samples_taken_now: session.samples_taken + counted.map_or(0, |c| c.0.samples_taken),
             placement: session.placement(),
             alpha: a.stats.alpha.alpha,
             min_effect: a.stats.min_effect,
             notes,
             wall_s: started.elapsed().as_secs_f64(),
             reproduce: reproduce(a),
+            metric: session.metric(),
+            located: counted.map(|(s, l)| LocatedJson::new(s.metric(), l, commits)),
         },
     )
 }
@@ -216,6 +263,9 @@ fn plan(a: &ScanArgs) -> Result<(usize, Config)> {
         bail!("a scan measures one thread count (--threads N); bisect takes several");
     };
     a.sampling.timing.check_threads(&threads)?;
+    if let Some(by) = a.locate {
+        by.check(a.sampling.timing.metric.metric, &threads)?;
+    }
     let cfg = Config {
         alpha: a.stats.alpha.alpha,
         min_effect: a.stats.min_effect,
@@ -333,6 +383,31 @@ fn search(
     let r = scan::search_intervals(measured, cfg, &mut live);
     live.status.finish();
     r
+}
+
+/// Located by count (`lives.1`), confirmed on the clock (`lives.0`); the grid's points are told
+/// once the whole scan is done (the counts' grid is measured inside the located scan).
+fn search_located(
+    lives: (Live, Live),
+    grid: &GridPlan,
+    cfg: &Config,
+    by: Metric,
+) -> Result<locate::LocatedScan> {
+    let (mut clock, mut count) = lives;
+    let count_cfg = Config {
+        schedule: by.default_schedule(),
+        ..cfg.clone()
+    };
+    let l = locate::locate_scan(&grid.positions, &count_cfg, cfg, &mut count, &mut clock);
+    count.status.finish();
+    clock.status.finish();
+    let l = l?;
+    let text = clock.format == BisectFormat::Text;
+    for (p, moved) in l.result.grid.points.iter().zip(&grid.moved) {
+        let line = grid_point_line(p, *moved, &clock.commits[p.commit], by, clock.threads);
+        say(text, &line);
+    }
+    Ok(l)
 }
 
 /// A grid point in a bisect step's line, with its fitted level where a step has its verdict.

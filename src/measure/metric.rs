@@ -71,6 +71,14 @@ impl Metric {
         }
     }
 
+    /// The shortest form, beside a number in a line of the live output ("540.9 us [...]").
+    pub fn unit_short(&self) -> &'static str {
+        match self {
+            Metric::Time => "us",
+            Metric::Instructions => "instr",
+        }
+    }
+
     /// Axis label of the SVG plots.
     pub fn axis(&self) -> &'static str {
         match self {

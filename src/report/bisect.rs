@@ -375,7 +375,33 @@ impl BisectReport {
 
     /// How the range was searched when a count located, for every format's ends.
     fn located_sentence(&self) -> Option<String> {
-        let l = self.located.as_ref()?;
+        self.located.as_ref().map(LocatedJson::sentence)
+    }
+}
+
+impl LocatedJson {
+    /// What the counts (on `metric`) saw where they located the change points the clock
+    /// confirmed.
+    pub fn new(
+        metric: Metric,
+        l: &crate::analysis::locate::Location,
+        commits: &[CommitInfo],
+    ) -> LocatedJson {
+        LocatedJson {
+            metric,
+            searched_by: l.searched_by,
+            ends: l.count_ends,
+            resolution: l.count_resolution.clone(),
+            samples: l.count_samples,
+            unexplained: l.unexplained,
+            time_search: (l.time_search.as_ref()).map(|t| TimeSearchJson::new(t, commits)),
+        }
+    }
+
+    /// How the range was searched: located by count and confirmed in time, or searched in time
+    /// because the counts did not move (bisect and scan reports say it alike).
+    pub fn sentence(&self) -> String {
+        let l = self;
         let u = l.metric.unit();
         let ends = format!(
             "{} {u} → {} {u}, {}",
@@ -394,7 +420,7 @@ impl BisectReport {
                 )
             })
             .unwrap_or_default();
-        Some(match l.searched_by {
+        match l.searched_by {
             SearchedBy::Count => format!(
                 "located by {} ({ends}; {} samples{resolves}), each change point confirmed in time on a fresh block; the resolution below is the time's, for what the counts cannot see{}",
                 l.metric.name(),
@@ -410,7 +436,7 @@ impl BisectReport {
             SearchedBy::Clock => format!(
                 "the counts did not move ({ends}) but the time did: a memory, cache or contention effect, searched in time"
             ),
-        })
+        }
     }
 }
 
@@ -620,10 +646,7 @@ pub fn verdict_word(v: &StepVerdict) -> String {
 
 /// One decided commit as a line; with several thread counts (`threads`), each one's mean.
 pub fn step_line(s: &Step, c: &CommitInfo, metric: Metric, threads: &[usize]) -> String {
-    let unit = match metric {
-        Metric::Time => "us",
-        Metric::Instructions => "instr",
-    };
+    let unit = metric.unit_short();
     let mean = if !s.series.is_empty() && s.mean.is_finite() {
         let each: Vec<String> = s
             .series

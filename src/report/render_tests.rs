@@ -1176,6 +1176,8 @@ fn scan_report() -> super::scan::ScanReport {
             notes: vec![],
             wall_s: 1234.0,
             reproduce: "perfbisect scan --tool 'pkeyread:key=ec,format=pem' --grid 9 v1..v2".into(),
+            metric: Metric::Time,
+            located: None,
         },
     )
 }
@@ -1202,6 +1204,46 @@ fn scan_renderers() {
         "scan_html",
         format!("{}<svg …/>{}", &page[..start], &page[end..])
     );
+}
+
+/// A scan located by count: the grid and its levels in counts, the change points' figures in
+/// time, and the search line, in every format.
+#[test]
+fn scan_located_by_count() {
+    use super::bisect::LocatedJson;
+    use crate::analysis::locate::SearchedBy;
+    let mut r = scan_report();
+    let ends = r.changes[0].point.comparison;
+    r.located = Some(LocatedJson {
+        metric: Metric::Instructions,
+        searched_by: SearchedBy::Count,
+        ends,
+        resolution: None,
+        samples: 96,
+        unexplained: None,
+        time_search: None,
+    });
+    let text = Text.export(&r).unwrap();
+    assert!(text.contains("search: located by instructions ("), "{text}");
+    assert!(
+        text.contains(" instr [") && !text.contains(" us ["),
+        "{text}"
+    );
+    let md = Markdown.export(&r).unwrap();
+    assert!(md.contains("| instructions/op | 95% interval |"), "{md}");
+    assert!(md.contains("Search: located by instructions"), "{md}");
+    let html = Html.export(&r).unwrap();
+    assert!(
+        html.contains("mean instructions/op") && html.contains("parent µs/op"),
+        "grid in counts, change points in time: {html}"
+    );
+    let back: super::scan::ScanReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
+    assert_eq!(back.grid_metric(), Metric::Instructions);
+    assert_eq!(back.metric, Metric::Time);
+    // Searched in time because the counts did not move: the grid is the clock's.
+    r.located.as_mut().unwrap().searched_by = SearchedBy::Clock;
+    assert_eq!(r.grid_metric(), Metric::Time);
+    assert!(Text.export(&r).unwrap().contains("the counts did not move"));
 }
 
 #[test]

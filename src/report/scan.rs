@@ -6,11 +6,14 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-use super::bisect::{change_point_json, truncate, ChangePointJson, CommitJson, StepJson};
+use super::bisect::{
+    change_point_json, truncate, ChangePointJson, CommitJson, LocatedJson, StepJson,
+};
 use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Level, Mark, PointKind, Profile, ProfilePoint};
 use crate::analysis::bisect::Outcome;
+use crate::analysis::locate::SearchedBy;
 use crate::analysis::resolution::Resolution;
 use crate::analysis::scan::{Grid, Interval, ScanResult};
 use crate::analysis::series::Cancel;
@@ -18,6 +21,7 @@ use crate::analysis::stats::Verdict;
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::exec::Placement;
+use crate::measure::metric::Metric;
 use crate::report::{may_hide, ratio_pct, resolution_sentence, us};
 use crate::unavailable::{typed_or_text, Unavailable};
 
@@ -175,6 +179,25 @@ pub struct ScanReport {
     /// What the scan's searches could resolve at its noise (absent in results written before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<Resolution>,
+    /// What the change points' values are (`*_us` fields hold instructions/op for
+    /// `instructions`); the grid's are [`ScanReport::grid_metric`]'s.
+    #[serde(default, skip_serializing_if = "Metric::is_time")]
+    pub metric: Metric,
+    /// `--locate`: what the counts saw; the grid, its levels and the searches' steps are then
+    /// the counts', the change points' figures the clock's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub located: Option<LocatedJson>,
+}
+
+impl ScanReport {
+    /// What the grid, its levels and the searches' steps were measured in: the counts when
+    /// they located.
+    pub fn grid_metric(&self) -> Metric {
+        match &self.located {
+            Some(l) if l.searched_by == SearchedBy::Count => l.metric,
+            _ => self.metric,
+        }
+    }
 }
 
 /// What the command knows besides the analysis result.
@@ -203,6 +226,8 @@ pub struct ScanContext<'a> {
     pub notes: Vec<String>,
     pub wall_s: f64,
     pub reproduce: String,
+    pub metric: Metric,
+    pub located: Option<LocatedJson>,
 }
 
 /// "+15.2% at abc1234, partly undone (52%) by -7.6% at def5678".
@@ -389,6 +414,8 @@ impl ScanReport {
             notes: x.notes,
             wall_s: x.wall_s,
             reproduce: x.reproduce,
+            metric: x.metric,
+            located: x.located,
             resolution: r.resolution.clone(),
         }
     }
@@ -485,6 +512,9 @@ fn text(r: &ScanReport, links: &Links) -> String {
     );
     s.push_str(&grid_text(r));
     s.push_str(&levels_and_intervals_text(r));
+    if let Some(l) = &r.located {
+        s.push_str(&format!("\nsearch: {}\n", l.sentence()));
+    }
     if let Some(res) = &r.resolution {
         s.push_str(&format!("\nresolution: {}\n", resolution_sentence(res)));
     }
@@ -505,10 +535,17 @@ fn text(r: &ScanReport, links: &Links) -> String {
 
 fn grid_text(r: &ScanReport) -> String {
     let mut s = String::from("\ngrid (old end first):\n");
+    let u = r.grid_metric().unit_short();
     for g in &r.grid {
         let level = match (g.mean_us, g.ci95_us) {
             (Some(m), Some(ci)) => {
-                format!("n={:<3} {:>10} us [{}, {}]", g.n, us(m), us(ci.0), us(ci.1))
+                format!(
+                    "n={:<3} {:>10} {u} [{}, {}]",
+                    g.n,
+                    us(m),
+                    us(ci.0),
+                    us(ci.1)
+                )
             }
             _ => format!("n={:<3} {:>10}", g.n, "-"),
         };
@@ -532,9 +569,10 @@ fn grid_text(r: &ScanReport) -> String {
 /// What the step fit made of the grid: its levels, and each interval between grid points.
 fn levels_and_intervals_text(r: &ScanReport) -> String {
     let mut s = String::from("\nfitted levels:\n");
+    let u = r.grid_metric().unit_short();
     for (i, g) in r.segments.iter().enumerate() {
         s.push_str(&format!(
-            "  level {}: {}..{} ({} point(s))  {} us [{}, {}]\n",
+            "  level {}: {}..{} ({} point(s))  {} {u} [{}, {}]\n",
             i + 1,
             g.first_short,
             g.last_short,
@@ -598,6 +636,9 @@ fn markdown(r: &ScanReport, links: &Links) -> String {
         "### scan: `{}` at {} thread(s), `{}` ({} commits)\n\n",
         r.tool, r.threads, r.range, r.commits
     );
+    if let Some(l) = &r.located {
+        s.push_str(&format!("Search: {}\n\n", l.sentence()));
+    }
     if let Some(res) = &r.resolution {
         s.push_str(&format!("Resolution: {}\n\n", resolution_sentence(res)));
     }
@@ -660,7 +701,8 @@ fn markdown_changes(r: &ScanReport, links: &Links) -> String {
 fn markdown_grid(r: &ScanReport, links: &Links) -> String {
     let mut s = String::new();
     s.push_str("<details><summary>grid and fitted levels</summary>\n\n");
-    s.push_str("| index | commit | date | µs/op | 95% interval | level |\n| ---: | --- | --- | ---: | --- | ---: |\n");
+    let u = r.grid_metric().unit();
+    s.push_str(&format!("| index | commit | date | {u} | 95% interval | level |\n| ---: | --- | --- | ---: | --- | ---: |\n"));
     for g in &r.grid {
         let (m, ci) = match (g.mean_us, g.ci95_us) {
             (Some(m), Some(ci)) => (us(m), format!("[{}, {}]", us(ci.0), us(ci.1))),
@@ -679,7 +721,7 @@ fn markdown_grid(r: &ScanReport, links: &Links) -> String {
     s.push('\n');
     for (i, g) in r.segments.iter().enumerate() {
         s.push_str(&format!(
-            "- level {}: `{}`..`{}` ({} points): {} µs/op [{}, {}]\n",
+            "- level {}: `{}`..`{}` ({} points): {} {u} [{}, {}]\n",
             i + 1,
             g.first_short,
             g.last_short,
@@ -754,7 +796,7 @@ impl ScanReport {
                 end("new", &self.bad),
             ),
             changes: self.change_marks(&probes),
-            axis: "µs per operation",
+            axis: self.grid_metric().axis(),
             levels: self
                 .segments
                 .iter()
@@ -843,8 +885,8 @@ impl HtmlSections for ScanReport {
         let plots = html::figure(
             &r.profile_svg()?,
             &format!(
-                "scan of {} at {} thread(s) over {}: µs/op (95% interval) of every grid point (dark) and every commit a search tested (coloured by its verdict in its interval); blue bands are the fitted levels, dashed red lines the confirmed change points, shaded stretches were not tested.",
-                r.tool, r.threads, r.range
+                "scan of {} at {} thread(s) over {}: {} (95% interval) of every grid point (dark) and every commit a search tested (coloured by its verdict in its interval); blue bands are the fitted levels, dashed red lines the confirmed change points, shaded stretches were not tested.",
+                r.tool, r.threads, r.range, r.grid_metric().unit()
             ),
         );
         Ok(Section {
@@ -872,6 +914,9 @@ impl ScanReport {
             r.segments.len(),
             r.intervals.len()
         );
+        if let Some(l) = &r.located {
+            summary.push_str(&format!("<p>Search: {}</p>\n", esc(&l.sentence())));
+        }
         if let Some(res) = &r.resolution {
             summary.push_str(&format!(
                 "<p>Resolution: {}</p>\n",
@@ -911,13 +956,14 @@ impl ScanReport {
             let p = &c.point;
             let word = if p.ratio > 1.0 { "slower" } else { "faster" };
             s.push_str(&format!(
-                "<li>{} {}: <b>{}</b> ({}): {} → {} µs/op, <b>{}</b> [{:+.1}%, {:+.1}%], {:.0}% of the movement</li>\n",
+                "<li>{} {}: <b>{}</b> ({}): {} → {} {}, <b>{}</b> [{:+.1}%, {:+.1}%], {:.0}% of the movement</li>\n",
                 html::badge(word),
                 links.html(&p.info.commit, &p.info.short),
                 esc(&p.info.subject),
                 esc(&p.info.dates()),
                 us(p.parent_mean_us),
                 us(p.culprit_mean_us),
+                self.metric.unit(),
                 esc(&ratio_pct(p.ratio)),
                 (p.ratio_ci.0 - 1.0) * 100.0,
                 (p.ratio_ci.1 - 1.0) * 100.0,
@@ -961,13 +1007,14 @@ impl ScanReport {
             })
             .collect();
         let mut s = String::from("<p>Change points by position:</p>\n");
+        let u = self.metric.unit();
         s.push_str(&html::table(
             &[
                 "commit",
                 "date",
                 "subject",
-                "parent µs/op",
-                "commit µs/op",
+                &format!("parent {u}"),
+                &format!("commit {u}"),
                 "change [95% CI]",
                 "p (Yuen)",
                 "share",
@@ -1008,7 +1055,7 @@ impl ScanReport {
                 "date",
                 "subject",
                 "n",
-                "mean µs/op",
+                &format!("mean {}", self.grid_metric().unit()),
                 "95% CI",
                 "level",
             ],
