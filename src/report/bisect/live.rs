@@ -1,0 +1,148 @@
+//! The lines a bisect prints as it goes: the forecast, each confirmed and each located change
+//! point.
+
+use super::*;
+
+/// The forecast as a jsonl event.
+#[derive(Serialize)]
+pub struct ForecastEvent<'a> {
+    #[serde(flatten)]
+    pub forecast: &'a Forecast,
+    pub seconds_per_sample: Option<f64>,
+    pub better: &'a [String],
+}
+
+/// The forecast line printed before a search: the ends' noise, what a decision at
+/// `--min-effect` needs, what the search may cost in sampling time, and what would do better.
+pub fn forecast_line(f: &Forecast, per_sample_s: Option<f64>, better: &[String]) -> String {
+    let r = &f.resolution;
+    let needed = if r.needed == usize::MAX {
+        "more samples than any run takes".to_string()
+    } else {
+        format!("about {} samples per side", r.needed)
+    };
+    let mut s = format!(
+        "forecast: noise {:.1}% per sample (the ends); a decision at --min-effect {:.1}% needs {needed} (cap {}); about {} decisions, up to {} samples",
+        r.noise * 100.0,
+        r.min_effect * 100.0,
+        r.cap,
+        f.decisions,
+        f.samples()
+    );
+    if let Some(t) = per_sample_s {
+        s.push_str(&format!(
+            ", {} of sampling at {t:.1} s per sample, builds aside",
+            crate::report::plan::duration(f.samples() as f64 * t)
+        ));
+    }
+    if r.short() {
+        s.push_str(&format!(
+            "; at the cap it resolves {:.1}% or more",
+            r.smallest * 100.0
+        ));
+    }
+    if !better.is_empty() {
+        s.push_str(&format!("; better here: {}", better.join(", or ")));
+    }
+    s
+}
+
+/// One line for a change point as soon as its confirmation block has decided (streamed output).
+pub fn confirmed_line(c: &ChangePointJson, spent: &str) -> String {
+    let what = if c.range {
+        format!(
+            "the change is in {}..{}",
+            &c.parent[..10.min(c.parent.len())],
+            c.info.short
+        )
+    } else {
+        format!("{} {}", c.info.short, c.info.subject)
+    };
+    let share = if c.share < 0.0 {
+        format!(
+            "{}, against the range's direction ({:.0}% of its change)",
+            change_word(c.comparison.verdict),
+            c.share * 100.0
+        )
+    } else {
+        format!("{:.0}% of the range's change", c.share * 100.0)
+    };
+    let head = if c.identical_binaries {
+        "not a culprit (byte-identical libraries)"
+    } else if c.confirmed {
+        "change point confirmed"
+    } else if c.unresolved {
+        "change point located, size unresolved"
+    } else {
+        "NOT CONFIRMED on a fresh block"
+    };
+    let located = located_note(c, "count")
+        .map(|l| format!(" ({l})"))
+        .unwrap_or_default();
+    format!(
+        "{head}: {what} ({}): {}{located}, {share}; {spent}",
+        c.info.dates(),
+        c.comparison.ratio.pct()
+    )
+}
+
+/// One line for a change point the counts located (`--locate`), before the clock confirms it.
+pub fn located_line(c: &ChangePointJson, metric: Metric) -> String {
+    let what = if c.range {
+        format!("{}..{}", &c.parent[..10.min(c.parent.len())], c.info.short)
+    } else {
+        format!("{} {}", c.info.short, c.info.subject)
+    };
+    let standing = if c.confirmed || c.unresolved {
+        "confirming in time"
+    } else {
+        "not confirmed on its counts: not sent to the clock"
+    };
+    format!(
+        "located by {}: {what}: {}; {standing}",
+        metric.name(),
+        c.comparison.ratio.pct()
+    )
+}
+
+pub fn verdict_word(v: &StepVerdict) -> String {
+    match v {
+        StepVerdict::Old => "old".into(),
+        StepVerdict::New => "new".into(),
+        StepVerdict::Between => "between (part of the change)".into(),
+        StepVerdict::Ambiguous => "ambiguous".into(),
+        StepVerdict::Skipped(r) => format!("skipped: {r}"),
+    }
+}
+
+/// One decided commit as a line; with several thread counts (`threads`), each one's mean.
+pub fn step_line(s: &Step, c: &CommitInfo, metric: Metric, threads: &[usize]) -> String {
+    let unit = metric.unit_short();
+    let mean = if !s.series.is_empty() && s.mean.is_finite() {
+        let each: Vec<String> = s
+            .series
+            .iter()
+            .zip(threads)
+            .map(|(p, t)| format!("t={t} {} {unit}", us(p.mean)))
+            .collect();
+        format!("n={:<3} {}", s.n, each.join(", "))
+    } else if s.mean.is_finite() {
+        format!(
+            "n={:<3} {:>10} {unit} [{}, {}]",
+            s.n,
+            us(s.mean),
+            us(s.ci95.0),
+            us(s.ci95.1)
+        )
+    } else {
+        format!("n={:<3} {:>10}", s.n, "-")
+    };
+    format!(
+        "  {} {}  {}  {:<8} {}",
+        c.short,
+        c.dates(),
+        mean,
+        verdict_word(&s.verdict),
+        c.summary
+    )
+}

@@ -1,0 +1,132 @@
+//! The Markdown result of a bisect, and the Text and Markdown exports.
+
+use super::*;
+
+pub(super) fn markdown(j: &BisectReport, links: &Links) -> String {
+    let u = j.metric.unit();
+    let mut s = format!(
+        "### perfbisect: `{}` at {} thread(s), `{}`\n\n",
+        j.tool,
+        j.threads_label(),
+        j.range
+    );
+    s.push_str(&format!(
+        "Ends: `{}` {} {u} → `{}` {} {u}: **{}** {} (p={:.2e})\n\n",
+        j.good.short,
+        us(j.ends.a.mean),
+        j.bad.short,
+        us(j.ends.b.mean),
+        direction_word(j.direction),
+        j.ends.ratio.pct(),
+        j.ends.p_welch
+    ));
+    if let Some(l) = j.located_sentence() {
+        s.push_str(&format!("Search: {l}\n\n"));
+    }
+    if let Some(r) = &j.resolution {
+        s.push_str(&format!("Resolution: {}\n\n", resolution_sentence(r)));
+    }
+    if !j.changes.is_empty() {
+        s.push_str(&culprits_markdown(j, links));
+        if j.changes.iter().any(|c| !c.per_threads.is_empty()) {
+            s.push_str(&per_threads_markdown(j, links));
+        }
+    }
+    let left = unexplored_text(j);
+    if !left.is_empty() {
+        s.push_str(&format!("```\n{}```\n\n", left.trim_start()));
+    }
+    s.push_str(&steps_markdown(j, links));
+    s.push_str(&format!("\n</details>\n\nReproduce: `{}`\n", j.reproduce));
+    s
+}
+
+pub(super) fn culprits_markdown(j: &BisectReport, links: &Links) -> String {
+    let u = j.metric.unit();
+    let mut s =
+        format!("| commit | date | subject | parent {u} | commit {u} | change | p (Welch) |\n");
+    s.push_str("| --- | --- | --- | ---: | ---: | --- | ---: |\n");
+    for c in &j.changes {
+        s.push_str(&format!(
+            "| {}{}{} | {} | {} | {} | {} | {} | {:.2e} |\n",
+            links.markdown(&c.info.commit, &c.info.commit[..10]),
+            if c.range { " (range)" } else { "" },
+            if c.share < 0.0 {
+                format!(
+                    " ({}, against the range's direction)",
+                    change_word(c.comparison.verdict)
+                )
+            } else {
+                String::new()
+            },
+            c.info.dates(),
+            c.info.subject.replace('|', "\\|"),
+            us(c.parent_mean_us),
+            us(c.culprit_mean_us),
+            match j.culprit_located(c) {
+                Some(l) => format!("{} ({l})", c.comparison.ratio.pct()),
+                None => c.comparison.ratio.pct(),
+            },
+            c.p_welch
+        ));
+    }
+    s.push('\n');
+    s
+}
+
+pub(super) fn per_threads_markdown(j: &BisectReport, links: &Links) -> String {
+    let mut s =
+        String::from("| commit | threads | parent µs/op | commit µs/op | change | affected |\n");
+    s.push_str("| --- | ---: | ---: | ---: | --- | --- |\n");
+    for c in &j.changes {
+        for e in &c.per_threads {
+            s.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} |\n",
+                links.markdown(&c.info.commit, &c.info.commit[..10]),
+                e.threads,
+                us(e.a_mean_us),
+                us(e.b_mean_us),
+                e.comparison.ratio.pct(),
+                if e.affected { "**yes**" } else { "no" }
+            ));
+        }
+    }
+    s.push('\n');
+    s
+}
+
+/// The tested commits, folded away under a `<details>` the caller closes.
+pub(super) fn steps_markdown(j: &BisectReport, links: &Links) -> String {
+    let u = j.steps_metric().unit();
+    let mut s = format!("<details><summary>steps</summary>\n\n| commit | n | mean {u} | verdict |\n| --- | ---: | ---: | --- |\n");
+    for st in &j.steps {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            links.markdown(&st.info.commit, &st.info.short),
+            st.n,
+            us(st.mean_us),
+            st.verdict
+        ));
+    }
+    s
+}
+
+impl Export<BisectReport> for Text {
+    fn export(&self, r: &BisectReport) -> Result<String> {
+        Ok(text_result(r, &Links::default()))
+    }
+
+    fn export_linked(&self, r: &BisectReport, links: &Links) -> Result<String> {
+        Ok(text_result(r, links))
+    }
+}
+
+impl Export<BisectReport> for Markdown {
+    fn export(&self, r: &BisectReport) -> Result<String> {
+        Ok(markdown(r, &Links::default()))
+    }
+
+    fn export_linked(&self, r: &BisectReport, links: &Links) -> Result<String> {
+        Ok(markdown(r, links))
+    }
+}

@@ -1,0 +1,301 @@
+//! The HTML result of a bisect.
+
+use super::*;
+
+pub(super) fn direction_badge(v: Verdict) -> String {
+    html::badge(match v {
+        Verdict::Slower => "slowdown",
+        Verdict::Faster => "speed-up",
+        Verdict::Same => "no change",
+        Verdict::Undecided => "undecided",
+    })
+}
+
+impl HtmlSections for BisectReport {
+    fn section(&self, links: &Links) -> Result<Section> {
+        let j = self;
+        let heading = format!(
+            "bisect: <code>{}</code> at {} thread(s), <code>{}</code>",
+            esc(&j.tool),
+            j.threads_label(),
+            esc(&j.range)
+        );
+        let mut tables = String::new();
+        if !j.changes.is_empty() {
+            tables.push_str(&culprits_table_html(j, links));
+        }
+        if j.changes.iter().any(|c| !c.per_threads.is_empty()) {
+            tables.push_str(&per_threads_table_html(j, links));
+        }
+        tables.push_str(&steps_table_html(j, links));
+        tables.push_str(&costs_html(j));
+        let plots = html::figure(
+            &j.profile_svg()?,
+            &format!(
+                "{} at {} thread(s): {u} (95% interval) of every tested commit along {}; dashed red lines are change points, shaded stretches were not tested.",
+                j.tool, j.threads, j.range, u = j.metric.unit()
+            ),
+        );
+        Ok(Section {
+            heading,
+            summary: summary_html(j, links),
+            tables,
+            plots,
+            reproduce: html::command(&j.reproduce),
+        })
+    }
+}
+
+/// The section's opening prose: the ends, the resolution, and the change points as a list.
+pub(super) fn summary_html(j: &BisectReport, links: &Links) -> String {
+    let u = j.metric.unit();
+    let mut summary = format!(
+        "<p>Ends: {} {} {u} → {} {} {u}: {} {} (p = {:.2e}).</p>\n",
+        links.html(&j.good.commit, &j.good.short),
+        us(j.ends.a.mean),
+        links.html(&j.bad.commit, &j.bad.short),
+        us(j.ends.b.mean),
+        direction_badge(j.direction),
+        esc(&j.ends.ratio.pct()),
+        j.ends.p_welch
+    );
+    if let Some(l) = j.located_sentence() {
+        summary.push_str(&format!("<p>Search: {}</p>\n", esc(&l)));
+    }
+    if let Some(r) = &j.resolution {
+        summary.push_str(&format!(
+            "<p>Resolution: {}</p>\n",
+            esc(&resolution_sentence(r))
+        ));
+    }
+    if j.changes.is_empty() {
+        summary.push_str(&format!(
+            "<p>No change point: the ends do not differ by at least {:.1}% with significance.</p>\n",
+            j.min_effect * 100.0
+        ));
+    } else {
+        summary.push_str("<ol>\n");
+        for c in &j.changes {
+            summary.push_str(&culprit_item_html(c, u, j.culprit_located(c), links));
+        }
+        summary.push_str("</ol>\n");
+    }
+    let left = unexplored_text(j);
+    if !left.is_empty() {
+        summary.push_str(&format!("<pre>{}</pre>\n", esc(left.trim_start())));
+    }
+    summary
+}
+
+pub(super) fn culprit_item_html(
+    c: &ChangePointJson,
+    u: &str,
+    located: Option<String>,
+    links: &Links,
+) -> String {
+    let what = if c.range {
+        format!(
+            "the change is in {}..{} ({} skipped commit(s) between)",
+            links.html(&c.parent, &c.parent[..10.min(c.parent.len())]),
+            links.html(&c.info.commit, &c.info.short),
+            c.skipped.len()
+        )
+    } else {
+        format!("culprit {}", links.html(&c.info.commit, &c.info.short))
+    };
+    let located = located
+        .map(|l| format!(" ({})", esc(&l)))
+        .unwrap_or_default();
+    format!(
+        "<li>{what}: <b>{}</b> ({}, {}): {} → {} {u}, <b>{}</b>{located}, p = {:.2e}{}</li>\n",
+        esc(&c.info.subject),
+        esc(&c.info.dates()),
+        esc(&c.info.author),
+        us(c.parent_mean_us),
+        us(c.culprit_mean_us),
+        esc(&c.comparison.ratio.pct()),
+        c.p_welch,
+        culprit_badges_html(c)
+    )
+}
+
+/// The badges after a change point: against the range, part of it, uncertain, and at which
+/// thread counts it shows.
+pub(super) fn culprit_badges_html(c: &ChangePointJson) -> String {
+    let mut notes = String::new();
+    if c.share < 0.0 {
+        notes.push_str(&format!(
+            " <span class=\"badge neutral\">{}</span>",
+            esc(&format!(
+                "{}, against the range's direction",
+                change_word(c.comparison.verdict)
+            ))
+        ));
+    } else if c.partial {
+        notes.push_str(" <span class=\"badge neutral\">part of the range's change</span>");
+    }
+    if c.uncertain {
+        notes.push_str(&format!(" {}", html::badge("uncertain")));
+    }
+    if !c.per_threads.is_empty() {
+        let at = |affected: bool| {
+            c.per_threads
+                .iter()
+                .filter(|e| e.affected == affected)
+                .map(|e| e.threads.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        notes.push_str(&format!(
+            " (threads affected: {}; not affected: {})",
+            esc(&at(true)),
+            esc(&at(false))
+        ));
+    }
+    notes
+}
+
+pub(super) fn culprits_table_html(j: &BisectReport, links: &Links) -> String {
+    let u = j.metric.unit();
+    let rows: Vec<Vec<String>> = j
+        .changes
+        .iter()
+        .map(|c| {
+            vec![
+                links.html(&c.info.commit, &c.info.short),
+                esc(&c.info.dates()),
+                esc(&c.info.subject),
+                us(c.parent_mean_us),
+                us(c.culprit_mean_us),
+                esc(&c.comparison.ratio.pct()),
+                format!("{:.2e}", c.p_welch),
+                format!("{:.2e}", c.p_mwu),
+            ]
+        })
+        .collect();
+    let mut s =
+        String::from("<p>Change points (parent against culprit, on all their samples):</p>\n");
+    s.push_str(&html::table(
+        &[
+            "commit",
+            "date",
+            "subject",
+            &format!("parent {u}"),
+            &format!("commit {u}"),
+            "change [95% CI]",
+            "p (Welch)",
+            "p (Mann-Whitney)",
+        ],
+        3,
+        &rows,
+    ));
+    s
+}
+
+pub(super) fn per_threads_table_html(j: &BisectReport, links: &Links) -> String {
+    let rows: Vec<Vec<String>> = j
+        .changes
+        .iter()
+        .flat_map(|c| {
+            c.per_threads.iter().map(move |e| {
+                vec![
+                    links.html(&c.info.commit, &c.info.short),
+                    e.threads.to_string(),
+                    us(e.a_mean_us),
+                    us(e.b_mean_us),
+                    esc(&e.comparison.ratio.pct()),
+                    if e.affected {
+                        "affected"
+                    } else {
+                        "not affected"
+                    }
+                    .to_string(),
+                ]
+            })
+        })
+        .collect();
+    let mut s = String::from("<p>Change points per thread count:</p>\n");
+    s.push_str(&html::table(
+        &[
+            "commit",
+            "threads",
+            "parent µs/op",
+            "commit µs/op",
+            "change [95% CI]",
+            "",
+        ],
+        2,
+        &rows,
+    ));
+    s
+}
+
+/// Every tested commit in range order, with the order the search tested it in.
+pub(super) fn steps_table_html(j: &BisectReport, links: &Links) -> String {
+    let u = j.steps_metric().unit();
+    let (tested, commits) = j.tested();
+    let order = |id: &str| {
+        j.steps
+            .iter()
+            .position(|s| s.info.commit == id)
+            .map(|i| (i + 1).to_string())
+            .unwrap_or_default()
+    };
+    let rows: Vec<Vec<String>> = tested
+        .iter()
+        .map(|(x, s)| {
+            vec![
+                links.html(&s.info.commit, &s.info.short),
+                esc(&s.info.dates()),
+                esc(&s.info.subject),
+                esc(&s.verdict),
+                x.to_string(),
+                order(&s.info.commit),
+                s.n.to_string(),
+                us(s.mean_us),
+                format!("{} – {}", us(s.ci95_us.0), us(s.ci95_us.1)),
+            ]
+        })
+        .collect();
+    let mut s = format!(
+        "<p>Tested commits in range order ({} of {commits}):</p>\n",
+        tested.len()
+    );
+    s.push_str(&html::table(
+        &[
+            "commit",
+            "date",
+            "subject",
+            "verdict",
+            "position",
+            "tested as",
+            "n",
+            &format!("mean {u}"),
+            "95% CI",
+        ],
+        4,
+        &rows,
+    ));
+    s
+}
+
+pub(super) fn costs_html(j: &BisectReport) -> String {
+    let (fresh, failed) = j.build_counts();
+    format!(
+        "<p>Builds used: {} ({fresh} built now, {failed} failed); samples: {} ({} taken now); wall time {:.0} s; recipe <code>{}</code>; alpha per test {:.2e}.</p>\n",
+        j.builds.len(),
+        j.samples,
+        j.samples_taken_now,
+        j.wall_s,
+        esc(&j.recipe),
+        j.alpha_per_test
+    )
+}
+
+pub(crate) fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        s.chars().take(max - 1).collect::<String>() + "…"
+    }
+}

@@ -1,0 +1,276 @@
+//! The text result of a bisect.
+
+use super::*;
+
+pub(super) fn direction_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Slower => "slowdown (regression)",
+        Verdict::Faster => "speed-up (fix)",
+        Verdict::Same => "no change",
+        Verdict::Undecided => "undecided",
+    }
+}
+
+pub(super) fn text_result(j: &BisectReport, links: &Links) -> String {
+    let mut s = text_ends(j);
+    for (i, c) in j.ranked().into_iter().enumerate() {
+        s.push_str(&culprit_text(i + 1, c, j, links));
+    }
+    s.push_str(&unexplored_text(j));
+    s.push_str(&costs_text(j));
+    s.push_str(&error_control_text(j));
+    s.push_str(&format!("reproduce: {}\n", j.reproduce));
+    s
+}
+
+/// The ends' comparison, and why there is nothing to bisect when they do not differ.
+pub(super) fn text_ends(j: &BisectReport) -> String {
+    let u = j.metric.unit_ascii();
+    let mut s = format!(
+        "\nends: {} {} {u} (n={}) -> {} {} {u} (n={}): {} {}, p(Yuen)={:.2e}\n",
+        j.good.short,
+        us(j.ends.a.mean),
+        j.ends.a.n,
+        j.bad.short,
+        us(j.ends.b.mean),
+        j.ends.b.n,
+        direction_word(j.direction),
+        j.ends.ratio.pct(),
+        j.ends.p_yuen
+    );
+    if !j.ends_per_threads.is_empty() {
+        s.push_str(&format!(
+            "ends per thread count (figures above: {} thread(s), whose ends moved most):\n",
+            j.threads
+        ));
+        for e in &j.ends_per_threads {
+            s.push_str(&format!("  {}\n", e.text().replace("affected", "changed")));
+        }
+    }
+    if let Some(l) = j.located_sentence() {
+        s.push_str(&format!("search: {l}\n"));
+    }
+    if let Some(r) = &j.resolution {
+        s.push_str(&format!("resolution: {}\n", resolution_sentence(r)));
+    }
+    if j.changes.is_empty() {
+        s.push_str(&format!(
+            "result: the ends do not differ by at least {:.1}% with significance ({}); nothing to bisect\n",
+            j.min_effect * 100.0,
+            match j.direction {
+                Verdict::Same => "they are the same within that margin",
+                _ => "undecided at the sample cap: more samples or a larger --min-effect may decide",
+            }
+        ));
+    }
+    s
+}
+
+/// One change point as the text report's numbered result: what it is, how far to trust it,
+/// the commit, and the figures behind it.
+pub(super) fn culprit_text(
+    number: usize,
+    c: &ChangePointJson,
+    j: &BisectReport,
+    links: &Links,
+) -> String {
+    let u = j.metric.unit_ascii();
+    let head = if c.range {
+        format!(
+            "the change is in one of {}..{} ({} skipped commit(s) between)",
+            &c.parent[..10],
+            &c.info.commit[..10],
+            c.skipped.len()
+        )
+    } else {
+        format!(
+            "culprit {}{}",
+            c.info.commit,
+            links.text_suffix(&c.info.commit)
+        )
+    };
+    let mut s = format!(
+        "\nresult {number}: {head}{}{}\n",
+        share_text(c),
+        if c.uncertain { " [uncertain]" } else { "" }
+    );
+    s.push_str(&standing_text(c));
+    s.push_str(&format!(
+        "  author:  {}\n  date:    {}\n  subject: {}\n",
+        c.info.author,
+        c.info.dates(),
+        c.info.subject
+    ));
+    s.push_str(&format!(
+        "  parent {} {} {u} (n={}) -> {} {} {u} (n={})\n",
+        &c.parent[..10],
+        us(c.parent_mean_us),
+        c.comparison.a.n,
+        &c.info.commit[..10],
+        us(c.culprit_mean_us),
+        c.comparison.b.n
+    ));
+    s.push_str(&format!(
+        "  change:  {}  p(Yuen)={:.2e}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}{}{}\n",
+        c.comparison.ratio.pct(),
+        c.comparison.p_yuen,
+        c.p_welch,
+        c.p_mwu,
+        pairs_note(&c.comparison),
+        if c.comparison.tests_disagree {
+            "  (the rank test disagrees: check for outliers)"
+        } else {
+            ""
+        },
+        if c.confirmed {
+            size_note(&c.comparison, j.min_effect)
+        } else {
+            String::new()
+        }
+    ));
+    if let (Some(l), Some(note)) = (&c.located, j.culprit_located(c)) {
+        s.push_str(&format!(
+            "  {note}  (parent n={}, culprit n={})\n",
+            l.a.n, l.b.n
+        ));
+    }
+    if !c.per_threads.is_empty() {
+        s.push_str("  per thread count:\n");
+        for e in &c.per_threads {
+            s.push_str(&format!("    {}\n", e.text()));
+        }
+    }
+    s
+}
+
+/// How much of the range's change a change point carries, when it is not simply all of it.
+pub(super) fn share_text(c: &ChangePointJson) -> String {
+    if c.share.is_finite() && c.share < 0.0 {
+        format!(
+            " [{}, against the range's direction: {:.0}% of its change]",
+            change_word(c.comparison.verdict),
+            c.share * 100.0
+        )
+    } else if c.partial && c.share.is_finite() {
+        format!(" [part of the range's change: {:.0}%]", c.share * 100.0)
+    } else if c.partial {
+        " [part of the range's change]".to_string()
+    } else {
+        String::new()
+    }
+}
+
+/// The warning line for a change point the confirmation did not uphold; empty for one it did.
+pub(super) fn standing_text(c: &ChangePointJson) -> String {
+    if c.identical_binaries {
+        "  NOT A CULPRIT: it loads byte-identical libraries and modules to its parent's\n"
+            .to_string()
+    } else if c.unresolved {
+        format!(
+            "  LOCATED, SIZE UNRESOLVED: the search's tests put the change here, but a fresh block of {} samples each could neither confirm nor refute it: {}\n",
+            c.comparison.a.n,
+            c.comparison.ratio.pct()
+        )
+    } else if !c.confirmed {
+        "  NOT CONFIRMED: a fresh block of samples did not show this change; a candidate, not a culprit\n"
+            .to_string()
+    } else {
+        String::new()
+    }
+}
+
+/// What the search spent: builds, samples, time, where it ran, the probes it saved, its notes.
+pub(super) fn costs_text(j: &BisectReport) -> String {
+    let (fresh, failed) = j.build_counts();
+    let mut s = format!(
+        "\nbuilds used: {} ({} built now, {} failed)  samples: {} ({} taken now)  wall time: {:.0} s\n",
+        j.builds.len(),
+        fresh,
+        failed,
+        j.samples,
+        j.samples_taken_now,
+        j.wall_s
+    );
+    if let Some(line) = j.placement.line() {
+        s.push_str(&format!("{line}\n"));
+    }
+    if j.shared_probes > 0 {
+        s.push_str(&format!(
+            "probes saved: {} tested commit(s) load byte-identical binaries to another tested commit and shared its samples\n",
+            j.shared_probes
+        ));
+    }
+    for n in &j.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s
+}
+
+/// The family-wise error bound the search's tests achieved, against the budget it was given.
+pub(super) fn error_control_text(j: &BisectReport) -> String {
+    if j.tests == 0 {
+        return String::new();
+    }
+    let mut s = format!(
+        "error control: {} tests, family-wise false-alarm bound {:.2e} (budget {}){}\n",
+        j.tests,
+        j.family_alpha,
+        j.alpha,
+        if j.family_alpha > j.alpha {
+            ": the range's several changes took more decisions than budgeted"
+        } else {
+            ""
+        }
+    );
+    if j.thread_counts.len() > 1 {
+        s.push_str(&format!(
+            "  every decision tests each of the {} thread counts at 1/{} of its level (Bonferroni): a change at any of them is found with the error bound above\n",
+            j.thread_counts.len(),
+            j.thread_counts.len()
+        ));
+    }
+    s
+}
+
+/// What the search left and how to go on: empty when it searched everything.
+pub(super) fn unexplored_text(j: &BisectReport) -> String {
+    if j.unexplored.is_empty() {
+        return String::new();
+    }
+    let mut s = String::new();
+    if let Some(e) = j.explained {
+        let n = j.changes.iter().filter(|c| c.confirmed).count();
+        s.push_str(&format!(
+            "\nexplained: {:.0}% of the range's change by {n} confirmed change point(s)\n",
+            e * 100.0
+        ));
+    }
+    for (because, why) in [
+        (LeftBecause::Budget, "the time budget was spent"),
+        (LeftBecause::MaxChanges, "--max-changes was reached"),
+        (LeftBecause::MinShare, "below --min-share"),
+        (
+            LeftBecause::Undecided,
+            "its ends were undecided at --max-samples",
+        ),
+    ] {
+        let left: Vec<String> = j
+            .unexplored
+            .iter()
+            .filter(|u| u.because == because)
+            .map(UnexploredJson::text)
+            .collect();
+        if !left.is_empty() {
+            s.push_str(&format!("left unexplored ({why}):\n"));
+            for l in left {
+                s.push_str(&format!("  {l}\n"));
+            }
+        }
+    }
+    if let Some(c) = &j.continue_with {
+        s.push_str(&format!(
+            "continue (builds and samples come from the cache): {c}\n"
+        ));
+    }
+    s
+}
