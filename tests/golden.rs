@@ -1,7 +1,7 @@
 //! Snapshots pin the CLI's public output where it is deterministic: the
 //! command surface (every command's --help), the kernel and recipe lists,
-//! and a seeded simulation. The renderers of every result are pinned in
-//! src/report/render_tests.rs. Review changes with `cargo insta review` (or
+//! a seeded simulation and a seeded plan. The renderers of every result are
+//! pinned in src/report/render_tests.rs. Review changes with `cargo insta review` (or
 //! `INSTA_UPDATE=always cargo test --test golden` and `git diff`).
 
 mod common;
@@ -87,6 +87,34 @@ fn seeded_simulation_report() {
             "40",
             "--seed",
             "5",
+        ],
+    );
+}
+
+/// Every figure given but the sample's (so its source nests the overhead's default), two
+/// fleets, both searches: no build record is read and the seeded simulation is the same each run.
+#[test]
+fn seeded_plan_json() {
+    check(
+        "plan-json",
+        &[
+            "plan",
+            "--cold-build",
+            "300",
+            "--warm-build",
+            "60",
+            "--near-build",
+            "20",
+            "--nodes",
+            "1,4",
+            "--ccache",
+            "shared",
+            "--trials",
+            "8",
+            "--seed",
+            "2",
+            "--format",
+            "json",
         ],
     );
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 /// Sample sizes at which a sequential comparison looks at the data:
 /// initial, doubling, capped at max.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Schedule {
     pub initial: usize,
     pub max: usize,

@@ -47,7 +47,7 @@ pub const COLD_HIT_RATE: f64 = 0.1;
 pub const WARM_HIT_RATE: f64 = 0.5;
 
 /// Whether the nodes share one ccache (a far build then finds most objects compiled).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Ccache {
     Shared,
@@ -56,7 +56,7 @@ pub enum Ccache {
 }
 
 /// Whether build nodes and measurement nodes are the same machines.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Machines {
     /// max(N, M) machines, each running one job at a time: a build never runs beside a
@@ -68,7 +68,7 @@ pub enum Machines {
 }
 
 /// How a scan's grid intervals are searched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Intervals {
     /// All at once, each on its own measurement node.
@@ -77,7 +77,7 @@ pub enum Intervals {
     Sequential,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Fleet {
     pub build_nodes: usize,
     pub measure_nodes: usize,
@@ -532,7 +532,7 @@ pub fn quantile(v: &[f64], q: f64) -> f64 {
 }
 
 /// Median and 90th percentile of a distribution over trials.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Spread {
     pub median: f64,
     pub p90: f64,
@@ -548,7 +548,7 @@ impl Spread {
 }
 
 /// A search's predicted wall time on one fleet, over the trials' traces.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Prediction {
     pub fleet: Fleet,
     pub wall_s: Spread,
@@ -606,7 +606,7 @@ pub struct BuildRecord {
 }
 
 /// Which of the model's build costs a record measures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum BuildClass {
     Cold,
@@ -632,7 +632,7 @@ impl BuildClass {
 }
 
 /// The median of one class's records, and what it rests on.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Recorded {
     pub median_s: f64,
     pub records: usize,

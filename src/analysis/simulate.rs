@@ -28,7 +28,7 @@ use rand_distr::{Distribution, Normal, StandardNormal};
 use serde::Serialize;
 use std::collections::HashMap;
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SimStep {
     /// Relative change of the mean µs/op at this commit: 0.10 = 10% slower, −0.10 = 10% faster.
     pub effect: f64,
@@ -97,7 +97,7 @@ pub struct CountSim {
 }
 
 /// How often one true step (or the undo of a cancelled or transient one) was reported.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StepFound {
     /// "+30%", "+150% for 40 commits", "undo of +150%".
     pub step: String,
@@ -105,7 +105,7 @@ pub struct StepFound {
     pub found: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SimReport {
     pub trials: usize,
     /// Fraction of trials whose reported change points are exactly the true steps (a range left by

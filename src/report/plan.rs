@@ -18,7 +18,7 @@ use crate::analysis::simulate::SimStep;
 formats!(PlanFormat for Planned { Text, Markdown, Json });
 
 /// Where a figure of the model came from.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "from", rename_all = "snake_case")]
 pub enum Source {
     /// The median of the build records of one class in these caches.
@@ -40,14 +40,14 @@ pub enum Source {
     },
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Figure {
     pub seconds: f64,
     pub source: Source,
 }
 
 /// The model's costs, each with its source; a build cost no row needs is absent.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Figures {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cold_build: Option<Figure>,
@@ -59,7 +59,7 @@ pub struct Figures {
 }
 
 /// How many builds, samples and decisions one search made, over the trials.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ShapeSummary {
     pub builds: Spread,
     pub samples: Spread,
@@ -70,7 +70,7 @@ pub struct ShapeSummary {
     pub steps: Vec<SimStep>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SearchPlan {
     pub search: Search,
     pub commits: usize,
@@ -80,7 +80,7 @@ pub struct SearchPlan {
 
 /// The goal: a scan of this many commits on this many nodes with a shared ccache within this
 /// many minutes.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Goal {
     pub commits: usize,
     pub nodes: usize,
@@ -108,7 +108,7 @@ impl Goal {
 }
 
 /// The simulation every search's shape comes from.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Simulated {
     /// Sigma of the samples' iid log-normal noise.
     pub noise: f64,
@@ -118,14 +118,14 @@ pub struct Simulated {
 }
 
 /// One cache whose build records were read.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RecordsRead {
     pub dir: PathBuf,
     /// Entries with a readable meta.json.
     pub entries: usize,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Planned {
     /// Empty when every build cost was given.
     pub records: Vec<RecordsRead>,

@@ -917,6 +917,7 @@ fn run_renderers() {
     insta::assert_snapshot!("run_text", Text.export(&r).unwrap());
     insta::assert_snapshot!("run_markdown", Markdown.export(&r).unwrap());
     insta::assert_snapshot!("run_csv", Csv.export(&r).unwrap());
+    insta::assert_snapshot!("run_json", Json.export(&r).unwrap());
 }
 
 #[test]
@@ -926,6 +927,7 @@ fn simulate_renderers() {
     insta::assert_snapshot!("simulate_json", Json.export(&r).unwrap());
     let r = simulated_fitted();
     insta::assert_snapshot!("simulate_fitted_text", Text.export(&r).unwrap());
+    insta::assert_snapshot!("simulate_fitted_json", Json.export(&r).unwrap());
     let v: serde_json::Value = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
     assert_eq!(v["noise_fit"]["model"]["drift"], 0.004);
     assert_eq!(v["alarm_trials"], 10_000);

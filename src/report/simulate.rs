@@ -12,7 +12,7 @@ formats!(SimulateFormat for Simulated { Text, Json });
 
 /// JSON is the report alone (its shape is pinned); text restates the
 /// configuration in its first line.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub struct Simulated {
     #[serde(skip)]
     pub config: SimConfig,

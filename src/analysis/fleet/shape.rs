@@ -17,7 +17,7 @@ use serde::Serialize;
 use std::collections::HashMap;
 
 /// Which search to shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Search {
     /// A grid of this many points, then a search of every interval that moved.

@@ -13,7 +13,7 @@ use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct NoiseModel {
     /// Sigma of the iid log-normal noise of every sample (0.03 ≈ 3%).
     pub cv: f64,
@@ -51,7 +51,7 @@ pub struct NoiseModel {
 /// from its subject's median, the subjects' samples interleaved round by round as they were
 /// taken. A simulated search replays it from a random point (wrapping at the end), so slow waves
 /// and bursts reach the search with their real length and their real place between rounds.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Trace {
     #[serde(skip)]
     pub logs: std::sync::Arc<Vec<f64>>,
@@ -320,7 +320,7 @@ impl Machine {
 }
 
 /// What `--noise-from` fitted, and from what.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct NoiseFit {
     /// The file fitted.
     pub file: String,
