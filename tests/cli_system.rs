@@ -44,7 +44,7 @@ fn kernels_json_lists_every_kernel_with_arguments() {
         .unwrap();
     assert!(o.status.success());
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let names: Vec<&str> = v
+    let names: Vec<&str> = v["kernels"]
         .as_array()
         .unwrap()
         .iter()
@@ -75,7 +75,7 @@ fn kernels_json_lists_every_kernel_with_arguments() {
     ] {
         assert!(names.contains(&k), "kernel {k} missing from {names:?}");
     }
-    let pkeyread = v
+    let pkeyread = v["kernels"]
         .as_array()
         .unwrap()
         .iter()
@@ -87,7 +87,11 @@ fn kernels_json_lists_every_kernel_with_arguments() {
     assert!(pkeyread["min_version"].is_string());
     // Each kernel names its perftools counterpart ("-" for none).
     assert_eq!(pkeyread["perftools"], "pkeyread -k {key} -f {format}");
-    let noop = v.as_array().unwrap().iter().find(|k| k["name"] == "noop");
+    let noop = v["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "noop");
     assert_eq!(noop.unwrap()["perftools"], "-");
 }
 
@@ -100,7 +104,7 @@ fn every_kernel_gives_a_sample_from_the_system_openssl() {
         .unwrap();
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let mut args: Vec<String> = Vec::new();
-    for k in v.as_array().unwrap() {
+    for k in v["kernels"].as_array().unwrap() {
         args.push("--tool".into());
         args.push(k["name"].as_str().unwrap().into());
     }
@@ -108,7 +112,7 @@ fn every_kernel_gives_a_sample_from_the_system_openssl() {
     let argv: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
     let j = run_json(d.path(), &argv);
     let results = j["results"].as_array().unwrap();
-    assert_eq!(results.len(), v.as_array().unwrap().len() * 2);
+    assert_eq!(results.len(), v["kernels"].as_array().unwrap().len() * 2);
     for r in results {
         let tool = r["tool"].as_str().unwrap();
         assert_eq!(r["n"], 1, "{tool}: {r}");

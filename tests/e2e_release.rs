@@ -847,7 +847,7 @@ fn every_kernel_runs_against_built_1_1_1w() {
     cmd.args(["run", "--repo"])
         .arg(h)
         .args(["--rev", "openssl-1.1.1w"]);
-    for k in kernels.as_array().unwrap() {
+    for k in kernels["kernels"].as_array().unwrap() {
         cmd.args(["--tool", k["name"].as_str().unwrap()]);
     }
     let o = cmd

@@ -28,6 +28,7 @@ fn help_pins_the_command_surface() {
 #[test]
 fn kernel_and_recipe_lists() {
     check("kernels", &["kernels"]);
+    check("kernels-json", &["kernels", "--format", "json"]);
     check("recipes", &["recipes"]);
 }
 
@@ -89,6 +90,14 @@ fn seeded_simulation_report() {
             "5",
         ],
     );
+}
+
+/// The lists of an empty cache: the envelope of `log` and `cache ls` (their entries are pinned
+/// in src/report/render_tests.rs).
+#[test]
+fn empty_lists_json() {
+    check("log-json", &["log", "--format", "json"]);
+    check("cache-json", &["cache", "ls", "--format", "json"]);
 }
 
 /// Every figure given but the sample's (so its source nests the overhead's default), two

@@ -2119,7 +2119,7 @@ fn sigkill_during_a_build_synthetic_repo() {
         .args(["cache", "ls", "--format", "json"])
         .output()
         .unwrap();
-    assert_eq!(json_of(&o), serde_json::json!([]));
+    assert_eq!(json_of(&o), serde_json::json!({"schema": 1, "builds": []}));
 
     let (code, out, err) = {
         let mut c = build();

@@ -26,7 +26,7 @@ use crate::interrupt;
 use crate::progress;
 use indicatif::ProgressBar;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BuildMeta {
     pub commit: String,
     pub summary: String,
@@ -76,7 +76,7 @@ fn is_zero(n: &u32) -> bool {
 }
 
 /// How an incremental build started.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Incremental {
     /// The commit whose tree it continued.
     pub from: String,

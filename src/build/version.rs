@@ -157,6 +157,20 @@ impl serde::Serialize for OpenSslVersion {
     }
 }
 
+/// Written as its text (`3.2.1`, `1.1.1w`, `3.2.0-dev`), as `Serialize` does.
+impl schemars::JsonSchema for OpenSslVersion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "OpenSslVersion".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "An OpenSSL version: 3.2.1, 1.1.1w, 3.2.0-dev."
+        })
+    }
+}
+
 impl<'de> serde::Deserialize<'de> for OpenSslVersion {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         let s = String::deserialize(d)?;

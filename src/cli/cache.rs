@@ -7,6 +7,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::build::builds;
 use crate::build::repo::Repo;
 use crate::cache::{self, Cache};
+use crate::report::export::{Export, Json};
+use crate::report::listing::BuildList;
 use crate::report::{Format, Table};
 use crate::Global;
 
@@ -92,8 +94,8 @@ pub fn run(g: &Global, a: CacheCmd) -> Result<Exit> {
 fn ls(cache: &Cache, format: Format) -> Result<()> {
     let list = builds::list(cache)?;
     if format == Format::Json {
-        let metas: Vec<_> = list.iter().map(|b| &b.meta).collect();
-        println!("{}", serde_json::to_string_pretty(&metas)?);
+        let builds = list.iter().map(|b| &b.meta).collect();
+        print!("{}", Json.export(&BuildList { builds })?);
         return Ok(());
     }
     let mut t = Table::new(&[

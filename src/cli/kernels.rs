@@ -2,8 +2,10 @@ use crate::cli::exit::Exit;
 use anyhow::Result;
 use clap::Args;
 
-use crate::measure::kernel::{Kernel, Registry};
+use crate::measure::kernel::Registry;
 use crate::measure::perftools;
+use crate::report::export::{Export, Json};
+use crate::report::listing::KernelList;
 use crate::report::{Format, Table};
 use crate::Global;
 
@@ -17,8 +19,7 @@ pub struct KernelsArgs {
 pub fn run(g: &Global, a: KernelsArgs) -> Result<Exit> {
     let reg = Registry::load(g.kernels_dir.as_deref())?;
     if a.format == Format::Json {
-        let all: Vec<_> = reg.all().map(Listed::of).collect();
-        println!("{}", serde_json::to_string_pretty(&all)?);
+        print!("{}", Json.export(&KernelList::of(reg.all()))?);
         return Ok(Exit::Done);
     }
     let mut t = Table::new(&[
@@ -62,22 +63,4 @@ pub fn run(g: &Global, a: KernelsArgs) -> Result<Exit> {
     }
     print!("{}", t.render(a.format)?);
     Ok(Exit::Done)
-}
-
-/// A kernel as `kernels --format json` lists it: its metadata and its perftools pairing.
-#[derive(serde::Serialize)]
-struct Listed<'a> {
-    #[serde(flatten)]
-    kernel: &'a Kernel,
-    /// The perftools program and flags its specs pair with ("-": none).
-    perftools: &'static str,
-}
-
-impl<'a> Listed<'a> {
-    fn of(kernel: &'a Kernel) -> Self {
-        Listed {
-            kernel,
-            perftools: perftools::pairing(&kernel.name),
-        }
-    }
 }

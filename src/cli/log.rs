@@ -4,6 +4,8 @@ use clap::Args;
 
 use crate::cache::Cache;
 use crate::report::bisect::SavedBisect;
+use crate::report::export::{Export, Json};
+use crate::report::listing::BisectLog;
 use crate::report::{Format, Table};
 use crate::Global;
 
@@ -36,7 +38,7 @@ pub fn run(g: &Global, a: LogArgs) -> Result<Exit> {
     }
     all.sort_by_key(|s| std::cmp::Reverse(s.updated));
     if a.format == Format::Json {
-        println!("{}", serde_json::to_string_pretty(&all)?);
+        print!("{}", Json.export(&BisectLog { bisects: all })?);
         return Ok(Exit::Done);
     }
     let mut t = Table::new(&["id", "when", "state", "result", "command"]);

@@ -17,7 +17,7 @@ static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/kernels");
 
 pub const HEADER_NAME: &str = "perfbisect.h";
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArgSpec {
     pub name: String,
     pub default: String,
@@ -27,7 +27,7 @@ pub struct ArgSpec {
     pub description: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Kernel {
     pub name: String,
     pub summary: String,

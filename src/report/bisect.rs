@@ -521,7 +521,7 @@ fn nan_pair_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<(f64, f64)
 }
 
 /// A bisect as kept in the cache (`bisects/ID.json`) and listed by `log`.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SavedBisect {
     pub id: String,
     pub state: RunState,
@@ -532,7 +532,7 @@ pub struct SavedBisect {
 }
 
 /// Where a bisect recorded in the cache stands (`perfbisect log`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunState {
     Running,

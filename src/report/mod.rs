@@ -8,6 +8,7 @@ pub mod explain;
 pub mod export;
 pub mod gate;
 pub mod html;
+pub mod listing;
 pub mod matrix;
 pub mod parity;
 pub mod plan;

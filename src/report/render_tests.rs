@@ -7,9 +7,11 @@ use std::collections::BTreeMap;
 use super::bisect::{
     BisectReport, ChangePointJson, CommitJson, StepJson, ThreadEffect, ThreadPoint, UnexploredJson,
 };
+use super::bisect::{RunState, SavedBisect};
 use super::compare::{CompareReport, Sides};
 use super::export::{Csv, Export, Html, Json, Jsonl, Junit, Links, Markdown, Text};
 use super::gate::{GateOutcome, GateReport, GateResult, UndecidedPolicy, GATE_KIND};
+use super::listing::{BisectLog, BuildList};
 use super::matrix::{MatrixCell, MatrixReport, MATRIX_KIND};
 use super::run::{RunReport, RunResult};
 use super::simulate::Simulated;
@@ -918,6 +920,44 @@ fn run_renderers() {
     insta::assert_snapshot!("run_markdown", Markdown.export(&r).unwrap());
     insta::assert_snapshot!("run_csv", Csv.export(&r).unwrap());
     insta::assert_snapshot!("run_json", Json.export(&r).unwrap());
+}
+
+/// `log` and `cache ls` with an entry each (the CLI's goldens list an empty cache).
+#[test]
+fn list_renderers() {
+    let saved = |id: &str, state, result| SavedBisect {
+        id: id.into(),
+        state,
+        command: format!("perfbisect bisect --tool randbytes v1..v2 # {id}"),
+        updated: 1_764_680_000,
+        result,
+    };
+    let log = BisectLog {
+        bisects: vec![
+            saved("b2", RunState::Interrupted, None),
+            saved("b1", RunState::Finished, Some(sparse_bisect())),
+        ],
+    };
+    insta::assert_snapshot!("log_json", Json.export(&log).unwrap());
+    let meta: crate::build::builds::BuildMeta = serde_json::from_value(serde_json::json!({
+        "commit": "0123456789abcdef0123456789abcdef01234567",
+        "summary": "Refactor the decoder",
+        "recipe": "default",
+        "fingerprint": "f00d",
+        "version": "3.2.0-dev",
+        "ok": true,
+        "created": 1_764_680_000,
+        "duration_s": 21.5,
+        "ccache_hit_rate": 0.97,
+        "incremental": {"from": "fedcba9876", "written": 3, "removed": 0, "configured": false},
+        "binaries": {"lib/libcrypto.so.3": "ab12"},
+        "checked": 2
+    }))
+    .unwrap();
+    let builds = BuildList {
+        builds: vec![&meta],
+    };
+    insta::assert_snapshot!("cache_json", Json.export(&builds).unwrap());
 }
 
 #[test]

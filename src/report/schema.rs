@@ -28,7 +28,9 @@ fn of<R: JsonSchema>() -> Schema {
 
 /// Every kind of JSON result that has a schema, by the name of its file in docs/schema/.
 pub fn kinds() -> Vec<(&'static str, Schema)> {
-    use super::{bisect, compare, explain, gate, matrix, parity, plan, run, scan, simulate};
+    use super::{
+        bisect, compare, explain, gate, listing, matrix, parity, plan, run, scan, simulate,
+    };
     vec![
         ("bisect", of::<bisect::BisectReport>()),
         ("scan", of::<scan::ScanReport>()),
@@ -40,6 +42,9 @@ pub fn kinds() -> Vec<(&'static str, Schema)> {
         ("explain", of::<explain::ExplainReport>()),
         ("simulate", of::<simulate::Simulated>()),
         ("plan", of::<plan::Planned>()),
+        ("log", of::<listing::BisectLog>()),
+        ("cache", of::<listing::BuildList<'static>>()),
+        ("kernels", of::<listing::KernelList<'static>>()),
     ]
 }
 
