@@ -162,6 +162,67 @@ fn bad_inputs_exit_2_with_one_line() {
     );
 }
 
+/// A result a newer perfbisect wrote (`schema` above this one's) is refused by every reader of
+/// results, in one line naming the file and both versions; `log` skips such a record with a
+/// warning and lists the rest.
+#[test]
+fn results_of_a_newer_schema_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let newer = |name: &str, to: &Path| {
+        let text = std::fs::read_to_string(fixture(name)).unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["schema"] = 999.into();
+        std::fs::write(to, v.to_string()).unwrap();
+        to.to_path_buf()
+    };
+    let refused = |o: &std::process::Output, file: &Path| {
+        assert_usage_error(o, &format!("{} has result schema 999", file.display()));
+        assert!(stderr(o).contains("newer than schema 1 "), "{}", stderr(o));
+    };
+
+    let bisect = newer("bisect.json", &d.path().join("bisect.json"));
+    let o = report_html(
+        d.path(),
+        std::slice::from_ref(&bisect),
+        &d.path().join("site"),
+        &[],
+    );
+    refused(&o, &bisect);
+
+    let gate = newer("gate.json", &d.path().join("gate.json"));
+    let o = perfbisect(d.path())
+        .args(["report", "merge"])
+        .arg(fixture("gate.json"))
+        .arg(&gate)
+        .output()
+        .unwrap();
+    refused(&o, &gate);
+
+    let compare = newer("compare.json", &d.path().join("compare.json"));
+    let o = perfbisect(d.path())
+        .args(["simulate", "--trials", "1", "--noise-from"])
+        .arg(&compare)
+        .output()
+        .unwrap();
+    refused(&o, &compare);
+
+    let cache = d.path().join("cache");
+    std::fs::create_dir_all(cache.join("bisects")).unwrap();
+    let record = serde_json::json!({
+        "schema": 999, "id": "b1", "state": "finished", "command": "perfbisect bisect", "updated": 1
+    });
+    let record_path = cache.join("bisects/b1.json");
+    std::fs::write(&record_path, record.to_string()).unwrap();
+    let o = perfbisect(&cache).args(["log"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("{} has result schema 999", record_path.display())),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stdout(&o).contains("b1"), "{}", stdout(&o));
+}
+
 /// The page in a real browser engine (Debian's chromium), when installed:
 /// scripts/screenshot-report renders it to a PNG.
 #[test]

@@ -17,7 +17,7 @@ use crate::report::bisect::{
     RunState, SavedBisect, StepJson, ThreadEffect, UnexploredJson, BISECT_KIND,
 };
 use crate::report::explain::{ExplainFormat, ExplainReport, Side as ExplainSide};
-use crate::report::export::Links;
+use crate::report::export::{Links, Versioned};
 use crate::{hashing, progress, Global};
 
 #[derive(Args, Clone)]
@@ -712,7 +712,7 @@ fn save_state(
     };
     cache::write_atomic(
         &dir.join(format!("{id}.json")),
-        serde_json::to_string_pretty(&saved)?.as_bytes(),
+        serde_json::to_string_pretty(&Versioned::new(&saved))?.as_bytes(),
     )
 }
 

@@ -1,10 +1,11 @@
 use crate::cli::exit::Exit;
 use anyhow::Result;
 use clap::Args;
+use std::path::Path;
 
 use crate::cache::Cache;
 use crate::report::bisect::SavedBisect;
-use crate::report::export::{Export, Json};
+use crate::report::export::{check_schema, Export, Json};
 use crate::report::listing::BisectLog;
 use crate::report::{Format, Table};
 use crate::Global;
@@ -13,6 +14,24 @@ use crate::Global;
 pub struct LogArgs {
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+}
+
+/// A recorded bisect, or why the list leaves it out. A record a newer perfbisect wrote is
+/// skipped with a warning, not an error: a cache two versions share still lists what this one
+/// can read.
+fn read_record(p: &Path) -> Result<SavedBisect, String> {
+    let damaged = || {
+        format!(
+            "ignoring damaged bisect record {} (or one written by an older perfbisect)",
+            p.display()
+        )
+    };
+    let v: serde_json::Value = std::fs::read_to_string(p)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .ok_or_else(damaged)?;
+    check_schema(p, &v).map_err(|e| format!("ignoring a bisect record: {e:#}"))?;
+    serde_json::from_value(v).map_err(|_| damaged())
 }
 
 /// Past bisects in this cache, newest first, with their results.
@@ -25,15 +44,9 @@ pub fn run(g: &Global, a: LogArgs) -> Result<Exit> {
         if p.extension().and_then(|x| x.to_str()) != Some("json") {
             continue;
         }
-        match std::fs::read_to_string(&p)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-        {
-            Some(s) => all.push(s),
-            None => eprintln!(
-                "perfbisect: warning: ignoring damaged bisect record {} (or one written by an older perfbisect)",
-                p.display()
-            ),
+        match read_record(&p) {
+            Ok(s) => all.push(s),
+            Err(why) => eprintln!("perfbisect: warning: {why}"),
         }
     }
     all.sort_by_key(|s| std::cmp::Reverse(s.updated));

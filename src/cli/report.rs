@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use super::args::LinkArgs;
 use crate::report::bisect::{BisectReport, SavedBisect, BISECT_KIND};
 use crate::report::compare::{CompareReport, COMPARE_KIND};
+use crate::report::export::check_schema;
 use crate::report::gate::{exit_code, GateFormat, GateReport, GATE_KIND};
 use crate::report::html::{self, HtmlSections};
 use crate::report::matrix::{MatrixFormat, MatrixReport, MATRIX_KIND};
@@ -117,6 +118,7 @@ fn read_results(files: &[PathBuf]) -> Result<Vec<(PathBuf, String, serde_json::V
             std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
         let v: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| anyhow::anyhow!("{} is not a perfbisect JSON result: {e}", f.display()))?;
+        check_schema(f, &v)?;
         let kind = v["kind"].as_str().unwrap_or("").to_string();
         docs.push((f.clone(), kind, v));
     }
@@ -289,6 +291,7 @@ fn load(f: &std::path::Path) -> Result<Loaded> {
         )
     };
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|_| not_ours())?;
+    check_schema(f, &v)?;
     let has = |k: &str| v.get(k).is_some();
     let kind = v.get("kind").and_then(|k| k.as_str()).unwrap_or("");
     let bad = |what: &str, e: serde_json::Error| {

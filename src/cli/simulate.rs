@@ -7,6 +7,7 @@ use super::args::{parse_effect, parse_threads, GridArg, ScheduleArgs, StatsArgs,
 use crate::analysis::bisect::Config;
 use crate::analysis::simulate::noise::{self, NoiseFit, NoiseModel};
 use crate::analysis::simulate::{self, SimConfig, SimStep};
+use crate::report::export::check_schema;
 use crate::report::simulate::{SimulateFormat, Simulated};
 
 #[derive(Args)]
@@ -222,6 +223,7 @@ fn read_series(path: &Path) -> Result<(Vec<Vec<f64>>, usize, &'static str)> {
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let v: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    check_schema(path, &v)?;
     let nums = |v: Option<&serde_json::Value>| -> Vec<f64> {
         v.and_then(|v| v.as_array())
             .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())

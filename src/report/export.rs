@@ -4,6 +4,7 @@
 
 use anyhow::{bail, Result};
 use serde::Serialize;
+use std::path::Path;
 
 pub trait Export<R: ?Sized> {
     fn export(&self, r: &R) -> Result<String>;
@@ -94,6 +95,27 @@ pub struct Versioned<R> {
     pub result: R,
 }
 
+/// Refuses a result read back from `path` that a newer perfbisect wrote: its fields may have
+/// changed meaning (that is what raises [`SCHEMA`]), so reading it as this version's shape would
+/// fail on some field, or worse, succeed wrongly. One with no `schema` predates it and is read.
+pub fn check_schema(path: &Path, v: &serde_json::Value) -> Result<()> {
+    let Some(s) = v.get("schema") else {
+        return Ok(());
+    };
+    match s.as_u64() {
+        Some(n) if n <= u64::from(SCHEMA) => Ok(()),
+        Some(n) => bail!(
+            "{} has result schema {n}, newer than schema {SCHEMA} this perfbisect reads: \
+             read it with a newer perfbisect",
+            path.display()
+        ),
+        None => bail!(
+            "{} has result schema {s}, not a version number (this perfbisect reads {SCHEMA})",
+            path.display()
+        ),
+    }
+}
+
 impl<R> Versioned<R> {
     pub fn new(result: R) -> Versioned<R> {
         Versioned {
@@ -173,4 +195,27 @@ pub fn esc(s: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_newer_schema_is_refused_and_an_older_or_missing_one_read() {
+        let p = Path::new("results/old.json");
+        assert!(check_schema(p, &serde_json::json!({"kind": "perfbisect-gate"})).is_ok());
+        assert!(check_schema(p, &serde_json::json!({"schema": SCHEMA})).is_ok());
+        assert!(check_schema(p, &serde_json::json!({"schema": 0})).is_ok());
+        let e = check_schema(p, &serde_json::json!({"schema": 999})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "results/old.json has result schema 999, newer than schema {SCHEMA} this \
+                 perfbisect reads: read it with a newer perfbisect"
+            )
+        );
+        let e = check_schema(p, &serde_json::json!({"schema": "two"})).unwrap_err();
+        assert!(e.to_string().contains("not a version number"), "{e}");
+    }
 }
