@@ -1,3 +1,4 @@
+use super::child::undefined_symbol;
 use super::*;
 
 #[test]
