@@ -1,0 +1,223 @@
+//! The engine's sampling: blocks of interleaved rounds sent to the executor, each answer
+//! checked and kept, and the callgrind profiles `explain` reads.
+
+use super::*;
+
+impl Session<'_> {
+    /// Bring every (subject, n) to at least n samples, taken in interleaved
+    /// rounds. A subject that cannot be measured stays so; callers read why
+    /// from [`Session::samples`].
+    pub fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<()> {
+        self.build_ahead(wants)?;
+        for &(i, _) in wants {
+            self.prepare(i)?;
+        }
+        // Subjects measured as another are filled through it, once.
+        let mut merged: Vec<(usize, usize)> = Vec::new();
+        for &(i, n) in wants {
+            let r = self.root(i);
+            match merged.iter_mut().find(|(j, _)| *j == r) {
+                Some(w) => w.1 = w.1.max(n),
+                None => merged.push((r, n)),
+            }
+        }
+        let (block, subjects) = self.block(&merged);
+        let missing: usize = block
+            .runs
+            .iter()
+            .map(|r| r.want.saturating_sub(r.have))
+            .sum();
+        if missing == 0 {
+            return Ok(());
+        }
+        let bar = self
+            .progress_bar
+            .then(|| progress::bar(missing as u64, "sampling"));
+        let started = std::time::Instant::now();
+        let ticket = self.exec.submit(Wave {
+            builds: Vec::new(),
+            blocks: vec![block],
+        })?;
+        let mut last_round = 0;
+        while let Some(a) = self.exec.next()? {
+            match a {
+                Answer::Sampled {
+                    ticket: t,
+                    run,
+                    outcome,
+                    retried,
+                    taken,
+                    ..
+                } if t == ticket => {
+                    self.retried += retried;
+                    last_round = last_round.max(taken.round as u64);
+                    self.took(subjects[run], outcome, taken)?;
+                    if let Some(b) = &bar {
+                        b.inc(1);
+                    }
+                }
+                Answer::WaveDone { ticket: t } if t == ticket => break,
+                other => self.stash(other)?,
+            }
+        }
+        self.rounds += last_round;
+        self.sampling_s += started.elapsed().as_secs_f64();
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        Ok(())
+    }
+
+    /// Whether `s` ran the code paths of the session's other samples (the first one sets them):
+    /// counts or times of different paths are never compared.
+    pub(super) fn same_code_path(&mut self, s: &Sample) -> std::result::Result<(), String> {
+        let Some(caps) = &s.cpu_caps else {
+            return Ok(());
+        };
+        match &self.cpu_caps {
+            None => {
+                self.cpu_caps = Some(caps.clone());
+                Ok(())
+            }
+            Some(first) if first == caps => Ok(()),
+            Some(first) => Err(format!(
+                "this sample's libcrypto ran with CPU capabilities {caps}, the session's first with {first}: samples of different code paths are never compared (pin one with {}=…)",
+                crate::measure::runner::CPU_CAPS_VARS[0]
+            )),
+        }
+    }
+
+    /// The block that brings each measurable (subject, n) to n samples, and the subject of
+    /// each of its runs.
+    fn block(&self, wants: &[(usize, usize)]) -> (Block, Vec<usize>) {
+        let mut runs = Vec::new();
+        let mut subjects = Vec::new();
+        for &(i, want) in wants {
+            let (subject, SubjectState::Ready(r)) = &self.subjects[i] else {
+                continue;
+            };
+            let LibState::Ready(target) = &self.libs[subject.lib].1 else {
+                continue;
+            };
+            runs.push(Run {
+                label: target.label.clone(),
+                kernel: r.kernel.clone(),
+                spec: subject.spec.clone(),
+                prefix: target.prefix.clone(),
+                threads: subject.threads,
+                have: r.samples.len(),
+                want,
+            });
+            subjects.push(i);
+        }
+        let timing = Timing {
+            duration: self.duration,
+            timeout: self.timeout,
+            retries: self.retries,
+            metric: self.metric,
+        };
+        let host = self.host_of(&subjects);
+        (Block { timing, runs, host }, subjects)
+    }
+
+    /// The host that took most of these subjects' samples so far (a resumed run's, from the
+    /// cache): new samples should come from it too.
+    fn host_of(&self, subjects: &[usize]) -> Option<String> {
+        let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+        for &i in subjects {
+            if let SubjectState::Ready(r) = &self.subjects[i].1 {
+                for h in r.samples.iter().filter_map(|s| s.host.as_deref()) {
+                    *count.entry(h).or_default() += 1;
+                }
+            }
+        }
+        let most = count.into_iter().max_by_key(|(_, n)| *n)?;
+        Some(most.0.to_string())
+    }
+
+    /// One callgrind profile of subject `i` (single thread), written to
+    /// `out`, whatever the session's metric; never cached. The sample it
+    /// comes with passed the same identity checks as any other.
+    pub fn profile(
+        &mut self,
+        i: usize,
+        out: &Path,
+    ) -> Result<std::result::Result<Sample, Unavailable>> {
+        self.prepare(i)?;
+        let i = self.root(i);
+        let (subject, state) = &self.subjects[i];
+        let r = match state {
+            SubjectState::Ready(r) => r,
+            SubjectState::Unavailable(u) => return Ok(Err(u.clone())),
+            SubjectState::Unknown | SubjectState::SameAs(_) => unreachable!("prepared above"),
+        };
+        let LibState::Ready(target) = &self.libs[subject.lib].1 else {
+            unreachable!("a ready subject has a ready library")
+        };
+        Metric::Instructions.check_threads(subject.threads)?;
+        metric::valgrind_version()?;
+        let req = SampleRequest {
+            cache: self.cache,
+            kernel: &r.kernel,
+            spec: &subject.spec,
+            prefix: &target.prefix,
+            threads: subject.threads,
+            duration: self.duration,
+            timeout: self.timeout,
+            metric: Metric::Instructions,
+            profile: Some(out),
+        };
+        let outcome = runner::take_sample(&req)?;
+        if let Ok(s) = &outcome {
+            target.check(s)?;
+        }
+        Ok(outcome)
+    }
+
+    /// A sample of subject `i` has come back (or why it cannot be measured any more): it counts
+    /// only if it passes the library's checks, and is kept in the sample cache.
+    fn took(&mut self, i: usize, outcome: SampleOutcome, taken: Taken) -> Result<()> {
+        let (subject, state) = &self.subjects[i];
+        let (SubjectState::Ready(_), LibState::Ready(target)) = (state, &self.libs[subject.lib].1)
+        else {
+            return Ok(());
+        };
+        let what = format!(
+            "{} {} t={}",
+            target.label,
+            subject.spec.short(),
+            subject.threads
+        );
+        let mut s = match outcome {
+            Ok(s) => s,
+            Err(u) => {
+                progress::detail(&format!("  {what}: {u}"));
+                self.subjects[i].1 = SubjectState::Unavailable(u);
+                return Ok(());
+            }
+        };
+        target.check(&s)?;
+        if let Err(why) = self.same_code_path(&s) {
+            anyhow::bail!("{}: {why}", what);
+        }
+        s.round = Some(self.rounds + taken.round as u64);
+        s.session = Some(self.session);
+        self.hosts.insert(taken.host.clone());
+        s.host = Some(taken.host);
+        let SubjectState::Ready(r) = &mut self.subjects[i].1 else {
+            unreachable!("matched above")
+        };
+        if let Some(store) = &r.store {
+            store.append(&s)?;
+        }
+        self.samples_taken += 1;
+        progress::detail(&format!(
+            "  sample {what} #{}: {:.4} {}",
+            r.samples.len() + 1,
+            s.value(self.metric),
+            self.metric.unit_ascii()
+        ));
+        r.samples.push(s);
+        Ok(())
+    }
+}
