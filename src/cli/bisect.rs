@@ -11,7 +11,6 @@ use crate::analysis::locate::{self, Location};
 use crate::build::repo;
 use crate::cache::{self, Cache};
 use crate::measure::engine::{Library, Session, Side, Subject};
-use crate::measure::exec::{Executor, Timing};
 use crate::report::bisect::{
     change_point_json, step_line, BisectFormat, BisectReport, ChangePointJson, LocatedJson,
     RunState, SavedBisect, StepJson, ThreadEffect, UnexploredJson, BISECT_KIND,
@@ -178,7 +177,9 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     let (commits, good_idx) = searched_commits(range);
     let threads = a.tool.thread_counts();
     a.tool.warn_oversubscribed();
-    let (mut session, mut counting) = sessions(&a, &setup, exec, &id, &commits, &threads)?;
+    let sampling = (a.sampling.timing.timing(), format!("bisect {id}"), a.locate);
+    let (mut session, mut counting) =
+        setup.sessions((&a.build, &a.exec), sampling, exec, &commits, &threads)?;
     save_state(cache, &id, &a, RunState::Running, None)?;
 
     let mut notes = Vec::new();
@@ -222,34 +223,6 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     }
     save_state(cache, &id, &a, RunState::Finished, Some(&json))?;
     output(&a, &json, links)
-}
-
-/// The clock's session and, with `--locate`, the counts' (on their metric, with samples of their
-/// own context).
-fn sessions<'s>(
-    a: &BisectArgs,
-    setup: &'s RangeSetup,
-    exec: Option<Box<dyn Executor + 's>>,
-    id: &str,
-    commits: &[repo::CommitInfo],
-    threads: &[usize],
-) -> Result<(Session<'s>, Option<Session<'s>>)> {
-    let timing = a.sampling.timing.timing();
-    let context = format!("bisect {id}");
-    let counting = match a.locate {
-        Some(by) => {
-            let exec = setup.executor(&a.exec, &a.build)?;
-            let timing = Timing {
-                metric: by.metric(),
-                ..timing
-            };
-            let context = format!("{context} count");
-            Some(setup.session(&a.build, timing, context, exec, commits, threads)?)
-        }
-        None => None,
-    };
-    let session = setup.session(&a.build, timing, context, exec, commits, threads)?;
-    Ok((session, counting))
 }
 
 /// `--locate` confirms in time and counts one thread.

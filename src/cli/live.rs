@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use super::args::LinkArgs;
+use super::args::{LinkArgs, LocateBy};
 use super::build::BuildArgs;
 use super::exec::ExecArgs;
 use crate::analysis::bisect::{self, Config, Measurer, Probe, Step, StepVerdict};
@@ -346,5 +346,31 @@ impl RangeSetup {
             .with_executor(exec);
         add_revisions(&mut session, commits, &self.spec, threads)?;
         Ok(session)
+    }
+
+    /// The clock's session and, with `--locate`, the counts' (on their metric, on an executor
+    /// of their own, with samples of their own context).
+    pub fn sessions<'s>(
+        &'s self,
+        (build, exec_args): (&BuildArgs, &ExecArgs),
+        (timing, context, locate): (Timing, String, Option<LocateBy>),
+        exec: Option<Box<dyn Executor + 's>>,
+        commits: &[repo::CommitInfo],
+        threads: &[usize],
+    ) -> Result<(Session<'s>, Option<Session<'s>>)> {
+        let counting = match locate {
+            Some(by) => {
+                let exec = self.executor(exec_args, build)?;
+                let timing = Timing {
+                    metric: by.metric(),
+                    ..timing
+                };
+                let context = format!("{context} count");
+                Some(self.session(build, timing, context, exec, commits, threads)?)
+            }
+            None => None,
+        };
+        let session = self.session(build, timing, context, exec, commits, threads)?;
+        Ok((session, counting))
     }
 }

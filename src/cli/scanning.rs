@@ -15,7 +15,7 @@ use crate::analysis::scan;
 use crate::build::recipe::Recipe;
 use crate::build::{builds, repo};
 use crate::cache::Cache;
-use crate::measure::engine::{Session, Timing};
+use crate::measure::engine::Session;
 use crate::measure::metric::Metric;
 use crate::report::bisect::{step_line, BisectFormat, LocatedJson};
 use crate::report::export::Links;
@@ -139,22 +139,10 @@ pub fn scan(g: &Global, a: ScanArgs) -> Result<Exit> {
         &spec.canonical(),
         &cfg,
     );
-    let timing = a.sampling.timing.timing();
-    let context = format!("scan {id}");
     let threads = [thread_count];
-    let mut counting = match a.locate {
-        Some(by) => {
-            let exec = setup.executor(&a.exec, &a.build)?;
-            let timing = Timing {
-                metric: by.metric(),
-                ..timing
-            };
-            let context = format!("{context} count");
-            Some(setup.session(&a.build, timing, context, exec, commits, &threads)?)
-        }
-        None => None,
-    };
-    let mut session = setup.session(&a.build, timing, context, exec, commits, &threads)?;
+    let sampling = (a.sampling.timing.timing(), format!("scan {id}"), a.locate);
+    let (mut session, mut counting) =
+        setup.sessions((&a.build, &a.exec), sampling, exec, commits, &threads)?;
     let live = |session, locating| Live {
         session,
         commits,
