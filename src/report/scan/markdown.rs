@@ -1,0 +1,125 @@
+//! The Markdown result of a scan, and the Text and Markdown exports.
+
+use super::*;
+
+pub(super) fn markdown(r: &ScanReport, links: &Links) -> String {
+    let mut s = format!(
+        "### scan: `{}` at {} thread(s), `{}` ({} commits)\n\n",
+        r.tool, r.threads, r.range, r.commits
+    );
+    if let Some(l) = &r.located {
+        s.push_str(&format!("Search: {}\n\n", l.sentence()));
+    }
+    if let Some(res) = &r.resolution {
+        s.push_str(&format!("Resolution: {}\n\n", resolution_sentence(res)));
+    }
+    s.push_str(&markdown_changes(r, links));
+    for c in &r.cancels {
+        s.push_str(&format!("- {}\n", c.text));
+    }
+    for x in &r.series {
+        s.push_str(&format!("- series: {}\n", x.text));
+    }
+    if !r.cancels.is_empty() {
+        s.push('\n');
+    }
+    s.push_str(&markdown_grid(r, links));
+    if let Some(n) = r.hidden_note() {
+        s.push_str(&format!("{n}.\n\n"));
+    }
+    for n in &r.notes {
+        s.push_str(&format!("{n}\n\n"));
+    }
+    s.push_str(&format!("{}.\n\n{}.\n\n", r.error_control(), r.cost()));
+    s.push_str(&format!("```\n{}\n```\n", r.reproduce));
+    s
+}
+
+/// The change points as a Markdown table (or the sentence that there are none).
+pub(super) fn markdown_changes(r: &ScanReport, links: &Links) -> String {
+    let mut s = String::new();
+    if r.changes.is_empty() {
+        s.push_str("No change point found.\n\n");
+    } else {
+        s.push_str(
+            "| # | commit | change | 95% interval | share of movement | confirmed | subject |\n",
+        );
+        s.push_str("| ---: | --- | ---: | --- | ---: | --- | --- |\n");
+        for (i, c) in r.changes.iter().enumerate() {
+            let p = &c.point;
+            s.push_str(&format!(
+                "| {} | {} | {} | [{:+.1}%, {:+.1}%] | {:.0}% | {} | {} |\n",
+                i + 1,
+                links.markdown(&p.info.commit, &p.info.short),
+                ratio_pct(p.ratio),
+                (p.ratio_ci.0 - 1.0) * 100.0,
+                (p.ratio_ci.1 - 1.0) * 100.0,
+                c.share_of_movement * 100.0,
+                match (p.confirmed, p.unresolved) {
+                    (true, _) => "yes",
+                    (false, true) => "unresolved",
+                    (false, false) => "**no**",
+                },
+                p.info.subject.replace('|', "\\|")
+            ));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The grid and its fitted levels, folded away in a `<details>` block.
+pub(super) fn markdown_grid(r: &ScanReport, links: &Links) -> String {
+    let mut s = String::new();
+    s.push_str("<details><summary>grid and fitted levels</summary>\n\n");
+    let u = r.grid_metric().unit();
+    s.push_str(&format!("| index | commit | date | {u} | 95% interval | level |\n| ---: | --- | --- | ---: | --- | ---: |\n"));
+    for g in &r.grid {
+        let (m, ci) = match (g.mean_us, g.ci95_us) {
+            (Some(m), Some(ci)) => (us(m), format!("[{}, {}]", us(ci.0), us(ci.1))),
+            _ => ("-".into(), g.skipped_text()),
+        };
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            g.index,
+            links.markdown(&g.info.commit, &g.info.short),
+            g.info.date,
+            m,
+            ci,
+            g.segment.map(|i| (i + 1).to_string()).unwrap_or("-".into())
+        ));
+    }
+    s.push('\n');
+    for (i, g) in r.segments.iter().enumerate() {
+        s.push_str(&format!(
+            "- level {}: `{}`..`{}` ({} points): {} {u} [{}, {}]\n",
+            i + 1,
+            g.first_short,
+            g.last_short,
+            g.points,
+            us(g.level_us),
+            us(g.ci95_us.0),
+            us(g.ci95_us.1)
+        ));
+    }
+    s.push_str("\n</details>\n\n");
+    s
+}
+
+impl Export<ScanReport> for Text {
+    fn export(&self, r: &ScanReport) -> Result<String> {
+        Ok(text(r, &Links::default()))
+    }
+    fn export_linked(&self, r: &ScanReport, links: &Links) -> Result<String> {
+        Ok(text(r, links))
+    }
+}
+
+impl Export<ScanReport> for Markdown {
+    fn export(&self, r: &ScanReport) -> Result<String> {
+        Ok(markdown(r, &Links::default()))
+    }
+    fn export_linked(&self, r: &ScanReport, links: &Links) -> Result<String> {
+        Ok(markdown(r, links))
+    }
+}

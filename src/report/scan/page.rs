@@ -1,0 +1,233 @@
+//! The HTML result of a scan.
+
+use super::*;
+
+impl HtmlSections for ScanReport {
+    fn section(&self, links: &Links) -> Result<Section> {
+        let r = self;
+        let heading = format!(
+            "scan: <code>{}</code> at {} thread(s), <code>{}</code>",
+            esc(&r.tool),
+            r.threads,
+            esc(&r.range)
+        );
+        let mut tables = String::new();
+        if !r.changes.is_empty() {
+            tables.push_str(&r.changes_table_html(links));
+        }
+        tables.push_str(&r.grid_table_html(links));
+        tables.push_str(&r.intervals_table_html(links));
+        tables.push_str(&format!(
+            "<p>{}.</p>\n<p>{}.</p>\n",
+            esc(&r.cost()),
+            esc(&r.error_control())
+        ));
+        let plots = html::figure(
+            &r.profile_svg()?,
+            &format!(
+                "scan of {} at {} thread(s) over {}: {} (95% interval) of every grid point (dark) and every commit a search tested (coloured by its verdict in its interval); blue bands are the fitted levels, dashed red lines the confirmed change points, shaded stretches were not tested.",
+                r.tool, r.threads, r.range, r.grid_metric().unit()
+            ),
+        );
+        Ok(Section {
+            heading,
+            summary: r.summary_html(links),
+            tables,
+            plots,
+            reproduce: html::command(&r.reproduce),
+        })
+    }
+}
+
+impl ScanReport {
+    /// The section's opening prose: the grid's shape, the confirmed change points largest
+    /// first, what cancels, and what did not hold or may hide.
+    pub(super) fn summary_html(&self, links: &Links) -> String {
+        let r = self;
+        let searched = r.intervals.iter().filter(|i| i.entered).count();
+        let mut summary = format!(
+            "<p>{} commits; a grid of {} points ({} of its builds were cached), {} samples each; {} fitted level(s); {searched} of {} grid intervals searched.</p>\n",
+            r.commits,
+            r.grid.len(),
+            r.grid_builds_cached,
+            r.samples_per_grid_point,
+            r.segments.len(),
+            r.intervals.len()
+        );
+        if let Some(l) = &r.located {
+            summary.push_str(&format!("<p>Search: {}</p>\n", esc(&l.sentence())));
+        }
+        if let Some(res) = &r.resolution {
+            summary.push_str(&format!(
+                "<p>Resolution: {}</p>\n",
+                esc(&resolution_sentence(res))
+            ));
+        }
+        summary.push_str(&r.confirmed_list_html(links));
+        for c in &r.cancels {
+            summary.push_str(&format!("<p>{}</p>\n", esc(&c.text)));
+        }
+        for x in &r.series {
+            summary.push_str(&format!("<p>Series: {}</p>\n", esc(&x.text)));
+        }
+        let unconfirmed = r.changes.iter().filter(|c| !c.point.confirmed).count();
+        if unconfirmed > 0 {
+            summary.push_str(&format!(
+                "<p>{} {unconfirmed} candidate(s) did not hold on a fresh block of samples (listed in the tables).</p>\n",
+                html::badge("uncertain")
+            ));
+        }
+        if let Some(n) = r.hidden_note() {
+            summary.push_str(&format!("<p class=\"meta\">{}</p>\n", esc(&n)));
+        }
+        summary
+    }
+
+    pub(super) fn confirmed_list_html(&self, links: &Links) -> String {
+        let confirmed: Vec<usize> = (self.by_share.iter().copied())
+            .filter(|&i| self.changes[i].point.confirmed)
+            .collect();
+        if confirmed.is_empty() {
+            return "<p>No confirmed change point.</p>\n".to_string();
+        }
+        let mut s = String::from("<p>Change points, lasting effect first:</p>\n<ol>\n");
+        for &i in &confirmed {
+            let c = &self.changes[i];
+            let p = &c.point;
+            let word = if p.ratio > 1.0 { "slower" } else { "faster" };
+            s.push_str(&format!(
+                "<li>{} {}: <b>{}</b> ({}): {} → {} {}, <b>{}</b> [{:+.1}%, {:+.1}%], {:.0}% of the movement</li>\n",
+                html::badge(word),
+                links.html(&p.info.commit, &p.info.short),
+                esc(&p.info.subject),
+                esc(&p.info.dates()),
+                us(p.parent_mean_us),
+                us(p.culprit_mean_us),
+                self.metric.unit(),
+                esc(&ratio_pct(p.ratio)),
+                (p.ratio_ci.0 - 1.0) * 100.0,
+                (p.ratio_ci.1 - 1.0) * 100.0,
+                c.share_of_movement.abs() * 100.0
+            ));
+        }
+        s.push_str("</ol>\n");
+        s
+    }
+
+    pub(super) fn changes_table_html(&self, links: &Links) -> String {
+        let rows: Vec<Vec<String>> = self
+            .changes
+            .iter()
+            .map(|c| {
+                let p = &c.point;
+                vec![
+                    links.html(&p.info.commit, &p.info.short),
+                    esc(&p.info.dates()),
+                    esc(&p.info.subject),
+                    us(p.parent_mean_us),
+                    us(p.culprit_mean_us),
+                    format!(
+                        "{} [{:+.1}%, {:+.1}%]",
+                        esc(&ratio_pct(p.ratio)),
+                        (p.ratio_ci.0 - 1.0) * 100.0,
+                        (p.ratio_ci.1 - 1.0) * 100.0
+                    ),
+                    format!("{:.2e}", p.comparison.p_yuen),
+                    format!("{:+.0}%", c.share_of_movement * 100.0),
+                    if p.confirmed {
+                        "confirmed".to_string()
+                    } else if p.identical_binaries {
+                        "not a culprit (identical binaries)".to_string()
+                    } else if p.unresolved {
+                        "located, size unresolved".to_string()
+                    } else {
+                        "not confirmed".to_string()
+                    },
+                ]
+            })
+            .collect();
+        let mut s = String::from("<p>Change points by position:</p>\n");
+        let u = self.metric.unit();
+        s.push_str(&html::table(
+            &[
+                "commit",
+                "date",
+                "subject",
+                &format!("parent {u}"),
+                &format!("commit {u}"),
+                "change [95% CI]",
+                "p (Yuen)",
+                "share",
+                "",
+            ],
+            3,
+            &rows,
+        ));
+        s
+    }
+
+    pub(super) fn grid_table_html(&self, links: &Links) -> String {
+        let rows: Vec<Vec<String>> = self
+            .grid
+            .iter()
+            .map(|g| {
+                vec![
+                    g.index.to_string(),
+                    links.html(&g.info.commit, &g.info.short),
+                    esc(&g.info.dates()),
+                    esc(&g.info.subject),
+                    g.n.to_string(),
+                    g.mean_us.map(us).unwrap_or_else(|| "-".into()),
+                    g.ci95_us
+                        .map(|c| format!("{} – {}", us(c.0), us(c.1)))
+                        .unwrap_or_else(|| {
+                            esc(&(g.skipped.as_ref()).map_or("-".into(), Unavailable::to_string))
+                        }),
+                    g.segment.map(|s| (s + 1).to_string()).unwrap_or_default(),
+                ]
+            })
+            .collect();
+        let mut s = String::from("<p>Grid (old end first):</p>\n");
+        s.push_str(&html::table(
+            &[
+                "position",
+                "commit",
+                "date",
+                "subject",
+                "n",
+                &format!("mean {}", self.grid_metric().unit()),
+                "95% CI",
+                "level",
+            ],
+            4,
+            &rows,
+        ));
+        s
+    }
+
+    pub(super) fn intervals_table_html(&self, links: &Links) -> String {
+        let rows: Vec<Vec<String>> = self
+            .intervals
+            .iter()
+            .map(|iv| {
+                vec![
+                    format!(
+                        "{}..{}",
+                        links.html(&self.grid_commit(iv.lo), &iv.lo_short),
+                        links.html(&self.grid_commit(iv.hi), &iv.hi_short)
+                    ),
+                    (iv.hi - iv.lo).to_string(),
+                    esc(&ratio_pct(iv.fitted_ratio)),
+                    esc(&iv.outcome),
+                ]
+            })
+            .collect();
+        let mut s = String::from("<p>Grid intervals:</p>\n");
+        s.push_str(&html::table(
+            &["interval", "commits", "fitted", "outcome"],
+            1,
+            &rows,
+        ));
+        s
+    }
+}

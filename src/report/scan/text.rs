@@ -1,0 +1,134 @@
+//! The text result of a scan.
+
+use super::*;
+
+pub(super) fn text(r: &ScanReport, links: &Links) -> String {
+    let mut s = format!(
+        "scan of {} at {} thread(s): {} ({} commits), grid of {} points, {} samples each\n",
+        r.tool,
+        r.threads,
+        r.range,
+        r.commits,
+        r.grid.len(),
+        r.samples_per_grid_point
+    );
+    s.push_str(&grid_text(r));
+    s.push_str(&levels_and_intervals_text(r));
+    if let Some(l) = &r.located {
+        s.push_str(&format!("\nsearch: {}\n", l.sentence()));
+    }
+    if let Some(res) = &r.resolution {
+        s.push_str(&format!("\nresolution: {}\n", resolution_sentence(res)));
+    }
+    s.push_str(&changes_text(r, links));
+    s.push('\n');
+    if let Some(n) = r.hidden_note() {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    for n in &r.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s.push_str(&r.error_control());
+    s.push('\n');
+    s.push_str(&r.cost());
+    s.push_str(&format!("\nreproduce: {}\n", r.reproduce));
+    s
+}
+
+pub(super) fn grid_text(r: &ScanReport) -> String {
+    let mut s = String::from("\ngrid (old end first):\n");
+    let u = r.grid_metric().unit_short();
+    for g in &r.grid {
+        let level = match (g.mean_us, g.ci95_us) {
+            (Some(m), Some(ci)) => {
+                format!(
+                    "n={:<3} {:>10} {u} [{}, {}]",
+                    g.n,
+                    us(m),
+                    us(ci.0),
+                    us(ci.1)
+                )
+            }
+            _ => format!("n={:<3} {:>10}", g.n, "-"),
+        };
+        let moved = if g.moved_by != 0 {
+            format!(" (moved {:+} to a built commit)", g.moved_by)
+        } else {
+            String::new()
+        };
+        let seg = g
+            .segment
+            .map(|i| format!("level {}", i + 1))
+            .unwrap_or_else(|| format!("skipped: {}", g.skipped_text()));
+        s.push_str(&format!(
+            "  #{:<5} {} {}  {}  {}{}\n",
+            g.index, g.info.short, g.info.date, level, seg, moved
+        ));
+    }
+    s
+}
+
+/// What the step fit made of the grid: its levels, and each interval between grid points.
+pub(super) fn levels_and_intervals_text(r: &ScanReport) -> String {
+    let mut s = String::from("\nfitted levels:\n");
+    let u = r.grid_metric().unit_short();
+    for (i, g) in r.segments.iter().enumerate() {
+        s.push_str(&format!(
+            "  level {}: {}..{} ({} point(s))  {} {u} [{}, {}]\n",
+            i + 1,
+            g.first_short,
+            g.last_short,
+            g.points,
+            us(g.level_us),
+            us(g.ci95_us.0),
+            us(g.ci95_us.1)
+        ));
+    }
+    s.push_str("\ngrid intervals:\n");
+    for iv in &r.intervals {
+        s.push_str(&format!(
+            "  {}..{} ({} commits, fitted {}): {}\n",
+            iv.lo_short,
+            iv.hi_short,
+            iv.hi - iv.lo,
+            ratio_pct(iv.fitted_ratio),
+            iv.outcome
+        ));
+    }
+    s
+}
+
+/// The change points by position, then by size, then which undo which.
+pub(super) fn changes_text(r: &ScanReport, links: &Links) -> String {
+    let mut s = String::from("\nchange points (by position):\n");
+    if r.changes.is_empty() {
+        s.push_str("  none: the grid's points lie on one level, or no search confirmed a change\n");
+    }
+    for i in 0..r.changes.len() {
+        let sfx = links.text_suffix(&r.changes[i].point.info.commit);
+        s.push_str(&format!("  {}. {}\n", i + 1, r.change_line(i, &sfx)));
+    }
+    if !r.by_share.is_empty() {
+        let parts: Vec<String> = r
+            .by_share
+            .iter()
+            .map(|&i| {
+                let c = &r.changes[i];
+                format!(
+                    "{} at {} ({:.0}%)",
+                    ratio_pct(c.point.ratio),
+                    c.point.info.short,
+                    c.share_of_movement.abs() * 100.0
+                )
+            })
+            .collect();
+        s.push_str(&format!("\nlasting effect first: {}\n", parts.join(", ")));
+    }
+    for c in &r.cancels {
+        s.push_str(&format!("cancelling: {}\n", c.text));
+    }
+    for x in &r.series {
+        s.push_str(&format!("series: {}\n", x.text));
+    }
+    s
+}
