@@ -858,7 +858,7 @@ fn every_kernel_runs_against_built_1_1_1w() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     for r in v["results"].as_array().unwrap() {
         let tool = r["tool"].as_str().unwrap();
-        let kernel = kernels
+        let kernel = kernels["kernels"]
             .as_array()
             .unwrap()
             .iter()
