@@ -3,7 +3,8 @@
 
 use clap::{Parser, Subcommand};
 use perfbisect::cli::exit::Exit;
-use perfbisect::{cli, interrupt, progress, Global};
+use perfbisect::cli::Global;
+use perfbisect::{cli, interrupt, progress};
 use std::process::ExitCode;
 
 #[derive(Parser)]

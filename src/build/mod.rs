@@ -15,4 +15,5 @@ pub mod prefix;
 pub mod recipe;
 pub mod repo;
 mod restat;
+pub mod sources;
 pub mod version;

@@ -1,14 +1,15 @@
 use crate::cli::exit::Exit;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use std::path::PathBuf;
 
+use super::Global;
 use crate::build::builds::{self, BuildOptions, Built};
-use crate::build::recipe::{self, Recipe};
+use crate::build::recipe::Recipe;
 use crate::build::repo::{CommitInfo, Repo};
+use crate::build::sources::Sources;
 use crate::cache::Cache;
 use crate::progress;
-use crate::Global;
 
 /// Options shared by every command that builds OpenSSL.
 #[derive(Args, Clone)]
@@ -41,62 +42,25 @@ pub struct BuildArgs {
 }
 
 impl BuildArgs {
-    pub fn open(&self) -> Result<(Repo, Recipe)> {
-        if let Some(url) = &self.ccache_remote {
-            if !(url.starts_with("redis://")
-                || url.starts_with("redis+unix:")
-                || url.starts_with("http://")
-                || url.starts_with("file:"))
-            {
-                anyhow::bail!(
-                    "unsupported ccache remote storage '{url}' (expected redis://, redis+unix:, http:// or file:)"
-                );
-            }
+    /// What these options ask for, as a plan holds it.
+    pub fn sources(&self) -> Sources {
+        Sources {
+            repo: self.repo.clone(),
+            recipe: self.recipe.clone(),
+            rebuild: self.rebuild,
+            clean_build: self.clean_build,
+            jobs: self.jobs,
+            work_trees: self.work_trees,
+            ccache_remote: self.ccache_remote.clone(),
         }
-        let recipe = recipe::load(&self.recipe, None)?;
-        let repo = Repo::open(&self.repo)?;
-        Ok((repo, recipe))
     }
 
-    /// These options as `perfbisect build` takes them on another machine (a fleet's build job):
-    /// paths made absolute, the number of jobs left to that machine unless given.
-    pub fn forward(&self) -> Result<Vec<String>> {
-        let abs = |p: &std::path::Path| -> Result<String> {
-            let p = p
-                .canonicalize()
-                .with_context(|| format!("cannot resolve {}", p.display()))?;
-            Ok(p.to_string_lossy().into_owned())
-        };
-        let recipe = match std::path::Path::new(&self.recipe) {
-            p if p.is_file() => abs(p)?,
-            _ => self.recipe.clone(),
-        };
-        let mut v = vec!["--repo".into(), abs(&self.repo)?, "--recipe".into(), recipe];
-        v.extend(["--work-trees".into(), self.work_trees.to_string()]);
-        if self.rebuild {
-            v.push("--rebuild".into());
-        }
-        if self.clean_build {
-            v.push("--clean-build".into());
-        }
-        if let Some(j) = self.jobs {
-            v.extend(["--jobs".into(), j.to_string()]);
-        }
-        if let Some(url) = &self.ccache_remote {
-            v.extend(["--ccache-remote".into(), url.clone()]);
-        }
-        Ok(v)
+    pub fn open(&self) -> Result<(Repo, Recipe)> {
+        self.sources().open()
     }
 
     pub fn options<'a>(&self, recipe: &'a Recipe) -> BuildOptions<'a> {
-        BuildOptions {
-            recipe,
-            rebuild: self.rebuild,
-            clean_build: self.clean_build,
-            jobs: self.jobs.unwrap_or_else(builds::default_jobs).max(1),
-            ccache_remote: self.ccache_remote.clone(),
-            work_trees: self.work_trees as usize,
-        }
+        self.sources().options(recipe)
     }
 }
 

@@ -4,13 +4,13 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::Global;
 use crate::build::builds;
 use crate::build::repo::Repo;
 use crate::cache::{self, Cache};
 use crate::report::export::{Export, Json};
 use crate::report::listing::BuildList;
 use crate::report::{Format, Table};
-use crate::Global;
 
 #[derive(Args)]
 pub struct CacheCmd {

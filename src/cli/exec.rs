@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
+use super::Global;
 use crate::build::recipe::Recipe;
 use crate::build::repo::Repo;
 use crate::cache::Cache;
@@ -14,7 +15,6 @@ use crate::cli::build::BuildArgs;
 use crate::cli::exit::Exit;
 use crate::measure::exec::slurm::{Slurm, SlurmConfig};
 use crate::measure::exec::{node, Executor, ExecutorKind};
-use crate::Global;
 
 /// Options of the executor.
 #[derive(Args, Clone, Debug)]
@@ -89,7 +89,13 @@ impl ExecArgs {
         let Some(cfg) = self.slurm()? else {
             return Ok(None);
         };
-        let slurm = Slurm::connect(cache, repo, build.options(recipe), build.forward()?, cfg)?;
+        let slurm = Slurm::connect(
+            cache,
+            repo,
+            build.options(recipe),
+            build.sources().forward()?,
+            cfg,
+        )?;
         Ok(Some(Box::new(slurm)))
     }
 }

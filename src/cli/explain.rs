@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::args::parse_duration;
 use super::build::BuildArgs;
+use super::Global;
 use crate::cache::Cache;
 use crate::measure::engine::{self, Library, Reuse, Session, Subject, Timing};
 use crate::measure::kernel::Registry;
@@ -12,7 +13,6 @@ use crate::measure::metric::Metric;
 use crate::measure::profile;
 use crate::report::explain::{ExplainFormat, ExplainReport, Side};
 use crate::report::plot::file_stem;
-use crate::Global;
 
 #[derive(Args)]
 pub struct ExplainArgs {

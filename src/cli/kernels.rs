@@ -2,12 +2,12 @@ use crate::cli::exit::Exit;
 use anyhow::Result;
 use clap::Args;
 
+use super::Global;
 use crate::measure::kernel::Registry;
 use crate::measure::perftools;
 use crate::report::export::{Export, Json};
 use crate::report::listing::KernelList;
 use crate::report::{Format, Table};
-use crate::Global;
 
 #[derive(Args)]
 pub struct KernelsArgs {

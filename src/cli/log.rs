@@ -3,12 +3,12 @@ use anyhow::Result;
 use clap::Args;
 use std::path::Path;
 
+use super::Global;
 use crate::cache::Cache;
 use crate::report::bisect::SavedBisect;
 use crate::report::export::{check_schema, Export, Json};
 use crate::report::listing::BisectLog;
 use crate::report::{Format, Table};
-use crate::Global;
 
 #[derive(Args)]
 pub struct LogArgs {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::args::{FixedSamplingArgs, ToolsArgs};
 use super::build::BuildArgs;
+use super::Global;
 use super::Shard;
 use crate::analysis::stats;
 use crate::build::prefix::Prefix;
@@ -13,8 +14,8 @@ use crate::cache::Cache;
 use crate::host::Host;
 use crate::measure::engine::{Library, Reuse, Session, Side, Subject, Target};
 use crate::measure::kernel::{Registry, ToolSpec};
+use crate::progress;
 use crate::report::matrix::{write_plots, MatrixCell, MatrixFormat, MatrixReport, MATRIX_KIND};
-use crate::{progress, Global};
 
 #[derive(Args)]
 pub struct MatrixArgs {

@@ -3,7 +3,9 @@ use anyhow::{bail, Result};
 use clap::Args;
 use std::path::PathBuf;
 
-use super::args::{LibraryArgs, TimingArgs};
+use super::args::TimingArgs;
+use super::libraries::LibraryArgs;
+use super::Global;
 use crate::build::builds;
 use crate::build::prefix::Prefix;
 use crate::cache::Cache;
@@ -13,7 +15,6 @@ use crate::measure::kernel::ToolSpec;
 use crate::measure::metric::Metric;
 use crate::measure::perftools::{self, Counterpart, Perftools};
 use crate::report::parity::{ParityFormat, ParityReport, ParityRow, RowNotApplicable};
-use crate::Global;
 
 #[derive(Args)]
 pub struct ParityArgs {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::args::StatsArgs;
 use super::args::{parse_count, parse_duration, parse_effect, unique, GridArg, ScheduleArgs};
+use super::Global;
 use crate::analysis::bisect::Config;
 use crate::analysis::fleet::shape::{self, Search, ShapeConfig};
 use crate::analysis::fleet::{
@@ -21,7 +22,6 @@ use crate::report::plan::{
     Figure, Figures, Goal, PlanFormat, Planned, RecordsRead, SearchPlan, ShapeSummary, Simulated,
     Source,
 };
-use crate::Global;
 
 /// Seconds a sample costs beyond its `--duration`: a fresh process, its kernel's setup, the
 /// parent's bookkeeping. Measured here (2-core AMD EPYC VM, load 1.4–2.2): `run --samples 25`

@@ -4,6 +4,8 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
 use super::args::LinkArgs;
+use super::Global;
+use crate::progress;
 use crate::report::bisect::{BisectReport, SavedBisect, BISECT_KIND};
 use crate::report::compare::{CompareReport, COMPARE_KIND};
 use crate::report::export::check_schema;
@@ -11,7 +13,6 @@ use crate::report::gate::{exit_code, GateFormat, GateReport, GATE_KIND};
 use crate::report::html::{self, HtmlSections};
 use crate::report::matrix::{MatrixFormat, MatrixReport, MATRIX_KIND};
 use crate::report::scan::{ScanReport, SCAN_KIND};
-use crate::{progress, Global};
 
 /// What a merged result can be rendered as; each kind renders a subset
 /// (a matrix has no JUnit, a gate no CSV) and says so when asked for more.

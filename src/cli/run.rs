@@ -3,13 +3,14 @@ use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 
-use super::args::{FixedSamplingArgs, LibraryArgs, ToolsArgs};
+use super::args::{FixedSamplingArgs, ToolsArgs};
+use super::libraries::LibraryArgs;
+use super::Global;
 use crate::cache::Cache;
 use crate::measure::engine::{Reuse, Session, Side, Subject};
 use crate::measure::kernel::Registry;
 use crate::measure::runner;
 use crate::report::run::{RunFormat, RunReport, RunResult};
-use crate::Global;
 
 #[derive(Args)]
 pub struct RunArgs {

@@ -1,12 +1,80 @@
-//! `perfbisect scan`: a coarse grid first, then a search of every grid interval that changed.
-//! The scan itself is [`super::scanning`], which `bisect --scan` runs too.
+//! `perfbisect scan` (and `bisect --scan`): its arguments, made into the library's plan; the
+//! result rendered in the format asked for, with the profile's plot.
 
 use anyhow::Result;
+use clap::Args;
 
-pub use super::scanning::ScanArgs;
-use crate::cli::exit::Exit;
-use crate::Global;
+use super::args::{GridArg, LinkArgs, SequentialArgs, StatsArgs, ToolArg};
+use super::build::BuildArgs;
+use super::exit::Exit;
+use super::search::{lines, RangeArgs};
+use super::Global;
+use crate::drive::ScanPlan;
+use crate::progress;
+use crate::report::export::Links;
+use crate::report::scan::{ScanFormat, ScanReport};
+
+#[derive(Args, Clone)]
+pub struct ScanArgs {
+    /// GOOD..BAD (old..new): tags, branches or shas of --repo
+    #[arg(value_name = "GOOD..BAD")]
+    pub range: String,
+    #[command(flatten)]
+    pub tool: ToolArg,
+    #[command(flatten)]
+    pub grid: GridArg,
+    #[command(flatten)]
+    pub sampling: SequentialArgs,
+    #[command(flatten)]
+    pub stats: StatsArgs,
+    #[command(flatten)]
+    pub build: BuildArgs,
+    #[command(flatten)]
+    pub exec: super::exec::ExecArgs,
+    /// Output format
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ScanFormat,
+    #[command(flatten)]
+    pub links: LinkArgs,
+    /// Also write the scan's profile (every grid point, every searched commit, the fitted
+    /// levels and the change points) as an SVG into DIR
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<std::path::PathBuf>,
+    /// Locate by count, confirm by clock (1 thread): the grid, its fit and the interval searches on instruction counts under valgrind, then every change point confirmed in time on a fresh interleaved block; time the ends moved beyond those is searched in time between them
+    #[arg(long, value_enum, value_name = "METRIC")]
+    pub locate: Option<super::args::LocateBy>,
+}
 
 pub fn run(g: &Global, a: ScanArgs) -> Result<Exit> {
-    super::scanning::scan(g, a)
+    let range = RangeArgs {
+        range: &a.range,
+        tool: &a.tool,
+        sampling: &a.sampling,
+        stats: &a.stats,
+        build: &a.build,
+        exec: &a.exec,
+        locate: a.locate,
+    }
+    .plan(g, (None, None))?;
+    let plan = ScanPlan {
+        range,
+        grid: a.grid.grid,
+    };
+    plan.validate()?;
+    let links = a.links.links()?;
+    let report = crate::drive::scan(&plan, &lines(a.format == ScanFormat::Text, false))?;
+    output(&a, &report, &links)
+}
+
+fn output(a: &ScanArgs, report: &ScanReport, links: &Links) -> Result<Exit> {
+    print!("{}", a.format.render_linked(report, links)?);
+    if let Some(dir) = &a.plot {
+        let path = report.write_plot(dir)?;
+        progress::info(&format!("wrote {}", path.display()));
+    }
+    Ok(if report.unconfirmed() {
+        Exit::Unconfirmed
+    } else {
+        Exit::Done
+    })
 }

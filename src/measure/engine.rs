@@ -202,6 +202,8 @@ pub struct Session<'a> {
     kernels: HashMap<(usize, String), CompiledKernel>,
     /// Samples taken by this session (not from the cache).
     pub samples_taken: usize,
+    /// Samples an earlier run of the same command left in the cache, taken up by this one.
+    pub samples_reused: usize,
     pub builds: BTreeMap<String, BuildUse>,
     pub on_step: Option<StepCallback<'a>>,
     /// Show a progress bar over the samples `ensure` takes (tables of many
@@ -245,6 +247,7 @@ impl<'a> Session<'a> {
             subjects: Vec::new(),
             kernels: HashMap::new(),
             samples_taken: 0,
+            samples_reused: 0,
             builds: BTreeMap::new(),
             on_step: None,
             progress_bar: false,

@@ -345,6 +345,12 @@ impl TimeSearchJson {
 }
 
 impl BisectReport {
+    /// Finished, but a candidate change point did not hold on its fresh block of samples (one
+    /// still undecided there is located, size unresolved, and does not count): exit 3.
+    pub fn unconfirmed(&self) -> bool {
+        self.changes.iter().any(|c| !c.confirmed && !c.unresolved)
+    }
+
     /// The culprits in the order a reader wants them: the confirmed ones by what lasts of their
     /// change (a transient that a later change undid comes after the lasting ones; see
     /// [`series::lasting`]), those in the range's direction before those against it, then by

@@ -4,6 +4,7 @@
 
 pub mod bisect;
 pub mod compare;
+pub mod events;
 pub mod explain;
 pub mod export;
 pub mod gate;

@@ -190,6 +190,11 @@ pub struct ScanReport {
 }
 
 impl ScanReport {
+    /// Finished, but a candidate change point did not hold on its fresh block (as a bisect's).
+    pub fn unconfirmed(&self) -> bool {
+        (self.changes.iter()).any(|c| !c.point.confirmed && !c.point.unresolved)
+    }
+
     /// What the grid, its levels and the searches' steps were measured in: the counts when
     /// they located.
     pub fn grid_metric(&self) -> Metric {

@@ -239,6 +239,7 @@ impl Session<'_> {
                     .filter(|s| target.check(s).is_ok())
                     .collect();
                 samples.retain(|s| self.same_code_path(s).is_ok());
+                self.samples_reused += samples.len();
                 (Some(store), samples)
             }
         };

@@ -1,0 +1,58 @@
+//! What `bisect` and `scan` share on the command line: their arguments made into the
+//! library's [`RangePlan`], and the sink their format sends a search's events to.
+
+use anyhow::Result;
+
+use super::args::{LocateBy, SequentialArgs, StatsArgs, ToolArg};
+use super::build::BuildArgs;
+use super::exec::ExecArgs;
+use super::Global;
+use crate::analysis::bisect::Config;
+use crate::drive::RangePlan;
+use crate::report::events::{Lines, LinesTo};
+
+/// The argument groups of a search of GOOD..BAD.
+pub struct RangeArgs<'a> {
+    pub range: &'a str,
+    pub tool: &'a ToolArg,
+    pub sampling: &'a SequentialArgs,
+    pub stats: &'a StatsArgs,
+    pub build: &'a BuildArgs,
+    pub exec: &'a ExecArgs,
+    pub locate: Option<LocateBy>,
+}
+
+impl RangeArgs<'_> {
+    /// The plan these arguments ask for; `stop` = (--max-changes, --min-share).
+    pub fn plan(&self, g: &Global, stop: (Option<usize>, Option<f64>)) -> Result<RangePlan> {
+        let plan = RangePlan {
+            range: self.range.to_string(),
+            tool: self.tool.tool.clone(),
+            threads: self.tool.thread_counts(),
+            timing: self.sampling.timing.timing(),
+            cfg: Config {
+                alpha: self.stats.alpha.alpha,
+                min_effect: self.stats.min_effect,
+                schedule: self.sampling.schedule(),
+                max_changes: stop.0,
+                min_share: stop.1,
+            },
+            locate: self.locate.map(LocateBy::metric),
+            sources: self.build.sources(),
+            slurm: self.exec.slurm()?,
+            cache: g.cache.clone(),
+            kernels_dir: g.kernels_dir.clone(),
+        };
+        Ok(plan)
+    }
+}
+
+/// Where a search's events go: lines beside a text result, JSON events with jsonl, else
+/// stderr.
+pub fn lines(text: bool, jsonl: bool) -> Lines {
+    Lines::new(match (text, jsonl) {
+        (true, _) => LinesTo::Stdout,
+        (_, true) => LinesTo::Jsonl,
+        _ => LinesTo::Stderr,
+    })
+}

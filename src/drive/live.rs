@@ -1,0 +1,195 @@
+//! A search's view of a measurement session: the adapter that shows a session's subjects to
+//! the pure search as commits (one per thread-count series), tells each decided step and
+//! confirmed change point to the run's [`Sink`] as it happens, and keeps the clock of
+//! `--budget`. Shared by bisect and scan.
+
+use std::time::Instant;
+
+use anyhow::Result;
+
+use crate::analysis::bisect::{self, Measurer, Probe, Step};
+use crate::analysis::resolution::Forecast;
+use crate::build::repo;
+use crate::measure::engine::Session;
+use crate::progress;
+use crate::report::bisect::{change_point_json, ForecastEvent};
+use crate::report::events::{Decided, Event, Sink, Spent};
+
+pub struct Live<'s, 'a> {
+    pub session: &'s mut Session<'a>,
+    pub commits: &'s [repo::CommitInfo],
+    /// The thread counts: commit c at the t-th is the session's subject c·k + t.
+    pub threads: &'s [usize],
+    pub sink: &'s dyn Sink,
+    pub started: Instant,
+    pub deadline: Option<Instant>,
+    /// The counts that locate for a clock that confirms (`--locate`): their change points are
+    /// announced as located, not as the run's culprits.
+    pub locating: bool,
+}
+
+impl Live<'_, '_> {
+    /// What would resolve more on this machine, given the forecast: more samples, and more
+    /// shorter ones in the same time, when the cap falls short of --min-effect, and counting
+    /// instructions for one thread.
+    fn better(&self, f: &Forecast) -> Vec<String> {
+        let r = &f.resolution;
+        let mut v = Vec::new();
+        let time = self.session.metric().is_time();
+        // Past ten times the cap a larger cap is no advice: each decision would take hours.
+        if r.short() && r.needed <= 10 * r.cap {
+            v.push(format!(
+                "--max-samples {} (resolves {:.1}%)",
+                r.needed,
+                r.min_effect * 100.0
+            ));
+        }
+        // Longer samples did not pay where measured: on a 2-core VM a quarter-second sample was
+        // barely noisier than a 1-second one and a 2-second one no quieter, so the same machine
+        // time resolved about twice as much in 0.25 s samples, at 2 threads too; on a host in
+        // waves no duration was safe (docs/how-a-number-is-made.md). Half the duration at twice
+        // the cap costs what the cap costs now.
+        let half = self.session.duration() / 2.0;
+        if time && r.short() && half >= 0.25 {
+            v.push(format!(
+                "--duration {half} --max-samples {} (twice the samples in the same sampling time; scripts/bench-sampling says which duration resolves most on this machine)",
+                2 * r.cap
+            ));
+        }
+        // Counting pays when the clock alone cannot resolve --min-effect at the cap: on one
+        // release-history range with -25%..-80% steps at 11-18% noise the clock alone took 350 s
+        // and locating 397 s; at 15-21% noise with +-5-30% steps locating finds what the clock
+        // cannot (docs/commands.md).
+        if time && self.threads == [1] && r.short() && !self.locating {
+            v.push(
+                "--locate instructions (counts locate, the clock confirms; 1 thread, about 5 s per count sample)"
+                    .into(),
+            );
+        }
+        v
+    }
+
+    /// Samples of `commits` taken up from the cache since the session held `before` of them.
+    fn tell_reused(&self, before: usize, commits: &[&str]) {
+        let samples = self.session.samples_reused - before;
+        if samples > 0 {
+            self.sink.send(Event::Reused { commits, samples });
+        }
+    }
+
+    fn builds(&self) -> progress::BuildCounts {
+        let b = self.session.builds.values();
+        progress::BuildCounts {
+            built: b.clone().filter(|b| b.fresh && b.ok).count(),
+            cached: b.clone().filter(|b| !b.fresh && b.ok).count(),
+            failed: b.filter(|b| !b.ok).count(),
+        }
+    }
+}
+
+impl Measurer for Live<'_, '_> {
+    fn prepare(&mut self, c: usize) -> Result<()> {
+        let k = self.threads.len();
+        let reused = self.session.samples_reused;
+        for t in 0..k {
+            Measurer::prepare(self.session, c * k + t)?;
+        }
+        if let Some(commit) = self.commits.get(c) {
+            self.tell_reused(reused, &[commit.short.as_str()]);
+        }
+        Ok(())
+    }
+
+    fn identical(&self, a: usize, b: usize) -> bool {
+        let k = self.threads.len();
+        self.session.identical(a * k, b * k)
+    }
+
+    fn name(&self, i: usize) -> String {
+        self.session.name(i * self.threads.len())
+    }
+
+    fn series(&self) -> usize {
+        self.threads.len()
+    }
+
+    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        Ok(self
+            .ensure_series(wants)?
+            .into_iter()
+            .map(|mut p| p.swap_remove(0))
+            .collect())
+    }
+
+    /// Every listed commit at every thread count, in the engine's interleaved rounds.
+    fn ensure_series(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Vec<Probe>>> {
+        let shorts: Vec<&str> = wants
+            .iter()
+            .filter_map(|(i, _)| self.commits.get(*i).map(|c| c.short.as_str()))
+            .collect();
+        self.sink.send(Event::Sampling(&shorts));
+        let k = self.threads.len();
+        let subjects: Vec<(usize, usize)> = wants
+            .iter()
+            .flat_map(|&(c, n)| (0..k).map(move |t| (c * k + t, n)))
+            .collect();
+        let reused = self.session.samples_reused;
+        let mut probes = Measurer::ensure(&mut *self.session, &subjects)?.into_iter();
+        self.tell_reused(reused, &shorts);
+        Ok(wants
+            .iter()
+            .map(|_| probes.by_ref().take(k).collect())
+            .collect())
+    }
+
+    fn prefetch(&mut self, commits: &[usize]) {
+        let k = self.threads.len();
+        let subjects: Vec<usize> = commits.iter().map(|c| c * k).collect();
+        self.session.prefetch(&subjects);
+    }
+
+    fn should_stop(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    fn forecast(&mut self, f: &Forecast) {
+        let better = self.better(f);
+        self.sink.send(Event::Forecast(ForecastEvent {
+            forecast: f,
+            seconds_per_sample: self.session.seconds_per_sample(),
+            better: &better,
+        }));
+    }
+
+    fn confirmed(&mut self, cp: &bisect::ChangePoint) {
+        let point = change_point_json(cp, self.commits, self.threads);
+        if self.locating {
+            let metric = self.session.metric();
+            self.sink.send(Event::Located {
+                point: &point,
+                metric,
+            });
+            return;
+        }
+        let spent = Spent {
+            seconds: self.started.elapsed().as_secs_f64(),
+            builds: self.session.builds.len(),
+            samples_taken: self.session.samples_taken,
+        };
+        self.sink.send(Event::Confirmed {
+            point: &point,
+            spent,
+        });
+    }
+
+    fn decided(&mut self, s: &Step) {
+        let builds = self.builds();
+        self.sink.send(Event::Decided(Decided {
+            step: s,
+            commits: self.commits,
+            metric: self.session.metric(),
+            threads: self.threads,
+            builds,
+        }));
+    }
+}

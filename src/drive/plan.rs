@@ -1,0 +1,214 @@
+//! What a search is asked to do, as the library takes it: no command-line types. A plan is
+//! checked once ([`RangePlan::validate`] and the searches' own) before anything is opened,
+//! and it writes the command that reproduces it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+
+use crate::analysis::bisect::Config;
+use crate::build::repo;
+use crate::build::sources::Sources;
+use crate::measure::exec::slurm::SlurmConfig;
+use crate::measure::exec::Timing;
+use crate::measure::metric::Metric;
+
+/// A search of GOOD..BAD: what every search of a range shares.
+#[derive(Debug, Clone)]
+pub struct RangePlan {
+    /// `GOOD..BAD` as the user wrote it.
+    pub range: String,
+    /// The tool spec as given (`NAME[:key=value,...]`).
+    pub tool: String,
+    /// Thread counts, in the order given.
+    pub threads: Vec<usize>,
+    pub timing: Timing,
+    pub cfg: Config,
+    /// Locate by this counting metric, confirm by the clock.
+    pub locate: Option<Metric>,
+    pub sources: Sources,
+    /// `None`: builds and samples are made here.
+    pub slurm: Option<SlurmConfig>,
+    /// The cache (None: `$PERFBISECT_CACHE`, else `~/.cache/perfbisect`).
+    pub cache: Option<PathBuf>,
+    /// Extra kernels beside the built-in ones.
+    pub kernels_dir: Option<PathBuf>,
+}
+
+/// A bisect: every change point of the range, largest share first.
+#[derive(Debug, Clone)]
+pub struct BisectPlan {
+    pub range: RangePlan,
+    /// Stop exploring smaller changes after this long (after a first change point).
+    pub budget: Option<Duration>,
+    /// Profile every confirmed culprit against its parent under callgrind.
+    pub explain: bool,
+    /// Where the flame graphs of `explain` go (None: the current directory).
+    pub explain_dir: Option<PathBuf>,
+}
+
+/// A scan: a grid of the range, a step fit, a search of every interval that moved.
+#[derive(Debug, Clone)]
+pub struct ScanPlan {
+    pub range: RangePlan,
+    /// Grid points, ends included.
+    pub grid: usize,
+}
+
+impl RangePlan {
+    /// GOOD and BAD as written.
+    pub fn ends(&self) -> Result<(String, String)> {
+        repo::split_range(&self.range)
+    }
+
+    /// `1`, or `1,8,32` as given.
+    pub fn threads_text(&self) -> String {
+        let v: Vec<String> = self.threads.iter().map(|t| t.to_string()).collect();
+        v.join(",")
+    }
+
+    /// Refuses what no search of two commits could mean: an empty or repeated thread list,
+    /// thread counts the metric cannot measure, `--locate` with a counting metric or threads.
+    pub fn validate(&self) -> Result<()> {
+        self.cfg.validate(2)?;
+        if self.threads.is_empty() {
+            bail!("no thread count given");
+        }
+        if let Some((i, t)) =
+            (self.threads.iter().enumerate()).find(|(i, t)| self.threads[..*i].contains(t))
+        {
+            bail!("thread count {t} is listed twice (at position {})", i + 1);
+        }
+        for &t in &self.threads {
+            self.timing.metric.check_threads(t)?;
+        }
+        if let Some(by) = self.locate {
+            if by.is_time() {
+                bail!("--locate takes a metric that counts, such as instructions");
+            }
+            if !self.timing.metric.is_time() {
+                bail!(
+                    "--locate {} confirms every change point in time: it does not go with --metric {}",
+                    by.name(),
+                    self.timing.metric.name()
+                );
+            }
+            for &t in &self.threads {
+                by.check_threads(t)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The counts' search configuration when locating: the clock's, on the count's own
+    /// schedule (a count decides in a few samples).
+    pub fn count_config(&self) -> Config {
+        Config {
+            schedule: self
+                .locate
+                .map_or(self.cfg.schedule.clone(), |by| by.default_schedule()),
+            ..self.cfg.clone()
+        }
+    }
+
+    /// `--repo … --min-effect …`: the options every search's reproduce line starts with.
+    fn reproduce_common(&self, grid: Option<usize>) -> String {
+        let mut s = format!(
+            "--repo {} --recipe {} --tool '{}' --threads {}",
+            self.sources.repo.display(),
+            self.sources.recipe,
+            self.tool,
+            self.threads_text()
+        );
+        if let Some(g) = grid {
+            s.push_str(&format!(" --grid {g}"));
+        }
+        s.push_str(&format!(
+            " --samples {} --max-samples {} --duration {} --alpha {} --min-effect {}",
+            self.cfg.schedule.initial,
+            self.cfg.schedule.max,
+            self.timing.duration,
+            self.cfg.alpha,
+            self.cfg.min_effect
+        ));
+        s
+    }
+}
+
+impl BisectPlan {
+    pub fn validate(&self) -> Result<()> {
+        self.range.validate()
+    }
+
+    /// The command that runs this bisect again (and resumes it from the cache).
+    pub fn reproduce(&self) -> String {
+        let r = &self.range;
+        let mut s = format!("perfbisect bisect {}", r.reproduce_common(None));
+        if !r.timing.metric.is_time() {
+            s.push_str(&format!(" --metric {}", r.timing.metric.name()));
+        }
+        if let Some(by) = r.locate {
+            s.push_str(&format!(" --locate {}", by.name()));
+        }
+        if let Some(m) = r.cfg.max_changes {
+            s.push_str(&format!(" --max-changes {m}"));
+        }
+        if let Some(m) = r.cfg.min_share {
+            s.push_str(&format!(" --min-share {}%", m * 100.0));
+        }
+        if let Some(b) = self.budget {
+            s.push_str(&format!(" --budget {}", humantime::format_duration(b)));
+        }
+        s.push(' ');
+        s.push_str(&r.range);
+        s
+    }
+
+    /// The same bisect over another range (the merge base's branch, say).
+    pub fn over(&self, range: String) -> BisectPlan {
+        BisectPlan {
+            range: RangePlan {
+                range,
+                ..self.range.clone()
+            },
+            ..self.clone()
+        }
+    }
+}
+
+impl ScanPlan {
+    /// A scan measures one thread count and reports every change: refuses the rest.
+    pub fn validate(&self) -> Result<()> {
+        let r = &self.range;
+        if r.threads.len() != 1 {
+            bail!("a scan measures one thread count (--threads N); bisect takes several");
+        }
+        if r.cfg.max_changes.is_some() {
+            bail!("--scan reports every change of the range: it takes no --first-change-only or --max-changes");
+        }
+        if !(3..=1000).contains(&self.grid) {
+            bail!("a scan's grid has 3 to 1000 points, not {}", self.grid);
+        }
+        r.validate()
+    }
+
+    /// The scan's one thread count.
+    pub fn threads(&self) -> usize {
+        self.range.threads[0]
+    }
+
+    /// The command that runs this scan again (and resumes it from the cache).
+    pub fn reproduce(&self) -> String {
+        let r = &self.range;
+        let locate = r
+            .locate
+            .map(|by| format!("--locate {} ", by.name()))
+            .unwrap_or_default();
+        format!(
+            "perfbisect scan {} {locate}{}",
+            r.reproduce_common(Some(self.grid)),
+            r.range
+        )
+    }
+}

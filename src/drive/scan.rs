@@ -1,0 +1,249 @@
+//! A scan of GOOD..BAD, from its plan to its typed result: the grid placed (moved onto builds
+//! the cache has where that costs a few commits), measured and fitted, then every interval
+//! whose ends lie on different levels searched; located by count and confirmed by clock when
+//! the plan says so.
+
+use std::time::Instant;
+
+use anyhow::Result;
+
+use super::ids::scan_id;
+use super::live::Live;
+use super::plan::ScanPlan;
+use super::setup::RangeSetup;
+use crate::analysis::locate::{self, Location};
+use crate::analysis::scan;
+use crate::build::{builds, repo};
+use crate::measure::engine::Session;
+use crate::measure::metric::Metric;
+use crate::report::bisect::LocatedJson;
+use crate::report::events::{Event, Sink};
+use crate::report::scan::{ScanContext, ScanReport};
+
+/// Scans the plan's range, telling `sink` the grid and each step as it happens.
+pub fn scan(plan: &ScanPlan, sink: &dyn Sink) -> Result<ScanReport> {
+    plan.validate()?;
+    let started = Instant::now();
+    let r = &plan.range;
+    let (good, bad) = r.ends()?;
+    let setup = RangeSetup::open(r)?;
+    let commits = &setup.range.commits;
+    let id = scan_id(r, &setup, plan.grid);
+    // The executor is connected (and refuses what it cannot serve) before anything is said.
+    let (mut session, mut counting) = setup.sessions(r, format!("scan {id}"), commits)?;
+    let notes: Vec<String> = merge_base_note(&setup.range, &good, &bad)
+        .into_iter()
+        .collect();
+    for note in &notes {
+        sink.send(Event::Said(note));
+    }
+    let grid = GridPlan::place(plan, &setup)?;
+    let describe = format!(
+        "scanning {}: grid of {} points every ~{} commits",
+        setup.describe(&plan.threads().to_string()),
+        grid.positions.len(),
+        grid.spacing
+    );
+    sink.send(Event::Said(&describe));
+    sink.send(Event::Said(&grid.plan_line()));
+    sink.send(Event::Started {
+        commits: commits.len(),
+    });
+    let live = |session, locating| Live {
+        session,
+        commits,
+        threads: &r.threads,
+        sink,
+        started,
+        deadline: None,
+        locating,
+    };
+    let searched = match &mut counting {
+        Some(c) => {
+            let lives = (live(&mut session, false), live(c, true));
+            search_located(lives, &grid, plan).map(|l| (l.result, Some(l.location)))
+        }
+        None => search(live(&mut session, false), &grid, plan).map(|r| (r, None)),
+    };
+    sink.send(Event::Finished);
+    let (result, location) = searched?;
+    if let (Some(_), Some(by)) = (&location, r.locate) {
+        tell_grid(sink, &result.grid, &grid, commits, (by, &r.threads));
+    }
+    let sessions = (&session, counting.as_ref().zip(location.as_ref()));
+    Ok(report(
+        plan, &setup, &result, sessions, grid, notes, started,
+    ))
+}
+
+/// The typed result, with what the driver knows besides the analysis's.
+fn report(
+    plan: &ScanPlan,
+    setup: &RangeSetup,
+    result: &scan::ScanResult,
+    (session, counted): (&Session, Option<(&Session, &Location)>),
+    grid: GridPlan,
+    notes: Vec<String>,
+    started: Instant,
+) -> ScanReport {
+    let r = &plan.range;
+    let commits = &setup.range.commits;
+    let held = |s: &Session| -> usize {
+        (0..commits.len())
+            .filter_map(|i| s.samples(i).ok().map(|s| s.len()))
+            .sum()
+    };
+    let samples_total = held(session) + counted.map_or(0, |c| held(c.0));
+    let mut builds = session.builds.clone();
+    for (k, b) in counted.iter().flat_map(|c| &c.0.builds) {
+        builds.entry(k.clone()).or_insert_with(|| b.clone());
+    }
+    ScanReport::new(
+        result,
+        ScanContext {
+            tool: setup.spec.short(),
+            threads: plan.threads(),
+            range: r.range.clone(),
+            repo: r.sources.repo.display().to_string(),
+            recipe: setup.recipe.name.clone(),
+            good: &setup.range.good,
+            bad: &setup.range.bad,
+            merge_base: setup.range.merge_base.as_ref(),
+            commits,
+            grid_size: plan.grid,
+            max_move: grid.max_move,
+            moved: grid.moved,
+            grid_builds_cached: grid.cached,
+            builds: builds.into_values().collect(),
+            samples: samples_total,
+            samples_taken_now: session.samples_taken + counted.map_or(0, |c| c.0.samples_taken),
+            placement: session.placement(),
+            alpha: r.cfg.alpha,
+            min_effect: r.cfg.min_effect,
+            notes,
+            wall_s: started.elapsed().as_secs_f64(),
+            reproduce: plan.reproduce(),
+            metric: session.metric(),
+            located: counted.map(|(s, l)| LocatedJson::new(s.metric(), l, commits)),
+        },
+    )
+}
+
+/// A scan of GOOD..BAD where GOOD is not an ancestor of BAD covers merge-base..BAD only.
+fn merge_base_note(range: &repo::Range, good: &str, bad: &str) -> Option<String> {
+    let mb = range.merge_base.as_ref()?;
+    Some(format!(
+        "{good} is not an ancestor of {bad}: the scan covers the first-parent line from their merge base {} ({}) to {bad}; {good}'s own branch is not in it",
+        mb.short,
+        mb.dates()
+    ))
+}
+
+/// Where the grid's points lie: evenly spaced, then moved to commits built already where
+/// that costs a few commits at most.
+struct GridPlan {
+    positions: Vec<usize>,
+    /// Per point: how far it was moved.
+    moved: Vec<isize>,
+    /// Points whose build is in the cache.
+    cached: usize,
+    max_move: usize,
+    /// Commits between evenly spaced points.
+    spacing: usize,
+}
+
+impl GridPlan {
+    fn place(plan: &ScanPlan, setup: &RangeSetup) -> Result<GridPlan> {
+        let commits = &setup.range.commits;
+        let n = commits.len();
+        let opts = plan.range.sources.options(&setup.recipe);
+        let even = scan::grid_positions(n, plan.grid);
+        let max_move = scan::max_move(n, even.len());
+        let mut built = std::collections::HashMap::new();
+        // Look every candidate up first (errors surface here), then snap on the answers.
+        let mut look_up = |i: usize| -> Result<()> {
+            if let std::collections::hash_map::Entry::Vacant(e) = built.entry(i) {
+                let cached = builds::cached(&setup.cache, &setup.repo, &commits[i], &opts)?;
+                e.insert(cached.is_some());
+            }
+            Ok(())
+        };
+        for &p in &even {
+            for q in p.saturating_sub(max_move)..=(p + max_move).min(n - 1) {
+                look_up(q)?;
+            }
+        }
+        let is_built = |i: &usize| built.get(i).copied().unwrap_or(false);
+        let snapped = scan::snap_to_built(&even, max_move, |i| is_built(&i));
+        let positions: Vec<usize> = snapped.iter().map(|s| s.0).collect();
+        Ok(GridPlan {
+            cached: positions.iter().filter(|p| is_built(p)).count(),
+            moved: snapped.iter().map(|s| s.1).collect(),
+            positions,
+            max_move,
+            spacing: (n - 1) / (even.len() - 1).max(1),
+        })
+    }
+
+    fn plan_line(&self) -> String {
+        format!(
+            "  builds for the grid: {} needed, {} in the cache, {} to build; {} point(s) moved (at most {} commits) to a commit already built",
+            self.positions.len(),
+            self.cached,
+            self.positions.len() - self.cached,
+            self.moved.iter().filter(|m| **m != 0).count(),
+            self.max_move
+        )
+    }
+}
+
+/// The grid measured and fitted, then every interval it marks searched; the grid's points
+/// are told as they are decided, like a bisect's steps.
+fn search(mut live: Live, grid: &GridPlan, plan: &ScanPlan) -> Result<scan::ScanResult> {
+    let cfg = &plan.range.cfg;
+    let measured = scan::measure_grid(&grid.positions, cfg, &mut live)?;
+    let sink = live.sink;
+    sink.send(Event::GridMeasured {
+        samples_per_point: measured.samples_per_point,
+        levels: measured.segments.len(),
+    });
+    let metric = plan.range.timing.metric;
+    tell_grid(sink, &measured, grid, live.commits, (metric, live.threads));
+    sink.send(Event::Entering {
+        entered: measured.intervals.iter().filter(|i| i.entered).count(),
+        intervals: measured.intervals.len(),
+    });
+    scan::search_intervals(measured, cfg, &mut live)
+}
+
+/// Every grid point with its level.
+fn tell_grid(
+    sink: &dyn Sink,
+    measured: &scan::Grid,
+    grid: &GridPlan,
+    commits: &[repo::CommitInfo],
+    (metric, threads): (Metric, &[usize]),
+) {
+    for (p, moved) in measured.points.iter().zip(&grid.moved) {
+        sink.send(Event::GridPoint {
+            point: p,
+            moved: *moved,
+            commit: &commits[p.commit],
+            metric,
+            threads,
+        });
+    }
+}
+
+/// Located by count (`lives.1`), confirmed on the clock (`lives.0`); the grid's points are told
+/// once the whole scan is done (the counts' grid is measured inside the located scan).
+fn search_located(
+    lives: (Live, Live),
+    grid: &GridPlan,
+    plan: &ScanPlan,
+) -> Result<locate::LocatedScan> {
+    let (mut clock, mut count) = lives;
+    let count_cfg = plan.range.count_config();
+    let cfg = &plan.range.cfg;
+    locate::locate_scan(&grid.positions, &count_cfg, cfg, &mut count, &mut clock)
+}

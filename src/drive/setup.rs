@@ -1,0 +1,147 @@
+//! What a search of a range opens before it measures anything, and the sessions it measures
+//! in: the clock's and, when locating, the counts'.
+
+use anyhow::Result;
+
+use super::plan::RangePlan;
+use crate::build::recipe::Recipe;
+use crate::build::repo;
+use crate::cache::Cache;
+use crate::measure::engine::{Library, Reuse, Session, Side, Subject};
+use crate::measure::exec::slurm::Slurm;
+use crate::measure::exec::{Executor, Timing};
+use crate::measure::kernel::{Registry, ToolSpec};
+
+/// The tool, the repository and its recipe, the range and the cache, opened in the order a
+/// command reports their errors.
+pub struct RangeSetup {
+    pub spec: ToolSpec,
+    pub repo: repo::Repo,
+    pub recipe: Recipe,
+    pub range: repo::Range,
+    pub cache: Cache,
+}
+
+impl RangeSetup {
+    /// The setup of the plan's range; the plan is refused once the range is known where it
+    /// cannot search it (before an executor is connected, which leaves a job directory in the
+    /// cache).
+    pub fn open(plan: &RangePlan) -> Result<RangeSetup> {
+        let (good, bad) = plan.ends()?;
+        let reg = Registry::load(plan.kernels_dir.as_deref())?;
+        let spec = reg.parse_spec(&plan.tool)?;
+        let (repo, recipe) = plan.sources.open()?;
+        let range = repo.range(&good, &bad)?;
+        let cache = Cache::open(plan.cache.as_deref())?;
+        plan.cfg.validate(range.commits.len())?;
+        Ok(RangeSetup {
+            spec,
+            repo,
+            recipe,
+            range,
+            cache,
+        })
+    }
+
+    /// The executor the plan asks for, on the range's cache, repository and recipe (None:
+    /// local).
+    pub fn executor(&self, plan: &RangePlan) -> Result<Option<Box<dyn Executor + '_>>> {
+        let Some(cfg) = &plan.slurm else {
+            return Ok(None);
+        };
+        let options = plan.sources.options(&self.recipe);
+        let forward = plan.sources.forward()?;
+        let slurm = Slurm::connect(&self.cache, &self.repo, options, forward, cfg.clone())?;
+        Ok(Some(Box::new(slurm)))
+    }
+
+    /// What a search of the range announces it measures: `TOOL at THREADS thread(s) over N
+    /// commits (GOOD..BAD), recipe R`.
+    pub fn describe(&self, threads: &str) -> String {
+        format!(
+            "{} at {threads} thread(s) over {} commits ({}..{}), recipe {}",
+            self.spec.short(),
+            self.range.commits.len(),
+            self.range.good.short,
+            self.range.bad.short,
+            self.recipe.name
+        )
+    }
+
+    /// A session of the range's repository and recipe measuring `commits` at every thread
+    /// count (see [`add_revisions`]), built and sampled by `exec` when given. Its samples
+    /// belong to `context`: a re-run of it resumes with them, another run takes its own.
+    fn session<'s>(
+        &'s self,
+        plan: &RangePlan,
+        (timing, context): (Timing, String),
+        exec: Option<Box<dyn Executor + 's>>,
+        commits: &[repo::CommitInfo],
+    ) -> Result<Session<'s>> {
+        let mut session = Session::new(&self.cache, timing, Reuse::Context(context))
+            .with_repo(&self.repo, plan.sources.options(&self.recipe))
+            .with_executor(exec);
+        add_revisions(&mut session, commits, &self.spec, &plan.threads)?;
+        Ok(session)
+    }
+
+    /// The clock's session and, when locating, the counts' (on their metric, on an executor
+    /// of their own, with samples of their own context).
+    pub fn sessions<'s>(
+        &'s self,
+        plan: &RangePlan,
+        context: String,
+        commits: &[repo::CommitInfo],
+    ) -> Result<(Session<'s>, Option<Session<'s>>)> {
+        let exec = self.executor(plan)?;
+        let counting = match plan.locate {
+            Some(by) => {
+                let timing = Timing {
+                    metric: by,
+                    ..plan.timing
+                };
+                let context = format!("{context} count");
+                let exec = self.executor(plan)?;
+                Some(self.session(plan, (timing, context), exec, commits)?)
+            }
+            None => None,
+        };
+        let session = self.session(plan, (plan.timing, context), exec, commits)?;
+        Ok((session, counting))
+    }
+}
+
+/// Each commit as a library of the session, measured at every thread count: subject c·k + t
+/// is commit c at the t-th of the k thread counts (the layout [`super::live::Live`] reads).
+pub fn add_revisions(
+    session: &mut Session,
+    commits: &[repo::CommitInfo],
+    spec: &ToolSpec,
+    threads: &[usize],
+) -> Result<()> {
+    for c in commits {
+        let lib = session.add_library(Library::Revision {
+            label: c.short.clone(),
+            commit: c.clone(),
+        });
+        for &t in threads {
+            session.add_subject(Subject {
+                lib,
+                spec: spec.clone(),
+                threads: t,
+                side: Side::Only,
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// The repository as a resume key names it: its canonical path, so that two spellings of
+/// one checkout share their samples.
+pub fn repo_key(repo: &repo::Repo) -> String {
+    repo.path
+        .canonicalize()
+        .unwrap_or(repo.path.clone())
+        .to_string_lossy()
+        .into_owned()
+}

@@ -1,0 +1,257 @@
+//! What a search tells as it goes, typed: each decided step, each located and each confirmed
+//! change point, the forecast, the grid of a scan, what is sampled now. A search sends
+//! [`Event`]s to the [`Sink`] its command chose; [`Lines`] is the one the commands use — a line
+//! per event on stdout beside a text result, one JSON object per line with `--format jsonl`,
+//! else on stderr (a JSON, Markdown or HTML result keeps stdout to itself) — and keeps the
+//! terminal's status line. Off a terminal every event is still one line, as it happens.
+
+use std::cell::RefCell;
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::bisect::{
+    confirmed_line, located_line, step_line, ChangePointJson, ForecastEvent, StepJson,
+};
+use super::export::Jsonl;
+use crate::analysis::bisect::{Step, StepVerdict};
+use crate::analysis::scan::GridPoint;
+use crate::build::repo::CommitInfo;
+use crate::measure::metric::Metric;
+use crate::progress::{self, BuildCounts, SearchStatus};
+
+/// One thing a search tells as it happens.
+pub enum Event<'a> {
+    /// A search of `commits` commits begins: the status line starts counting.
+    Started {
+        commits: usize,
+    },
+    /// What the command says on its way: what it searches, where the merge base lies.
+    Said(&'a str),
+    /// The commits sampled now.
+    Sampling(&'a [&'a str]),
+    /// Samples of these commits that an earlier run of the same search left in the cache:
+    /// a resumed run takes them up instead of sampling again.
+    Reused {
+        commits: &'a [&'a str],
+        samples: usize,
+    },
+    Forecast(ForecastEvent<'a>),
+    /// A commit's verdict.
+    Decided(Decided<'a>),
+    /// A change point the counts located (`--locate`), before the clock confirms it.
+    Located {
+        point: &'a ChangePointJson,
+        metric: Metric,
+    },
+    /// A change point once its confirmation block decided, with what the search spent so far.
+    Confirmed {
+        point: &'a ChangePointJson,
+        spent: Spent,
+    },
+    /// A scan's grid is measured and fitted.
+    GridMeasured {
+        samples_per_point: usize,
+        levels: usize,
+    },
+    /// One grid point with its level (`moved`: commits it was moved to one already built).
+    GridPoint {
+        point: &'a GridPoint,
+        moved: isize,
+        commit: &'a CommitInfo,
+        metric: Metric,
+        threads: &'a [usize],
+    },
+    /// The grid intervals a scan enters, of all of them.
+    Entering {
+        entered: usize,
+        intervals: usize,
+    },
+    /// The search is over: the status line goes.
+    Finished,
+}
+
+/// A decided step, with what its line and the status line show.
+pub struct Decided<'a> {
+    pub step: &'a Step,
+    /// The range's commits: the step's index is into these.
+    pub commits: &'a [CommitInfo],
+    pub metric: Metric,
+    pub threads: &'a [usize],
+    pub builds: BuildCounts,
+}
+
+/// What a search had spent when a change point was confirmed.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Spent {
+    pub seconds: f64,
+    pub builds: usize,
+    pub samples_taken: usize,
+}
+
+/// Where a search's events go. Shared by the searches of one run (the counts' and the
+/// clock's), so it takes `&self`.
+pub trait Sink {
+    fn send(&self, event: Event);
+}
+
+/// A sink that drops everything (a library caller that only wants the result).
+pub struct Quiet;
+
+impl Sink for Quiet {
+    fn send(&self, _: Event) {}
+}
+
+/// Where [`Lines`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinesTo {
+    /// Beside a text result, on stdout.
+    Stdout,
+    /// One JSON object per event on stdout (`--format jsonl`); prose on stderr.
+    Jsonl,
+    /// On stderr: the result owns stdout.
+    Stderr,
+}
+
+/// A line per event, and the terminal's status line.
+pub struct Lines {
+    to: LinesTo,
+    status: RefCell<Option<SearchStatus>>,
+}
+
+impl Lines {
+    pub fn new(to: LinesTo) -> Lines {
+        Lines {
+            to,
+            status: RefCell::new(None),
+        }
+    }
+
+    /// `line` where this sink puts lines (with `--format jsonl`, on stderr).
+    fn emit(&self, line: &str) {
+        match self.to {
+            LinesTo::Stdout => progress::above_status(|| println!("{line}")),
+            LinesTo::Jsonl | LinesTo::Stderr => progress::info(line),
+        }
+    }
+
+    /// `line`, or with `--format jsonl` `data` as the JSON event `name`.
+    fn emit_event<T: Serialize + ?Sized>(&self, line: &str, name: &str, data: &T) {
+        if self.to != LinesTo::Jsonl {
+            return self.emit(line);
+        }
+        match Jsonl::event(name, data) {
+            Ok(l) => progress::above_status(|| {
+                print!("{l}");
+                let _ = std::io::stdout().flush();
+            }),
+            Err(e) => progress::info(&format!("cannot write a {name} event: {e}")),
+        }
+    }
+
+    fn status(&self, f: impl FnOnce(&mut SearchStatus)) {
+        if let Some(s) = self.status.borrow_mut().as_mut() {
+            f(s);
+        }
+    }
+}
+
+impl Sink for Lines {
+    fn send(&self, event: Event) {
+        match event {
+            Event::Started { commits } => {
+                if let Some(old) = self.status.replace(Some(SearchStatus::new(commits))) {
+                    old.finish();
+                }
+            }
+            Event::Said(s) => self.emit(s),
+            Event::Sampling(shorts) => self.status(|s| s.doing(format!("sampling {}", shorts.join(" ")))),
+            Event::Reused { commits, samples } => self.emit(&format!(
+                "  reused {samples} sample(s) of {} from the cache (an earlier run of this search)",
+                commits.join(" ")
+            )),
+            Event::Forecast(f) => {
+                let line = super::bisect::forecast_line(f.forecast, f.seconds_per_sample, f.better);
+                self.emit_event(&line, "forecast", &f);
+            }
+            Event::Decided(d) => self.decided(&d),
+            Event::Located { point, metric } => {
+                self.emit_event(&located_line(point, metric), "located", point)
+            }
+            Event::Confirmed { point, spent } => {
+                let spent = format!(
+                    "after {:.0} s, {} builds, {} samples taken now",
+                    spent.seconds, spent.builds, spent.samples_taken
+                );
+                self.emit_event(&confirmed_line(point, &spent), "confirmed", point);
+            }
+            Event::GridMeasured {
+                samples_per_point,
+                levels,
+            } => self.emit(
+                &format!("grid measured ({samples_per_point} samples per point): {levels} fitted level(s)"),
+            ),
+            Event::GridPoint {
+                point,
+                moved,
+                commit,
+                metric,
+                threads,
+            } => self.emit(&grid_point_line(point, moved, commit, metric, threads)),
+            Event::Entering { entered, intervals } => self.emit(
+                &format!("searching {entered} of {intervals} grid intervals whose ends lie on different levels; the others are not entered (a bump narrower than a grid interval can hide there)"),
+            ),
+            Event::Finished => {
+                if let Some(s) = self.status.take() {
+                    s.finish();
+                }
+            }
+        }
+    }
+}
+
+impl Lines {
+    fn decided(&self, d: &Decided) {
+        let line = step_line(d.step, &d.commits[d.step.commit], d.metric, d.threads);
+        let json = StepJson::new(d.step, d.commits, d.threads);
+        self.emit_event(&line, "step", &json);
+        let side = match d.step.verdict {
+            StepVerdict::Old => progress::Side::Old,
+            StepVerdict::New => progress::Side::New,
+            StepVerdict::Skipped(_) => progress::Side::Skipped,
+            StepVerdict::Between | StepVerdict::Ambiguous => progress::Side::Both,
+        };
+        self.status(|s| s.step(d.step.commit, side, d.builds));
+    }
+}
+
+/// A grid point in a bisect step's line, with its fitted level where a step has its verdict.
+pub fn grid_point_line(
+    p: &GridPoint,
+    moved: isize,
+    commit: &CommitInfo,
+    metric: Metric,
+    threads: &[usize],
+) -> String {
+    let step = Step {
+        commit: p.commit,
+        n: p.n,
+        mean: p.mean,
+        ci95: p.ci95,
+        verdict: StepVerdict::Ambiguous,
+        position: None,
+        series: Vec::new(),
+    };
+    let mut l = step_line(&step, commit, metric, threads).replacen(
+        "ambiguous",
+        &match p.segment {
+            Some(s) => format!("level {}", s + 1),
+            None => "skipped".into(),
+        },
+        1,
+    );
+    if moved != 0 {
+        l.push_str(&format!(" (moved {moved:+})"));
+    }
+    l
+}
