@@ -1,8 +1,10 @@
-//! The searches as library calls: a validated plan in ([`plan`]), a typed result out, every
-//! step told to a [`Sink`](crate::report::events::Sink) as it happens. Between them: the range
-//! opened and its sessions made ([`setup`]), the adapter that shows sessions to the pure
-//! search ([`live`]), what identifies a run's samples ([`ids`]), a bisect's state in the cache
-//! ([`state`]). The commands only turn their arguments into a plan and render the result.
+//! The commands' work as library calls: a validated plan in, a typed result out. The searches
+//! ([`bisect()`], [`scan()`]) tell every step to a [`Sink`](crate::report::events::Sink) as it
+//! happens; [`compare`], [`gate`] and [`matrix`] measure fixed sets of subjects. Between plan
+//! and result: the range opened and its sessions made ([`setup`]), the adapter that shows
+//! sessions to the pure search ([`live`]), what identifies a run's samples (`ids`), a bisect's
+//! state in the cache (`state`), a CI runner's share of the cells ([`shard`]). The commands
+//! only turn their arguments into a plan and render the result.
 //!
 //! Layering: above `report` (whose typed results and events it fills) and `measure`; below
 //! `cli`, which it never imports.
@@ -13,6 +15,7 @@ mod explain;
 pub mod gate;
 mod ids;
 pub mod live;
+pub mod matrix;
 mod merge_base;
 pub mod plan;
 pub mod scan;
