@@ -139,6 +139,8 @@ impl Built {
 
 pub struct BuildOptions<'a> {
     pub recipe: &'a Recipe,
+    /// Where a build's news goes as it happens (None: a line on stderr).
+    pub tell: Option<&'a (dyn Fn(BuildNotice) + Sync)>,
     pub rebuild: bool,
     pub jobs: usize,
     pub ccache_remote: Option<String>,
@@ -146,6 +148,49 @@ pub struct BuildOptions<'a> {
     pub clean_build: bool,
     /// How many work trees to keep (see [`pick_work_tree`]).
     pub work_trees: usize,
+}
+
+/// What a build tells as it happens: it is done (or failed), or it waits for another
+/// process's build of the same entry.
+#[derive(Debug)]
+pub enum BuildNotice<'a> {
+    Built {
+        short: &'a str,
+        built: &'a Built,
+        /// Where it was built, when not here (a Slurm job on a node).
+        on: Option<&'a str>,
+    },
+    Waiting {
+        short: &'a str,
+        /// The cache's builds directory the other process builds into.
+        into: &'a Path,
+    },
+}
+
+impl BuildNotice<'_> {
+    /// The notice as one line.
+    pub fn line(&self) -> String {
+        match self {
+            BuildNotice::Built { short, built, on } => match on {
+                Some(on) => format!("{} on {on}", built_line(built, short)),
+                None => built_line(built, short),
+            },
+            BuildNotice::Waiting { short, into } => format!(
+                "  waiting for {short}: another perfbisect process is building it into {}",
+                into.display()
+            ),
+        }
+    }
+}
+
+impl BuildOptions<'_> {
+    /// Tells `n` where these options send a build's news.
+    pub fn tell(&self, n: BuildNotice) {
+        match self.tell {
+            Some(f) => f(n),
+            None => progress::info(&n.line()),
+        }
+    }
 }
 
 /// Two: a bisect alternates between the two ends of a shrinking range, so one tree follows
@@ -295,7 +340,7 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
     }
     let sp = progress::spinner(&format!("{} {}", c.short, resolved.name));
     sp.set_message("waiting for the build lock");
-    let _lock = lock_build(cache, c, &key)?;
+    let _lock = lock_build(cache, c, &key, o)?;
     // Another process may have finished it while we waited.
     if let Some(b) = reusable(&entry, o)? {
         sp.finish_and_clear();
@@ -344,7 +389,11 @@ pub fn ensure(cache: &Cache, repo: &Repo, c: &CommitInfo, o: &BuildOptions) -> R
     built.fresh = true;
     // As it finishes, not when its caller looks: builds made side by side (ensure_all) report
     // one by one.
-    progress::info(&built_line(&built, &c.short));
+    o.tell(BuildNotice::Built {
+        short: &c.short,
+        built: &built,
+        on: None,
+    });
     Ok(built)
 }
 
@@ -357,18 +406,17 @@ fn reusable(entry: &Path, o: &BuildOptions) -> Result<Option<Built>> {
 }
 
 /// The lock on building the entry `key`, waiting for it if another process holds it.
-fn lock_build(cache: &Cache, c: &CommitInfo, key: &str) -> Result<cache::Lock> {
+fn lock_build(cache: &Cache, c: &CommitInfo, key: &str, o: &BuildOptions) -> Result<cache::Lock> {
     let lock_name = format!("build-{key}");
     match cache.try_lock(&lock_name)? {
         Some(l) => Ok(l),
         None => {
-            // Said as a line: off a terminal the spinner is not drawn, and a wait for another
-            // process's build can take minutes.
-            progress::info(&format!(
-                "  waiting for {}: another perfbisect process is building it into {}",
-                c.short,
-                cache.dir("builds")?.display()
-            ));
+            // Told as it happens: off a terminal the spinner is not drawn, and a wait for
+            // another process's build can take minutes.
+            o.tell(BuildNotice::Waiting {
+                short: &c.short,
+                into: &cache.dir("builds")?,
+            });
             cache.lock(&lock_name)
         }
     }

@@ -79,6 +79,7 @@ impl Sources {
     pub fn options<'a>(&self, recipe: &'a Recipe) -> BuildOptions<'a> {
         BuildOptions {
             recipe,
+            tell: None,
             rebuild: self.rebuild,
             clean_build: self.clean_build,
             jobs: self.jobs.unwrap_or_else(builds::default_jobs).max(1),

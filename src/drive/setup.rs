@@ -4,10 +4,11 @@
 use anyhow::Result;
 
 use super::plan::RangePlan;
+use crate::build::builds::{BuildNotice, BuildOptions};
 use crate::build::recipe::Recipe;
 use crate::build::repo;
 use crate::cache::Cache;
-use crate::measure::engine::{Library, Reuse, Session, Side, Subject};
+use crate::measure::engine::{Library, Reuse, Session, Side, Subject, WaveDone};
 use crate::measure::exec::slurm::Slurm;
 use crate::measure::exec::{Executor, Timing};
 use crate::measure::kernel::{Registry, ToolSpec};
@@ -45,11 +46,15 @@ impl RangeSetup {
 
     /// The executor the plan asks for, on the range's cache, repository and recipe (None:
     /// local).
-    pub fn executor(&self, plan: &RangePlan) -> Result<Option<Box<dyn Executor + '_>>> {
+    pub fn executor<'s>(
+        &'s self,
+        plan: &RangePlan,
+        tell: Tell<'s>,
+    ) -> Result<Option<Box<dyn Executor + 's>>> {
         let Some(cfg) = &plan.slurm else {
             return Ok(None);
         };
-        let options = plan.sources.options(&self.recipe);
+        let options = self.options(plan, tell);
         let forward = plan.sources.forward()?;
         let slurm = Slurm::connect(&self.cache, &self.repo, options, forward, cfg.clone())?;
         Ok(Some(Box::new(slurm)))
@@ -68,6 +73,14 @@ impl RangeSetup {
         )
     }
 
+    /// The plan's build options, telling each build's news to `tell`.
+    fn options<'s>(&'s self, plan: &RangePlan, tell: Tell<'s>) -> BuildOptions<'s> {
+        BuildOptions {
+            tell: Some(tell.0),
+            ..plan.sources.options(&self.recipe)
+        }
+    }
+
     /// A session of the range's repository and recipe measuring `commits` at every thread
     /// count (see [`add_revisions`]), built and sampled by `exec` when given. Its samples
     /// belong to `context`: a re-run of it resumes with them, another run takes its own.
@@ -75,12 +88,13 @@ impl RangeSetup {
         &'s self,
         plan: &RangePlan,
         (timing, context): (Timing, String),
-        exec: Option<Box<dyn Executor + 's>>,
+        (exec, tell): (Option<Box<dyn Executor + 's>>, Tell<'s>),
         commits: &[repo::CommitInfo],
     ) -> Result<Session<'s>> {
         let mut session = Session::new(&self.cache, timing, Reuse::Context(context))
-            .with_repo(&self.repo, plan.sources.options(&self.recipe))
+            .with_repo(&self.repo, self.options(plan, tell))
             .with_executor(exec);
+        session.on_wave = Some(tell.1);
         add_revisions(&mut session, commits, &self.spec, &plan.threads)?;
         Ok(session)
     }
@@ -92,8 +106,9 @@ impl RangeSetup {
         plan: &RangePlan,
         context: String,
         commits: &[repo::CommitInfo],
+        tell: Tell<'s>,
     ) -> Result<(Session<'s>, Option<Session<'s>>)> {
-        let exec = self.executor(plan)?;
+        let exec = self.executor(plan, tell)?;
         let counting = match plan.locate {
             Some(by) => {
                 let timing = Timing {
@@ -101,15 +116,21 @@ impl RangeSetup {
                     ..plan.timing
                 };
                 let context = format!("{context} count");
-                let exec = self.executor(plan)?;
-                Some(self.session(plan, (timing, context), exec, commits)?)
+                let exec = self.executor(plan, tell)?;
+                Some(self.session(plan, (timing, context), (exec, tell), commits)?)
             }
             None => None,
         };
-        let session = self.session(plan, (plan.timing, context), exec, commits)?;
+        let session = self.session(plan, (plan.timing, context), (exec, tell), commits)?;
         Ok((session, counting))
     }
 }
+
+/// Where a search's builds and waves of samples tell their news (its sink).
+pub type Tell<'s> = (
+    &'s (dyn Fn(BuildNotice) + Sync),
+    &'s (dyn Fn(&WaveDone) + Sync),
+);
 
 /// Each commit as a library of the session, measured at every thread count: subject c·k + t
 /// is commit c at the t-th of the k thread counts (the layout [`super::live::Live`] reads).

@@ -182,6 +182,17 @@ enum SubjectState {
     SameAs(usize),
 }
 
+/// A wave of samples, answered: how many samples of how many subjects, in how many
+/// interleaved rounds, on which hosts, in how long.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct WaveDone {
+    pub subjects: usize,
+    pub samples: usize,
+    pub rounds: u64,
+    pub hosts: Vec<String>,
+    pub seconds: f64,
+}
+
 /// Live output: called with each decided step of a search.
 pub type StepCallback<'a> = Box<dyn FnMut(&Step) + 'a>;
 
@@ -206,6 +217,8 @@ pub struct Session<'a> {
     pub samples_reused: usize,
     pub builds: BTreeMap<String, BuildUse>,
     pub on_step: Option<StepCallback<'a>>,
+    /// Told each wave of samples once it is answered (a search's sink).
+    pub on_wave: Option<&'a (dyn Fn(&WaveDone) + Sync)>,
     /// Show a progress bar over the samples `ensure` takes (tables of many
     /// cells); a search prints its decided steps instead.
     pub progress_bar: bool,
@@ -248,6 +261,7 @@ impl<'a> Session<'a> {
             kernels: HashMap::new(),
             samples_taken: 0,
             samples_reused: 0,
+            on_wave: None,
             builds: BTreeMap::new(),
             on_step: None,
             progress_bar: false,

@@ -5,8 +5,8 @@
 //! else on stderr (a JSON, Markdown or HTML result keeps stdout to itself) — and keeps the
 //! terminal's status line. Off a terminal every event is still one line, as it happens.
 
-use std::cell::RefCell;
 use std::io::Write;
+use std::sync::Mutex;
 
 use serde::Serialize;
 
@@ -16,7 +16,9 @@ use super::bisect::{
 use super::export::Jsonl;
 use crate::analysis::bisect::{Step, StepVerdict};
 use crate::analysis::scan::GridPoint;
+use crate::build::builds::BuildNotice;
 use crate::build::repo::CommitInfo;
+use crate::measure::engine::WaveDone;
 use crate::measure::metric::Metric;
 use crate::progress::{self, BuildCounts, SearchStatus};
 
@@ -39,6 +41,10 @@ pub enum Event<'a> {
     Forecast(ForecastEvent<'a>),
     /// A commit's verdict.
     Decided(Decided<'a>),
+    /// A build is done (or failed), or waits for another process's build.
+    Build(BuildNotice<'a>),
+    /// A wave of samples is answered.
+    Wave(&'a WaveDone),
     /// A change point the counts located (`--locate`), before the clock confirms it.
     Located {
         point: &'a ChangePointJson,
@@ -90,8 +96,8 @@ pub struct Spent {
 }
 
 /// Where a search's events go. Shared by the searches of one run (the counts' and the
-/// clock's), so it takes `&self`.
-pub trait Sink {
+/// clock's) and by builds made side by side, so it takes `&self` and is `Sync`.
+pub trait Sink: Sync {
     fn send(&self, event: Event);
 }
 
@@ -116,14 +122,14 @@ pub enum LinesTo {
 /// A line per event, and the terminal's status line.
 pub struct Lines {
     to: LinesTo,
-    status: RefCell<Option<SearchStatus>>,
+    status: Mutex<Option<SearchStatus>>,
 }
 
 impl Lines {
     pub fn new(to: LinesTo) -> Lines {
         Lines {
             to,
-            status: RefCell::new(None),
+            status: Mutex::new(None),
         }
     }
 
@@ -150,9 +156,14 @@ impl Lines {
     }
 
     fn status(&self, f: impl FnOnce(&mut SearchStatus)) {
-        if let Some(s) = self.status.borrow_mut().as_mut() {
+        if let Some(s) = self.lock_status().as_mut() {
             f(s);
         }
+    }
+
+    /// The status line; one a panicking thread left behind is still a status line.
+    fn lock_status(&self) -> std::sync::MutexGuard<'_, Option<SearchStatus>> {
+        self.status.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -160,10 +171,26 @@ impl Sink for Lines {
     fn send(&self, event: Event) {
         match event {
             Event::Started { commits } => {
-                if let Some(old) = self.status.replace(Some(SearchStatus::new(commits))) {
+                let old = self.lock_status().replace(SearchStatus::new(commits));
+                if let Some(old) = old {
                     old.finish();
                 }
             }
+            // Builds are progress, not part of a text result: on stderr (and quiet with -q)
+            // unless they are jsonl events.
+            Event::Build(n) if self.to == LinesTo::Jsonl => {
+                self.emit_event(&n.line(), "build", &BuildJson::new(&n))
+            }
+            Event::Build(n) => progress::info(&n.line()),
+            Event::Wave(w) if self.to == LinesTo::Jsonl => self.emit_event("", "wave", w),
+            Event::Wave(w) => progress::detail(&format!(
+                "  sampled {} sample(s) of {} subject(s) in {} round(s) on {} in {:.1} s",
+                w.samples,
+                w.subjects,
+                w.rounds,
+                w.hosts.join(", "),
+                w.seconds
+            )),
             Event::Said(s) => self.emit(s),
             Event::Sampling(shorts) => self.status(|s| s.doing(format!("sampling {}", shorts.join(" ")))),
             Event::Reused { commits, samples } => self.emit(&format!(
@@ -202,7 +229,8 @@ impl Sink for Lines {
                 &format!("searching {entered} of {intervals} grid intervals whose ends lie on different levels; the others are not entered (a bump narrower than a grid interval can hide there)"),
             ),
             Event::Finished => {
-                if let Some(s) = self.status.take() {
+                let status = self.lock_status().take();
+                if let Some(s) = status {
                     s.finish();
                 }
             }
@@ -254,4 +282,46 @@ pub fn grid_point_line(
         l.push_str(&format!(" (moved {moved:+})"));
     }
     l
+}
+
+/// A build notice as a jsonl event.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum BuildJson<'a> {
+    Built {
+        commit: &'a str,
+        ok: bool,
+        version: String,
+        seconds: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        ccache_hit_rate: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        on: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        log: Option<String>,
+    },
+    Waiting {
+        commit: &'a str,
+        into: String,
+    },
+}
+
+impl<'a> BuildJson<'a> {
+    fn new(n: &BuildNotice<'a>) -> BuildJson<'a> {
+        match *n {
+            BuildNotice::Built { short, built, on } => BuildJson::Built {
+                commit: short,
+                ok: built.meta.ok,
+                version: built.meta.version.to_string(),
+                seconds: built.meta.duration_s,
+                ccache_hit_rate: built.meta.ccache_hit_rate,
+                on,
+                log: (!built.meta.ok).then(|| built.log_path().display().to_string()),
+            },
+            BuildNotice::Waiting { short, into } => BuildJson::Waiting {
+                commit: short,
+                into: into.display().to_string(),
+            },
+        }
+    }
 }

@@ -39,6 +39,7 @@ impl Session<'_> {
             blocks: vec![block],
         })?;
         let mut last_round = 0;
+        let (mut taken_now, mut hosts) = (0, std::collections::BTreeSet::new());
         while let Some(a) = self.exec.next()? {
             match a {
                 Answer::Sampled {
@@ -51,6 +52,8 @@ impl Session<'_> {
                 } if t == ticket => {
                     self.retried += retried;
                     last_round = last_round.max(taken.round as u64);
+                    taken_now += 1;
+                    hosts.insert(taken.host.clone());
                     self.took(subjects[run], outcome, taken)?;
                     if let Some(b) = &bar {
                         b.inc(1);
@@ -62,6 +65,15 @@ impl Session<'_> {
         }
         self.rounds += last_round;
         self.sampling_s += started.elapsed().as_secs_f64();
+        if let Some(tell) = self.on_wave {
+            tell(&WaveDone {
+                subjects: subjects.len(),
+                samples: taken_now,
+                rounds: last_round,
+                hosts: hosts.into_iter().collect(),
+                seconds: started.elapsed().as_secs_f64(),
+            });
+        }
         if let Some(b) = bar {
             b.finish_and_clear();
         }

@@ -416,11 +416,11 @@ impl<'a> Slurm<'a> {
                 // Not in the cache when the job was submitted: the job made it.
                 built.fresh = true;
                 let node = node_of(&r.log);
-                progress::info(&format!(
-                    "{} on {node} (Slurm job {})",
-                    builds::built_line(&built, &t.job.commit.short),
-                    r.id
-                ));
+                self.opts.tell(builds::BuildNotice::Built {
+                    short: &t.job.commit.short,
+                    built: &built,
+                    on: Some(&format!("{node} (Slurm job {})", r.id)),
+                });
                 Ok(Some(Answer::Built {
                     ticket,
                     job,

@@ -1,0 +1,124 @@
+//! A search's typed events as `--format jsonl` writes them, on the fake OpenSSL: one JSON
+//! object per line as each happens — the builds, the decided steps, the confirmed change
+//! point, each wave of samples, then the result — and a resumed run says what it took up from the cache.
+
+mod common;
+
+use common::{fake_openssl_repo, perfbisect, stderr, stdout, test_kernels};
+use perfbisect::report::bisect::BisectReport;
+use serde_json::Value;
+use std::path::Path;
+
+fn bisect(cache: &Path, repo: &Path, range: &str) -> std::process::Output {
+    perfbisect(cache)
+        .arg("--kernels-dir")
+        .arg(test_kernels())
+        .args([
+            "bisect",
+            "--tool",
+            "fakework",
+            "--samples",
+            "4",
+            "--max-samples",
+            "16",
+            "--duration",
+            "0.05",
+            "--alpha",
+            "0.2",
+            "--min-effect",
+            "60%",
+            "--jobs",
+            "2",
+            "--format",
+            "jsonl",
+            "--repo",
+        ])
+        .arg(repo)
+        .arg(range)
+        .output()
+        .unwrap()
+}
+
+/// Each line's event name and data.
+fn events(out: &str) -> Vec<(String, Value)> {
+    out.lines()
+        .map(|l| {
+            let v: Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"));
+            let name = v.get("event").and_then(Value::as_str).unwrap_or_default();
+            (
+                name.to_string(),
+                v.get("data").cloned().unwrap_or(Value::Null),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_bisect_tells_builds_steps_and_change_points_as_jsonl_events() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    let slow: &[(&str, &str)] = &[("fake_cost.h", "#define FAKE_COST 2000\n")];
+    let ids = fake_openssl_repo(
+        &repo,
+        &[
+            ("base", &[("fake_cost.h", "#define FAKE_COST 200\n")]),
+            ("one", &[("notes/1.txt", "1\n")]),
+            ("slower", slow),
+            ("three", &[("notes/3.txt", "3\n")]),
+        ],
+    );
+    let cache = d.path().join("cache");
+    let range = format!("{}..{}", ids[0], ids[3]);
+    let o = bisect(&cache, &repo, &range);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ev = events(&stdout(&o));
+    let names: Vec<&str> = ev.iter().map(|(n, _)| n.as_str()).collect();
+    // Every build this run made is an event of its own, before the steps that needed it.
+    let built: Vec<&Value> = (ev.iter())
+        .filter(|(n, d)| n == "build" && d["kind"] == "built")
+        .map(|(_, d)| d)
+        .collect();
+    assert!(built.len() >= 3, "{names:?}");
+    assert!(built.iter().all(|d| d["ok"] == true), "{built:?}");
+    let first_step = names.iter().position(|n| *n == "step").expect("steps");
+    assert!(names[..first_step].contains(&"build"), "{names:?}");
+    // Each wave of samples is told once answered: what it took, and where.
+    let waves: Vec<&Value> = (ev.iter())
+        .filter(|(n, _)| n == "wave")
+        .map(|(_, d)| d)
+        .collect();
+    assert!(!waves.is_empty(), "{names:?}");
+    assert!(
+        (waves.iter()).all(|w| w["samples"].as_u64() > Some(0) && w["hosts"].is_array()),
+        "{waves:?}"
+    );
+    let confirmed: Vec<&Value> = (ev.iter())
+        .filter(|(n, _)| n == "confirmed")
+        .map(|(_, d)| d)
+        .collect();
+    assert_eq!(confirmed.len(), 1, "{names:?}");
+    assert_eq!(confirmed[0]["commit"], ids[2].as_str());
+    // The result comes last, as the library's own type.
+    let (last, data) = ev.last().unwrap();
+    assert_eq!(last, "done");
+    let report: BisectReport = serde_json::from_value(data.clone()).unwrap();
+    assert_eq!(report.changes.len(), 1);
+    assert_eq!(report.changes[0].info.commit, ids[2]);
+
+    // Run again: nothing is built, and the samples are taken up from the cache, said as such.
+    let o = bisect(&cache, &repo, &range);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let again = events(&stdout(&o));
+    assert!(
+        !again
+            .iter()
+            .any(|(n, d)| n == "build" && d["kind"] == "built"),
+        "{again:?}"
+    );
+    assert!(
+        stderr(&o).contains("sample(s) of") && stderr(&o).contains("from the cache"),
+        "{}",
+        stderr(&o)
+    );
+}
