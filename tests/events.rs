@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{fake_openssl_repo, perfbisect, stderr, stdout, test_kernels};
+use common::{fake_openssl_repo, perfbisect, stderr, stdout, test_kernels, FAST_SEARCH};
 use perfbisect::report::bisect::BisectReport;
 use serde_json::Value;
 use std::path::Path;
@@ -13,26 +13,9 @@ fn bisect(cache: &Path, repo: &Path, range: &str) -> std::process::Output {
     perfbisect(cache)
         .arg("--kernels-dir")
         .arg(test_kernels())
-        .args([
-            "bisect",
-            "--tool",
-            "fakework",
-            "--samples",
-            "4",
-            "--max-samples",
-            "16",
-            "--duration",
-            "0.05",
-            "--alpha",
-            "0.2",
-            "--min-effect",
-            "60%",
-            "--jobs",
-            "2",
-            "--format",
-            "jsonl",
-            "--repo",
-        ])
+        .arg("bisect")
+        .args(FAST_SEARCH)
+        .args(["--format", "jsonl", "--repo"])
         .arg(repo)
         .arg(range)
         .output()

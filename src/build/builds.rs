@@ -140,7 +140,7 @@ impl Built {
 pub struct BuildOptions<'a> {
     pub recipe: &'a Recipe,
     /// Where a build's news goes as it happens (None: a line on stderr).
-    pub tell: Option<&'a (dyn Fn(BuildNotice) + Sync)>,
+    pub tell: Option<&'a dyn Tell>,
     pub rebuild: bool,
     pub jobs: usize,
     pub ccache_remote: Option<String>,
@@ -183,11 +183,16 @@ impl BuildNotice<'_> {
     }
 }
 
+/// Where builds tell their news; `Sync`, as builds made side by side tell from their threads.
+pub trait Tell: Sync {
+    fn tell(&self, n: BuildNotice);
+}
+
 impl BuildOptions<'_> {
     /// Tells `n` where these options send a build's news.
     pub fn tell(&self, n: BuildNotice) {
         match self.tell {
-            Some(f) => f(n),
+            Some(t) => t.tell(n),
             None => progress::info(&n.line()),
         }
     }

@@ -15,9 +15,8 @@ use super::setup::RangeSetup;
 use super::state::Record;
 use crate::analysis::bisect::{self, LeftBecause, Outcome};
 use crate::analysis::locate::{self, Location};
-use crate::build::builds::BuildNotice;
 use crate::build::repo;
-use crate::measure::engine::{BuildUse, Session, WaveDone};
+use crate::measure::engine::{BuildUse, Session};
 use crate::report::bisect::{
     change_point_json, BisectReport, ChangePointJson, LocatedJson, RunState, StepJson,
     ThreadEffect, UnexploredJson, BISECT_KIND,
@@ -31,11 +30,6 @@ pub fn bisect(plan: &BisectPlan, sink: &dyn Sink) -> Result<BisectReport> {
     let r = &plan.range;
     let (good, bad) = r.ends()?;
     let setup = RangeSetup::open(r)?;
-    let (built, waved) = (
-        |n: BuildNotice| sink.send(Event::Build(n)),
-        |w: &WaveDone| sink.send(Event::Wave(w)),
-    );
-    let tell = (&built as _, &waved as _);
     let id = bisect_id(r, &setup);
     let record = Record {
         cache: &setup.cache,
@@ -44,7 +38,7 @@ pub fn bisect(plan: &BisectPlan, sink: &dyn Sink) -> Result<BisectReport> {
     };
     let (commits, good_idx) = searched_commits(&setup.range);
     // The executor is connected (and refuses what it cannot serve) before anything is said.
-    let (mut session, mut counting) = setup.sessions(r, format!("bisect {id}"), &commits, tell)?;
+    let (mut session, mut counting) = setup.sessions(r, format!("bisect {id}"), &commits, &sink)?;
     let describe = format!("bisecting {}", setup.describe(&r.threads_text()));
     sink.send(Event::Said(&describe));
     record.save(RunState::Running, None)?;

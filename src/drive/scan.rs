@@ -13,9 +13,8 @@ use super::plan::ScanPlan;
 use super::setup::RangeSetup;
 use crate::analysis::locate::{self, Location};
 use crate::analysis::scan;
-use crate::build::builds::BuildNotice;
 use crate::build::{builds, repo};
-use crate::measure::engine::{Session, WaveDone};
+use crate::measure::engine::Session;
 use crate::measure::metric::Metric;
 use crate::report::bisect::LocatedJson;
 use crate::report::events::{Event, Sink};
@@ -28,15 +27,10 @@ pub fn scan(plan: &ScanPlan, sink: &dyn Sink) -> Result<ScanReport> {
     let r = &plan.range;
     let (good, bad) = r.ends()?;
     let setup = RangeSetup::open(r)?;
-    let (built, waved) = (
-        |n: BuildNotice| sink.send(Event::Build(n)),
-        |w: &WaveDone| sink.send(Event::Wave(w)),
-    );
-    let tell = (&built as _, &waved as _);
     let commits = &setup.range.commits;
     let id = scan_id(r, &setup, plan.grid);
     // The executor is connected (and refuses what it cannot serve) before anything is said.
-    let (mut session, mut counting) = setup.sessions(r, format!("scan {id}"), commits, tell)?;
+    let (mut session, mut counting) = setup.sessions(r, format!("scan {id}"), commits, &sink)?;
     let notes: Vec<String> = merge_base_note(&setup.range, &good, &bad)
         .into_iter()
         .collect();

@@ -4,14 +4,15 @@
 use anyhow::Result;
 
 use super::plan::RangePlan;
-use crate::build::builds::{BuildNotice, BuildOptions};
+use crate::build::builds::BuildOptions;
 use crate::build::recipe::Recipe;
 use crate::build::repo;
 use crate::cache::Cache;
-use crate::measure::engine::{Library, Reuse, Session, Side, Subject, WaveDone};
+use crate::measure::engine::{Library, Reuse, Session, Side, Subject};
 use crate::measure::exec::slurm::Slurm;
 use crate::measure::exec::{Executor, Timing};
 use crate::measure::kernel::{Registry, ToolSpec};
+use crate::report::events::Sink;
 
 /// The tool, the repository and its recipe, the range and the cache, opened in the order a
 /// command reports their errors.
@@ -76,7 +77,7 @@ impl RangeSetup {
     /// The plan's build options, telling each build's news to `tell`.
     fn options<'s>(&'s self, plan: &RangePlan, tell: Tell<'s>) -> BuildOptions<'s> {
         BuildOptions {
-            tell: Some(tell.0),
+            tell: Some(tell),
             ..plan.sources.options(&self.recipe)
         }
     }
@@ -94,7 +95,7 @@ impl RangeSetup {
         let mut session = Session::new(&self.cache, timing, Reuse::Context(context))
             .with_repo(&self.repo, self.options(plan, tell))
             .with_executor(exec);
-        session.on_wave = Some(tell.1);
+        session.on_wave = Some(tell);
         add_revisions(&mut session, commits, &self.spec, &plan.threads)?;
         Ok(session)
     }
@@ -126,11 +127,8 @@ impl RangeSetup {
     }
 }
 
-/// Where a search's builds and waves of samples tell their news (its sink).
-pub type Tell<'s> = (
-    &'s (dyn Fn(BuildNotice) + Sync),
-    &'s (dyn Fn(&WaveDone) + Sync),
-);
+/// Where a search's builds and waves of samples tell their news: its sink.
+pub type Tell<'s> = &'s &'s dyn Sink;
 
 /// Each commit as a library of the session, measured at every thread count: subject c·k + t
 /// is commit c at the t-th of the k thread counts (the layout [`super::live::Live`] reads).

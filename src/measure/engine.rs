@@ -193,6 +193,11 @@ pub struct WaveDone {
     pub seconds: f64,
 }
 
+/// Where a session tells each answered wave of samples.
+pub trait TellWave {
+    fn wave(&self, w: &WaveDone);
+}
+
 /// Live output: called with each decided step of a search.
 pub type StepCallback<'a> = Box<dyn FnMut(&Step) + 'a>;
 
@@ -218,7 +223,7 @@ pub struct Session<'a> {
     pub builds: BTreeMap<String, BuildUse>,
     pub on_step: Option<StepCallback<'a>>,
     /// Told each wave of samples once it is answered (a search's sink).
-    pub on_wave: Option<&'a (dyn Fn(&WaveDone) + Sync)>,
+    pub on_wave: Option<&'a dyn TellWave>,
     /// Show a progress bar over the samples `ensure` takes (tables of many
     /// cells); a search prints its decided steps instead.
     pub progress_bar: bool,

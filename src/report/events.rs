@@ -16,9 +16,9 @@ use super::bisect::{
 use super::export::Jsonl;
 use crate::analysis::bisect::{Step, StepVerdict};
 use crate::analysis::scan::GridPoint;
-use crate::build::builds::BuildNotice;
+use crate::build::builds::{BuildNotice, Tell};
 use crate::build::repo::CommitInfo;
-use crate::measure::engine::WaveDone;
+use crate::measure::engine::{TellWave, WaveDone};
 use crate::measure::metric::Metric;
 use crate::progress::{self, BuildCounts, SearchStatus};
 
@@ -99,6 +99,19 @@ pub struct Spent {
 /// clock's) and by builds made side by side, so it takes `&self` and is `Sync`.
 pub trait Sink: Sync {
     fn send(&self, event: Event);
+}
+
+/// A search's builds and waves tell their news to its sink.
+impl Tell for &dyn Sink {
+    fn tell(&self, n: BuildNotice) {
+        self.send(Event::Build(n));
+    }
+}
+
+impl TellWave for &dyn Sink {
+    fn wave(&self, w: &WaveDone) {
+        self.send(Event::Wave(w));
+    }
 }
 
 /// A sink that drops everything (a library caller that only wants the result).

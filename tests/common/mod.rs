@@ -133,3 +133,23 @@ pub fn published_builds(cache: &Path) -> Vec<PathBuf> {
     v.sort();
     v
 }
+
+/// A search of the fake OpenSSL that decides in few samples on a shared machine: the fake's
+/// change is 10x, so a large minimum effect with a loose alpha is enough (60%, not 100%: an
+/// undo is a speed-up of 90%, which a 100% minimum effect could never reach).
+pub const FAST_SEARCH: &[&str] = &[
+    "--tool",
+    "fakework",
+    "--samples",
+    "4",
+    "--max-samples",
+    "16",
+    "--duration",
+    "0.05",
+    "--alpha",
+    "0.2",
+    "--min-effect",
+    "60%",
+    "--jobs",
+    "2",
+];

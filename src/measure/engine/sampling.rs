@@ -66,7 +66,7 @@ impl Session<'_> {
         self.rounds += last_round;
         self.sampling_s += started.elapsed().as_secs_f64();
         if let Some(tell) = self.on_wave {
-            tell(&WaveDone {
+            tell.wave(&WaveDone {
                 subjects: subjects.len(),
                 samples: taken_now,
                 rounds: last_round,
