@@ -1,3 +1,6 @@
+use git2::Oid;
+
+use super::missing::{git_message, parse_batch};
 use super::*;
 
 #[test]
