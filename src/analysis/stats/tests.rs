@@ -1,4 +1,6 @@
+use super::robust::{logs, outlier_trim, yuen};
 use super::*;
+use crate::analysis::samples::{self, Samples};
 
 const A: [f64; 6] = [10.1, 10.4, 9.8, 10.0, 10.3, 10.2];
 const B: [f64; 5] = [10.9, 11.3, 10.7, 11.6, 11.0];

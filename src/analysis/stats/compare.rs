@@ -1,0 +1,179 @@
+//! The three-way comparison of B against A that every command's verdict comes from.
+
+use serde::{Deserialize, Serialize};
+
+use super::mann_whitney::mwu_min_p;
+use super::{
+    mann_whitney_p, nan_if_null, summarize, welch, yuen_paired, yuen_robust, RatioCi, Summary,
+};
+use crate::analysis::samples::{self, Samples};
+
+/// B relative to A, samples in µs/op.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Slower,
+    Faster,
+    Same,
+    Undecided,
+}
+
+/// How a change's interval sits against the smallest effect worth reporting.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Size {
+    /// The whole interval is at least min-effect away from 1.
+    AtLeast,
+    /// The whole interval is within ±min-effect.
+    Below,
+    /// The interval straddles ±min-effect: more samples would tell.
+    Uncertain,
+}
+
+impl Size {
+    pub(super) fn of(r: &RatioCi, min_effect: f64) -> Size {
+        let (up, down) = (1.0 + min_effect, 1.0 - min_effect);
+        if r.lo >= up || r.hi <= down {
+            Size::AtLeast
+        } else if r.lo >= down && r.hi <= up {
+            Size::Below
+        } else {
+            Size::Uncertain
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, schemars::JsonSchema)]
+pub struct Comparison {
+    pub a: Summary,
+    pub b: Summary,
+    /// B/A as the ratio of the trimmed geometric means (Yuen, on logs) with its (1 − alpha)
+    /// interval: robust to the odd slow process, and equal to the ratio of means when the
+    /// noise is multiplicative.
+    pub ratio: RatioCi,
+    /// Yuen's trimmed test on log values: the p-value the verdict uses.
+    #[serde(default = "nan", deserialize_with = "nan_if_null")]
+    pub p_yuen: f64,
+    /// Where the interval lies against min-effect.
+    #[serde(default = "uncertain")]
+    pub size: Size,
+    /// NaN (null in JSON) when a side has fewer than two values.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub p_welch: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub p_mwu: f64,
+    pub verdict: Verdict,
+    /// Yuen and Mann–Whitney land on different sides of alpha: the distributions are probably not
+    /// the shape the t-test assumes (outliers, bimodal timings), so read the verdict with care.
+    pub tests_disagree: bool,
+    /// Rounds both sides were sampled in: the pairs the paired test had (0: not run).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pairs: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn nan() -> f64 {
+    f64::NAN
+}
+
+fn uncertain() -> Size {
+    Size::Uncertain
+}
+
+/// Three-way comparison of B against A (Pinpoint-style), on Yuen's trimmed test of the log
+/// values (Welch's and Mann–Whitney's p-values are reported beside it):
+/// - `Slower`/`Faster`: Yuen p < alpha and the ratio's point estimate is at least `min_effect`
+///   away from 1 (so a statistically real but negligible change is not reported as one); `size`
+///   says whether the interval, too, supports "at least min-effect";
+/// - `Same`: the (1 − alpha) interval of the ratio lies inside [1 − min_effect, 1 + min_effect],
+///   i.e. any change as large as the minimum effect is excluded;
+/// - `Undecided`: neither yet; more samples may decide it.
+pub fn compare(a: &[f64], b: &[f64], alpha: f64, min_effect: f64) -> Comparison {
+    compare_with(a, b, alpha, min_effect, None)
+}
+
+/// [`compare`] for samples taken in interleaved rounds: beside the unpaired test, the paired
+/// trimmed test runs on the samples of the rounds both sides were sampled in (never by
+/// position, see analysis::samples), and the verdict takes the smaller p-value doubled
+/// (Bonferroni over the two), so it has the paired test's power on a drifting machine at the
+/// price of a factor 2 in alpha on a steady one. The interval is the chosen test's, at
+/// 1 − alpha/2.
+pub fn compare_rounds(a: &Samples, b: &Samples, alpha: f64, min_effect: f64) -> Comparison {
+    let (pa, pb) = samples::pairs(a, b);
+    compare_with(&a.values, &b.values, alpha, min_effect, Some((&pa, &pb)))
+}
+
+fn compare_with(
+    a: &[f64],
+    b: &[f64],
+    alpha: f64,
+    min_effect: f64,
+    pairs: Option<(&[f64], &[f64])>,
+) -> Comparison {
+    let sa = summarize(a);
+    let sb = summarize(b);
+    let w = welch(a, b);
+    let p_welch = w.map_or(f64::NAN, |w| w.p);
+    let p_mwu = mann_whitney_p(a, b).unwrap_or(f64::NAN);
+    let unpaired = yuen_robust(a, b);
+    // Below 5 rounds the paired test has df ≤ 3: its interval is useless at a search's small
+    // alphas, and choosing it would only widen the reported one.
+    let pairs = pairs.filter(|(pa, _)| pa.len() >= 5);
+    let paired = pairs.and_then(|(pa, pb)| yuen_paired(pa, pb));
+    let (y, p_yuen, conf) = match (unpaired, paired) {
+        (Some(u), Some(p)) => {
+            let best = if p.p < u.p { p } else { u };
+            let k = crate::analysis::alpha::TWO_TESTS;
+            (Some(best), (k * best.p).min(1.0), 1.0 - alpha / k)
+        }
+        (u, _) => (u, u.map_or(f64::NAN, |u| u.p), 1.0 - alpha),
+    };
+    let ratio = y
+        .and_then(|y| y.ratio_ci(conf))
+        .unwrap_or_else(RatioCi::unknown);
+    let valid = alpha > 0.0 && alpha < 1.0 && min_effect > 0.0 && ratio.ratio.is_finite();
+    let size = if valid {
+        Size::of(&ratio, min_effect)
+    } else {
+        Size::Uncertain
+    };
+    let verdict = if !valid {
+        Verdict::Undecided
+    } else if p_yuen < alpha && (ratio.ratio - 1.0).abs() >= min_effect {
+        if ratio.ratio > 1.0 {
+            Verdict::Slower
+        } else {
+            Verdict::Faster
+        }
+    } else if ratio.lo >= 1.0 - min_effect && ratio.hi <= 1.0 + min_effect {
+        Verdict::Same
+    } else {
+        Verdict::Undecided
+    };
+    // With few samples the rank test cannot reach a small alpha at all (5 vs 5: p >= 0.008), so a
+    // disagreement only counts when it could have agreed.
+    let mwu_can_reach = mwu_min_p(sa.n, sb.n).is_some_and(|m| m < alpha);
+    let tests_disagree = mwu_can_reach
+        && p_yuen.is_finite()
+        && p_mwu.is_finite()
+        && ((p_yuen < alpha) != (p_mwu < alpha));
+    Comparison {
+        a: sa,
+        b: sb,
+        ratio,
+        p_yuen,
+        size,
+        p_welch,
+        p_mwu,
+        verdict,
+        tests_disagree,
+        pairs: if paired.is_some() {
+            pairs.map_or(0, |(pa, _)| pa.len())
+        } else {
+            0
+        },
+    }
+}
