@@ -8,7 +8,8 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
 /// Folded stacks ("root;caller;callee" → instructions), rooted at the
-/// function the measured loop called (the kernel's `pb_run`).
+/// function the measured loop called (the kernel's `pb_run`); the measured
+/// function's own instructions are the one-frame stack of its name.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Profile {
     pub stacks: BTreeMap<String, u64>,
@@ -121,10 +122,15 @@ impl Profile {
 }
 
 /// `leaf'caller'…'root'harness…` → `pb_run;…;leaf`, cut at the measured
-/// function; a chain that does not reach it starts with [`CUT`].
+/// function; a chain that does not reach it starts with [`CUT`]; the measured
+/// function's own instructions (its loop) are the stack `root`.
 fn stack_of(context: &str, root: &str) -> String {
     let chain: Vec<&str> = context.split('\'').collect();
     let (frames, cut) = match chain.iter().position(|f| *f == root) {
+        // Cut above the root, its own instructions would be a stack with no frame: inferno
+        // takes such a line's first count for a frame's name and draws that frame with no
+        // difference, in its palette's red.
+        Some(0) => (&chain[..1], false),
         Some(i) => (&chain[..i], false),
         None => (&chain[..], true),
     };
@@ -249,6 +255,16 @@ totals: 798\n";
         assert_eq!(f["pb_run"], (10, 700));
         assert!(p.folded_per_op().contains("pb_run;decode 250\n"));
         assert!(Profile::from_callgrind("hello", 1, ROOT).is_err());
+    }
+
+    #[test]
+    fn the_measured_functions_own_instructions_are_its_frame() {
+        let cg = "events: Ir\nfn=(1) perfbisect_measured_run'closure'start\n0 6\n\
+                  fn=(2) pb_run'perfbisect_measured_run'closure'start\n0 10\n";
+        let p = Profile::from_callgrind(cg, 2, ROOT).unwrap();
+        assert_eq!(p.stacks.get(ROOT), Some(&6), "{:?}", p.stacks);
+        assert_eq!(p.functions()[ROOT], (6, 6));
+        assert!(p.folded_per_op().lines().all(|l| !l.starts_with(' ')));
     }
 
     #[test]

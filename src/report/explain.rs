@@ -329,6 +329,79 @@ mod tests {
         assert_eq!(root_fill(&same), "rgb(250,250,250)");
     }
 
+    /// callgrind's output for 1000 operations of pkeyread-like code: the measured function's
+    /// own instructions, pb_run's, two decoder functions' and a chain callgrind cut short.
+    fn callgrind(own: u64, decode: u64, setup: u64) -> Profile {
+        let ctx = "pb_run'perfbisect_measured_run'closure'start";
+        let text = format!(
+            "events: Ir\n\
+             fn=(1) perfbisect_measured_run'closure'start\n0 {own}\n\
+             fn=(2) {ctx}\n0 20000\n\
+             fn=(3) decoder_process'OSSL_DECODER_from_bio'{ctx}\n0 {decode}\n\
+             fn=(4) ossl_decoder_ctx_setup'OSSL_DECODER_from_bio'{ctx}\n0 {setup}\n\
+             fn=(5) memcpy'a'b\n0 7000\n"
+        );
+        Profile::from_callgrind(&text, 1000, "perfbisect_measured_run").unwrap()
+    }
+
+    /// Every frame's title and fill, in the SVG's order.
+    fn frames(svg: &str) -> Vec<(&str, (u8, u8, u8))> {
+        svg.split("<g><title>")
+            .skip(1)
+            .map(|g| {
+                let title = &g[..g.find("</title>").unwrap()];
+                let fill = g.split("fill=\"rgb(").nth(1).unwrap();
+                let c: Vec<u8> = fill[..fill.find(')').unwrap()]
+                    .split(',')
+                    .map(|v| v.parse().unwrap())
+                    .collect();
+                (title, (c[0], c[1], c[2]))
+            })
+            .collect()
+    }
+
+    /// The reported case, pkeyread 3.0.8 -> 3.1.4 at 78% fewer instructions per operation:
+    /// every frame is drawn in the differential scale (red more, blue fewer, white the same),
+    /// the root by the total. The measured function's own instructions once made a frame with
+    /// no name and no difference, drawn in the palette's red (rgb(227,0,7)) whatever the total
+    /// did.
+    #[test]
+    fn every_frame_shows_its_own_change() {
+        let before = callgrind(3000, 700_000, 270_000);
+        let after = callgrind(3000, 190_000, 0);
+        let shade = |(r, g, b): (u8, u8, u8)| {
+            (r == 255 && g == b) || (b == 255 && r == g) || (r, g, b) == (250, 250, 250)
+        };
+        let blue = |(r, g, b): (u8, u8, u8)| b == 255 && r == g && r < 250;
+        let red = |(r, g, b): (u8, u8, u8)| r == 255 && g == b && g < 250;
+        let fell = differential_svg(&before, &after, "pkeyread").unwrap();
+        let fell = frames(&fell);
+        for (title, fill) in &fell {
+            assert!(shade(*fill), "{title}: {fill:?}");
+        }
+        let root =
+            |f: &[(&str, (u8, u8, u8))]| f.iter().find(|(t, _)| t.starts_with("all (")).unwrap().1;
+        assert!(blue(root(&fell)), "{fell:?}");
+        assert!(
+            fell.iter()
+                .any(|(t, _)| t.starts_with("perfbisect_measured_run (3 ")),
+            "{fell:?}"
+        );
+        let rose = differential_svg(&after, &before, "pkeyread").unwrap();
+        let rose = frames(&rose);
+        for (title, fill) in &rose {
+            assert!(shade(*fill), "{title}: {fill:?}");
+        }
+        assert!(red(root(&rose)), "{rose:?}");
+        // In proportion: a smaller fall is a paler blue.
+        let less = differential_svg(&before, &callgrind(3000, 600_000, 270_000), "x").unwrap();
+        let less = frames(&less);
+        assert!(
+            blue(root(&less)) && root(&less).0 > root(&fell).0,
+            "{less:?}"
+        );
+    }
+
     fn root_fill(svg: &str) -> &str {
         let at = svg.find("<title>all (").expect("a root frame");
         let fill = at + svg[at..].find("fill=\"").expect("its rect") + 6;
