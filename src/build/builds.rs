@@ -150,54 +150,6 @@ pub struct BuildOptions<'a> {
     pub work_trees: usize,
 }
 
-/// What a build tells as it happens: it is done (or failed), or it waits for another
-/// process's build of the same entry.
-#[derive(Debug)]
-pub enum BuildNotice<'a> {
-    Built {
-        short: &'a str,
-        built: &'a Built,
-        /// Where it was built, when not here (a Slurm job on a node).
-        on: Option<&'a str>,
-    },
-    Waiting {
-        short: &'a str,
-        /// The cache's builds directory the other process builds into.
-        into: &'a Path,
-    },
-}
-
-impl BuildNotice<'_> {
-    /// The notice as one line.
-    pub fn line(&self) -> String {
-        match self {
-            BuildNotice::Built { short, built, on } => match on {
-                Some(on) => format!("{} on {on}", built_line(built, short)),
-                None => built_line(built, short),
-            },
-            BuildNotice::Waiting { short, into } => format!(
-                "  waiting for {short}: another perfbisect process is building it into {}",
-                into.display()
-            ),
-        }
-    }
-}
-
-/// Where builds tell their news; `Sync`, as builds made side by side tell from their threads.
-pub trait Tell: Sync {
-    fn tell(&self, n: BuildNotice);
-}
-
-impl BuildOptions<'_> {
-    /// Tells `n` where these options send a build's news.
-    pub fn tell(&self, n: BuildNotice) {
-        match self.tell {
-            Some(t) => t.tell(n),
-            None => progress::info(&n.line()),
-        }
-    }
-}
-
 /// Two: a bisect alternates between the two ends of a shrinking range, so one tree follows
 /// each end and every build after the first few is near a tree (each costs a build tree's disk,
 /// a few hundred MB for OpenSSL 3).
@@ -712,27 +664,6 @@ fn publish(
     Ok(built)
 }
 
-/// `  built 6fb327f5aa (OpenSSL 3.2.1) in 96 s, ccache 84%`, or `… FAILED …` with the log.
-pub fn built_line(b: &Built, short: &str) -> String {
-    let cc = b
-        .meta
-        .ccache_hit_rate
-        .map(|r| format!(", ccache {:.0}%", r * 100.0))
-        .unwrap_or_default();
-    match b.meta.ok {
-        true => format!(
-            "  built {short} (OpenSSL {}) in {:.0} s{cc}",
-            b.meta.version, b.meta.duration_s
-        ),
-        false => format!(
-            "  build of {short} (OpenSSL {}) FAILED after {:.0} s (log: {})",
-            b.meta.version,
-            b.meta.duration_s,
-            b.log_path().display()
-        ),
-    }
-}
-
 fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
@@ -742,9 +673,11 @@ fn truncate(s: &str, n: usize) -> String {
 }
 
 mod entry;
+mod notice;
 mod work_tree;
 
 pub use entry::*;
+pub use notice::{built_line, BuildNotice, Tell};
 pub use work_tree::WORK_DIR_ENV;
 use work_tree::*;
 

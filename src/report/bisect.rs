@@ -526,43 +526,6 @@ fn nan_pair_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<(f64, f64)
     Ok((a.unwrap_or(f64::NAN), b.unwrap_or(f64::NAN)))
 }
 
-/// A bisect as kept in the cache (`bisects/ID.json`) and listed by `log`.
-#[derive(Serialize, Deserialize, schemars::JsonSchema)]
-pub struct SavedBisect {
-    pub id: String,
-    pub state: RunState,
-    pub command: String,
-    pub updated: u64,
-    #[serde(default)]
-    pub result: Option<BisectReport>,
-}
-
-/// Where a bisect recorded in the cache stands (`perfbisect log`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RunState {
-    Running,
-    /// The change lies between the merge base and GOOD: the search went on as a bisect of
-    /// that range, recorded under its own id.
-    Redirected,
-    /// Ctrl-C: the same command resumes.
-    Interrupted,
-    Failed,
-    Finished,
-}
-
-impl std::fmt::Display for RunState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            RunState::Running => "running",
-            RunState::Redirected => "redirected",
-            RunState::Interrupted => "interrupted",
-            RunState::Failed => "failed",
-            RunState::Finished => "finished",
-        })
-    }
-}
-
 impl StepJson {
     /// A decided step of the search, `s.commit` indexing `commits` (the range, oldest first);
     /// `threads` the thread counts its series stand for.
@@ -709,10 +672,12 @@ mod live;
 mod markdown;
 mod page;
 mod profile;
+mod saved;
 mod text;
 
 pub use live::{
     confirmed_line, forecast_line, located_line, step_line, verdict_word, ForecastEvent,
 };
 pub(crate) use page::truncate;
+pub use saved::{RunState, SavedBisect};
 use text::*;
