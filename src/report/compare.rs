@@ -8,7 +8,7 @@ use super::html::{self, esc, HtmlSections, Section};
 use crate::analysis::stats::{Comparison, Verdict};
 use crate::build::patch::Patch;
 use crate::measure::metric::Metric;
-use crate::report::{pairs_note, us};
+use crate::report::{pairs_note, us, Table};
 
 formats!(CompareFormat for CompareReport { Text, Markdown, Json, Html });
 
@@ -180,20 +180,29 @@ impl Export<CompareReport> for Markdown {
 
     fn export_linked(&self, j: &CompareReport, links: &Links) -> Result<String> {
         let u = j.metric.unit();
-        Ok(format!(
-            "| tool | threads | A {u} | B {u} | B/A | p (Welch) | verdict |\n| --- | ---: | ---: | ---: | --- | ---: | --- |\n| `{}` | {} | {} (`{}`{}) | {} (`{}`{}) | {} | {:.2e} | {:?} |\n",
-            j.tool,
-            j.threads,
-            us(j.a_mean_us),
-            j.a,
-            md_link(links, &j.a_commit),
-            us(j.b_mean_us),
-            j.b,
-            md_link(links, &j.b_commit),
+        let side = |mean: f64, name: &str, commit: &str| {
+            format!("{} (`{name}`{})", us(mean), md_link(links, commit))
+        };
+        let mut t = Table::new(&[
+            "tool",
+            "threads",
+            &format!("A {u}"),
+            &format!("B {u}"),
+            "B/A",
+            "p (Welch)",
+            "verdict",
+        ])
+        .right(&[1, 2, 3, 5]);
+        t.push(vec![
+            format!("`{}`", j.tool),
+            j.threads.to_string(),
+            side(j.a_mean_us, &j.a, &j.a_commit),
+            side(j.b_mean_us, &j.b, &j.b_commit),
             j.change(),
-            j.p_welch,
-            j.verdict
-        ))
+            format!("{:.2e}", j.p_welch),
+            format!("{:?}", j.verdict),
+        ]);
+        Ok(t.markdown())
     }
 }
 
@@ -258,35 +267,35 @@ impl HtmlSections for CompareReport {
                 format!("{} – {}", us(ci.0), us(ci.1)),
             ]
         };
-        let mut tables = html::table(
-            &[
-                "side",
-                "revision",
-                "commit",
-                "n",
-                &format!("mean {}", self.metric.unit()),
-                "95% CI",
-            ],
-            3,
-            &[
-                row(
-                    "A",
-                    &j.a,
-                    &j.a_commit,
-                    j.a_n,
-                    j.a_mean_us,
-                    j.comparison.a.ci95,
-                ),
-                row(
-                    "B",
-                    &j.b,
-                    &j.b_commit,
-                    j.b_n,
-                    j.b_mean_us,
-                    j.comparison.b.ci95,
-                ),
-            ],
-        );
+        let mut tables = Table::new(&[
+            "side",
+            "revision",
+            "commit",
+            "n",
+            &format!("mean {}", self.metric.unit()),
+            "95% CI",
+        ])
+        .numeric_from(3)
+        .cells_html()
+        .with_rows([
+            row(
+                "A",
+                &j.a,
+                &j.a_commit,
+                j.a_n,
+                j.a_mean_us,
+                j.comparison.a.ci95,
+            ),
+            row(
+                "B",
+                &j.b,
+                &j.b_commit,
+                j.b_n,
+                j.b_mean_us,
+                j.comparison.b.ci95,
+            ),
+        ])
+        .html();
         tables.push_str(&format!(
             "<p>B/A {}; p (Welch) {:.2e}, p (Mann-Whitney) {:.2e}; alpha {}, smallest change of interest {:.1}%.</p>\n",
             esc(&j.change()),

@@ -7,7 +7,6 @@
 use anyhow::Result;
 
 use super::export::{Export, Html, Links};
-use super::Table;
 
 pub use super::export::esc;
 
@@ -44,48 +43,6 @@ pub fn badge(word: &str) -> String {
         _ => "neutral",
     };
     format!("<span class=\"badge {class}\">{}</span>", esc(word))
-}
-
-/// A table whose cells are HTML already.
-pub fn table(headers: &[&str], numeric_from: usize, rows: &[Vec<String>]) -> String {
-    let mut s = String::from("<table>\n<thead><tr>");
-    for (i, h) in headers.iter().enumerate() {
-        let class = if i >= numeric_from {
-            " class=\"num\""
-        } else {
-            ""
-        };
-        s.push_str(&format!("<th{class}>{}</th>", esc(h)));
-    }
-    s.push_str("</tr></thead>\n<tbody>\n");
-    for row in rows {
-        s.push_str("<tr>");
-        for (i, c) in row.iter().enumerate() {
-            let class = if i >= numeric_from {
-                " class=\"num\""
-            } else {
-                ""
-            };
-            s.push_str(&format!("<td{class}>{c}</td>"));
-        }
-        s.push_str("</tr>\n");
-    }
-    s.push_str("</tbody>\n</table>\n");
-    s
-}
-
-impl Table {
-    /// The table with every cell escaped.
-    pub fn html(&self) -> String {
-        let headers: Vec<&str> = self.headers.iter().map(|h| h.as_str()).collect();
-        let numeric_from = self.numeric.iter().position(|n| *n).unwrap_or(usize::MAX);
-        let rows: Vec<Vec<String>> = self
-            .rows
-            .iter()
-            .map(|r| r.iter().map(|c| esc(c)).collect())
-            .collect();
-        table(&headers, numeric_from, &rows)
-    }
 }
 
 /// An inline SVG with its caption.

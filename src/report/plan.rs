@@ -324,8 +324,7 @@ impl Planned {
             "p90",
             "builds",
         ])
-        .numeric_from(1);
-        t.numeric[4] = false;
+        .right(&[1, 2, 3, 5, 6, 7]);
         for s in &self.searches {
             for r in &s.rows {
                 t.push(vec![

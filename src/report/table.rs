@@ -1,6 +1,10 @@
-//! Rendering: aligned terminal tables, Markdown (pasted into GitHub issues),
-//! CSV and JSON.
+//! The one table model every renderer fills (as hyperfine's `export/markup.rs`): headers,
+//! rows and each column's alignment, written once by the renderer as aligned text, a GitHub
+//! Markdown table, an HTML `<table>` or CSV. Only the syntax differs between them, so a
+//! result's table is built once and each format is one call; `--format` itself is chosen in
+//! [`super::export`].
 
+use super::export::esc;
 use anyhow::{bail, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -12,11 +16,22 @@ pub enum Format {
     Csv,
 }
 
+/// How a column's cells line up: text pads them on that side, Markdown writes `---` or
+/// `---:`, HTML gives them the `num` class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    /// Numbers.
+    Right,
+}
+
 pub struct Table {
     pub headers: Vec<String>,
     pub rows: Vec<Vec<String>>,
-    /// Columns right-aligned in text output (numbers).
-    pub numeric: Vec<bool>,
+    pub align: Vec<Align>,
+    /// The cells are HTML already (links, badges) and [`Table::html`] writes them as they
+    /// are; otherwise they are plain text that every format escapes.
+    cells_html: bool,
 }
 
 impl Table {
@@ -24,19 +39,40 @@ impl Table {
         Table {
             headers: headers.iter().map(|s| s.to_string()).collect(),
             rows: Vec::new(),
-            numeric: vec![false; headers.len()],
+            align: vec![Align::Left; headers.len()],
+            cells_html: false,
         }
     }
 
+    /// Right-aligns every column from `col` on.
     pub fn numeric_from(mut self, col: usize) -> Table {
-        for n in self.numeric.iter_mut().skip(col) {
-            *n = true;
+        for a in self.align.iter_mut().skip(col) {
+            *a = Align::Right;
         }
+        self
+    }
+
+    /// Right-aligns these columns.
+    pub fn right(mut self, cols: &[usize]) -> Table {
+        for &c in cols {
+            self.align[c] = Align::Right;
+        }
+        self
+    }
+
+    /// A table for a page whose cells the caller wrote as HTML (escaped, with links).
+    pub fn cells_html(mut self) -> Table {
+        self.cells_html = true;
         self
     }
 
     pub fn push(&mut self, row: Vec<String>) {
         self.rows.push(row);
+    }
+
+    pub fn with_rows(mut self, rows: impl IntoIterator<Item = Vec<String>>) -> Table {
+        self.rows.extend(rows);
+        self
     }
 
     pub fn text(&self) -> String {
@@ -50,21 +86,15 @@ impl Table {
             let parts: Vec<String> = cells
                 .iter()
                 .enumerate()
-                .map(|(i, c)| {
-                    if self.numeric[i] {
-                        format!("{c:>w$}", w = widths[i])
-                    } else {
-                        format!("{c:<w$}", w = widths[i])
-                    }
+                .map(|(i, c)| match self.align[i] {
+                    Align::Right => format!("{c:>w$}", w = widths[i]),
+                    Align::Left => format!("{c:<w$}", w = widths[i]),
                 })
                 .collect();
             parts.join("  ").trim_end().to_string()
         };
-        let mut out = line(&self.headers);
-        out.push('\n');
         let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-        out.push_str(&rule.join("  "));
-        out.push('\n');
+        let mut out = format!("{}\n{}\n", line(&self.headers), rule.join("  "));
         for r in &self.rows {
             out.push_str(&line(r));
             out.push('\n');
@@ -72,29 +102,49 @@ impl Table {
         out
     }
 
+    /// A GitHub Markdown table; a `|` in a cell is escaped (links and code spans included,
+    /// as GitHub splits the row before it reads them).
     pub fn markdown(&self) -> String {
-        let esc = |s: &str| s.replace('|', "\\|");
-        let mut out = format!(
-            "| {} |\n",
-            self.headers
-                .iter()
-                .map(|h| esc(h))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
-        let align: Vec<&str> = self
-            .numeric
-            .iter()
-            .map(|n| if *n { "---:" } else { "---" })
+        let row = |cells: &[String]| {
+            let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+            format!("| {} |\n", cells.join(" | "))
+        };
+        let rule: Vec<String> = (self.align.iter())
+            .map(|a| match a {
+                Align::Left => "---".to_string(),
+                Align::Right => "---:".to_string(),
+            })
             .collect();
-        out.push_str(&format!("| {} |\n", align.join(" | ")));
+        let mut out = row(&self.headers) + &format!("| {} |\n", rule.join(" | "));
         for r in &self.rows {
-            out.push_str(&format!(
-                "| {} |\n",
-                r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")
-            ));
+            out.push_str(&row(r));
         }
         out
+    }
+
+    pub fn html(&self) -> String {
+        let cell = |tag: &str, i: usize, c: &str| {
+            let class = match self.align[i] {
+                Align::Right => " class=\"num\"",
+                Align::Left => "",
+            };
+            format!("<{tag}{class}>{c}</{tag}>")
+        };
+        let mut s = String::from("<table>\n<thead><tr>");
+        for (i, h) in self.headers.iter().enumerate() {
+            s.push_str(&cell("th", i, &esc(h)));
+        }
+        s.push_str("</tr></thead>\n<tbody>\n");
+        for row in &self.rows {
+            s.push_str("<tr>");
+            for (i, c) in row.iter().enumerate() {
+                let c = if self.cells_html { c.clone() } else { esc(c) };
+                s.push_str(&cell("td", i, &c));
+            }
+            s.push_str("</tr>\n");
+        }
+        s.push_str("</tbody>\n</table>\n");
+        s
     }
 
     pub fn csv(&self) -> String {
@@ -216,7 +266,7 @@ mod tests {
     }
 
     #[test]
-    fn renders_text_markdown_csv() {
+    fn renders_text_markdown_html_csv() {
         let t = demo();
         assert_eq!(
             t.text(),
@@ -225,6 +275,10 @@ mod tests {
         assert_eq!(
             t.markdown(),
             "| tool | threads | mean |\n| --- | ---: | ---: |\n| pkeyread | 1 | 290.1 |\n| a,b\\|c | 32 | 0.5800 |\n"
+        );
+        assert_eq!(
+            t.html(),
+            "<table>\n<thead><tr><th>tool</th><th class=\"num\">threads</th><th class=\"num\">mean</th></tr></thead>\n<tbody>\n<tr><td>pkeyread</td><td class=\"num\">1</td><td class=\"num\">290.1</td></tr>\n<tr><td>a,b|c</td><td class=\"num\">32</td><td class=\"num\">0.5800</td></tr>\n</tbody>\n</table>\n"
         );
         assert_eq!(
             t.csv(),

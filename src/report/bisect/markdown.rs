@@ -43,72 +43,84 @@ pub(super) fn markdown(j: &BisectReport, links: &Links) -> String {
 
 pub(super) fn culprits_markdown(j: &BisectReport, links: &Links) -> String {
     let u = j.metric.unit();
-    let mut s =
-        format!("| commit | date | subject | parent {u} | commit {u} | change | p (Welch) |\n");
-    s.push_str("| --- | --- | --- | ---: | ---: | --- | ---: |\n");
-    for c in &j.changes {
-        s.push_str(&format!(
-            "| {}{}{} | {} | {} | {} | {} | {} | {:.2e} |\n",
-            links.markdown(&c.info.commit, &c.info.commit[..10]),
-            if c.range { " (range)" } else { "" },
-            if c.share < 0.0 {
-                format!(
-                    " ({}, against the range's direction)",
-                    change_word(c.comparison.verdict)
-                )
-            } else {
-                String::new()
-            },
+    let rows = j.changes.iter().map(|c| {
+        vec![
+            format!(
+                "{}{}{}",
+                links.markdown(&c.info.commit, &c.info.commit[..10]),
+                if c.range { " (range)" } else { "" },
+                if c.share < 0.0 {
+                    format!(
+                        " ({}, against the range's direction)",
+                        change_word(c.comparison.verdict)
+                    )
+                } else {
+                    String::new()
+                }
+            ),
             c.info.dates(),
-            c.info.subject.replace('|', "\\|"),
+            c.info.subject.clone(),
             us(c.parent_mean_us),
             us(c.culprit_mean_us),
             match j.culprit_located(c) {
                 Some(l) => format!("{} ({l})", c.comparison.ratio.pct()),
                 None => c.comparison.ratio.pct(),
             },
-            c.p_welch
-        ));
-    }
-    s.push('\n');
-    s
+            format!("{:.2e}", c.p_welch),
+        ]
+    });
+    let t = Table::new(&[
+        "commit",
+        "date",
+        "subject",
+        &format!("parent {u}"),
+        &format!("commit {u}"),
+        "change",
+        "p (Welch)",
+    ]);
+    t.right(&[3, 4, 6]).with_rows(rows).markdown() + "\n"
 }
 
 pub(super) fn per_threads_markdown(j: &BisectReport, links: &Links) -> String {
-    let mut s =
-        String::from("| commit | threads | parent µs/op | commit µs/op | change | affected |\n");
-    s.push_str("| --- | ---: | ---: | ---: | --- | --- |\n");
-    for c in &j.changes {
-        for e in &c.per_threads {
-            s.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} |\n",
+    let rows = j.changes.iter().flat_map(|c| {
+        c.per_threads.iter().map(|e| {
+            vec![
                 links.markdown(&c.info.commit, &c.info.commit[..10]),
-                e.threads,
+                e.threads.to_string(),
                 us(e.a_mean_us),
                 us(e.b_mean_us),
                 e.comparison.ratio.pct(),
-                if e.affected { "**yes**" } else { "no" }
-            ));
-        }
-    }
-    s.push('\n');
-    s
+                (if e.affected { "**yes**" } else { "no" }).to_string(),
+            ]
+        })
+    });
+    let t = Table::new(&[
+        "commit",
+        "threads",
+        "parent µs/op",
+        "commit µs/op",
+        "change",
+        "affected",
+    ]);
+    t.right(&[1, 2, 3]).with_rows(rows).markdown() + "\n"
 }
 
 /// The tested commits, folded away under a `<details>` the caller closes.
 pub(super) fn steps_markdown(j: &BisectReport, links: &Links) -> String {
     let u = j.steps_metric().unit();
-    let mut s = format!("<details><summary>steps</summary>\n\n| commit | n | mean {u} | verdict |\n| --- | ---: | ---: | --- |\n");
-    for st in &j.steps {
-        s.push_str(&format!(
-            "| {} | {} | {} | {} |\n",
+    let rows = j.steps.iter().map(|st| {
+        vec![
             links.markdown(&st.info.commit, &st.info.short),
-            st.n,
+            st.n.to_string(),
             us(st.mean_us),
-            st.verdict
-        ));
-    }
-    s
+            st.verdict.to_string(),
+        ]
+    });
+    let t = Table::new(&["commit", "n", &format!("mean {u}"), "verdict"]).right(&[1, 2]);
+    format!(
+        "<details><summary>steps</summary>\n\n{}",
+        t.with_rows(rows).markdown()
+    )
 }
 
 impl Export<BisectReport> for Text {

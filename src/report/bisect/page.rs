@@ -175,8 +175,8 @@ pub(super) fn culprits_table_html(j: &BisectReport, links: &Links) -> String {
         .collect();
     let mut s =
         String::from("<p>Change points (parent against culprit, on all their samples):</p>\n");
-    s.push_str(&html::table(
-        &[
+    s.push_str(
+        &Table::new(&[
             "commit",
             "date",
             "subject",
@@ -185,10 +185,12 @@ pub(super) fn culprits_table_html(j: &BisectReport, links: &Links) -> String {
             "change [95% CI]",
             "p (Welch)",
             "p (Mann-Whitney)",
-        ],
-        3,
-        &rows,
-    ));
+        ])
+        .numeric_from(3)
+        .cells_html()
+        .with_rows(rows)
+        .html(),
+    );
     s
 }
 
@@ -215,18 +217,20 @@ pub(super) fn per_threads_table_html(j: &BisectReport, links: &Links) -> String 
         })
         .collect();
     let mut s = String::from("<p>Change points per thread count:</p>\n");
-    s.push_str(&html::table(
-        &[
+    s.push_str(
+        &Table::new(&[
             "commit",
             "threads",
             "parent µs/op",
             "commit µs/op",
             "change [95% CI]",
             "",
-        ],
-        2,
-        &rows,
-    ));
+        ])
+        .numeric_from(2)
+        .cells_html()
+        .with_rows(rows)
+        .html(),
+    );
     s
 }
 
@@ -261,8 +265,8 @@ pub(super) fn steps_table_html(j: &BisectReport, links: &Links) -> String {
         "<p>Tested commits in range order ({} of {commits}):</p>\n",
         tested.len()
     );
-    s.push_str(&html::table(
-        &[
+    s.push_str(
+        &Table::new(&[
             "commit",
             "date",
             "subject",
@@ -272,10 +276,12 @@ pub(super) fn steps_table_html(j: &BisectReport, links: &Links) -> String {
             "n",
             &format!("mean {u}"),
             "95% CI",
-        ],
-        4,
-        &rows,
-    ));
+        ])
+        .numeric_from(4)
+        .cells_html()
+        .with_rows(rows)
+        .html(),
+    );
     s
 }
 

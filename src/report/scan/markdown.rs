@@ -37,35 +37,40 @@ pub(super) fn markdown(r: &ScanReport, links: &Links) -> String {
 
 /// The change points as a Markdown table (or the sentence that there are none).
 pub(super) fn markdown_changes(r: &ScanReport, links: &Links) -> String {
-    let mut s = String::new();
     if r.changes.is_empty() {
-        s.push_str("No change point found.\n\n");
-    } else {
-        s.push_str(
-            "| # | commit | change | 95% interval | share of movement | confirmed | subject |\n",
-        );
-        s.push_str("| ---: | --- | ---: | --- | ---: | --- | --- |\n");
-        for (i, c) in r.changes.iter().enumerate() {
-            let p = &c.point;
-            s.push_str(&format!(
-                "| {} | {} | {} | [{:+.1}%, {:+.1}%] | {:.0}% | {} | {} |\n",
-                i + 1,
-                links.markdown(&p.info.commit, &p.info.short),
-                ratio_pct(p.ratio),
-                (p.ratio_ci.0 - 1.0) * 100.0,
-                (p.ratio_ci.1 - 1.0) * 100.0,
-                c.share_of_movement * 100.0,
-                match (p.confirmed, p.unresolved) {
-                    (true, _) => "yes",
-                    (false, true) => "unresolved",
-                    (false, false) => "**no**",
-                },
-                p.info.subject.replace('|', "\\|")
-            ));
-        }
-        s.push('\n');
+        return "No change point found.\n\n".to_string();
     }
-    s
+    let rows = r.changes.iter().enumerate().map(|(i, c)| {
+        let p = &c.point;
+        vec![
+            (i + 1).to_string(),
+            links.markdown(&p.info.commit, &p.info.short),
+            ratio_pct(p.ratio),
+            format!(
+                "[{:+.1}%, {:+.1}%]",
+                (p.ratio_ci.0 - 1.0) * 100.0,
+                (p.ratio_ci.1 - 1.0) * 100.0
+            ),
+            format!("{:.0}%", c.share_of_movement * 100.0),
+            match (p.confirmed, p.unresolved) {
+                (true, _) => "yes",
+                (false, true) => "unresolved",
+                (false, false) => "**no**",
+            }
+            .to_string(),
+            p.info.subject.clone(),
+        ]
+    });
+    let t = Table::new(&[
+        "#",
+        "commit",
+        "change",
+        "95% interval",
+        "share of movement",
+        "confirmed",
+        "subject",
+    ]);
+    t.right(&[0, 2, 4]).with_rows(rows).markdown() + "\n"
 }
 
 /// The grid and its fitted levels, folded away in a `<details>` block.
@@ -73,22 +78,22 @@ pub(super) fn markdown_grid(r: &ScanReport, links: &Links) -> String {
     let mut s = String::new();
     s.push_str("<details><summary>grid and fitted levels</summary>\n\n");
     let u = r.grid_metric().unit();
-    s.push_str(&format!("| index | commit | date | {u} | 95% interval | level |\n| ---: | --- | --- | ---: | --- | ---: |\n"));
-    for g in &r.grid {
+    let rows = r.grid.iter().map(|g| {
         let (m, ci) = match (g.mean_us, g.ci95_us) {
             (Some(m), Some(ci)) => (us(m), format!("[{}, {}]", us(ci.0), us(ci.1))),
             _ => ("-".into(), g.skipped_text()),
         };
-        s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
-            g.index,
+        vec![
+            g.index.to_string(),
             links.markdown(&g.info.commit, &g.info.short),
-            g.info.date,
+            g.info.date.clone(),
             m,
             ci,
-            g.segment.map(|i| (i + 1).to_string()).unwrap_or("-".into())
-        ));
-    }
+            g.segment.map(|i| (i + 1).to_string()).unwrap_or("-".into()),
+        ]
+    });
+    let t = Table::new(&["index", "commit", "date", u, "95% interval", "level"]);
+    s.push_str(&t.right(&[0, 3, 5]).with_rows(rows).markdown());
     s.push('\n');
     for (i, g) in r.segments.iter().enumerate() {
         s.push_str(&format!(

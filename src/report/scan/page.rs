@@ -148,8 +148,8 @@ impl ScanReport {
             .collect();
         let mut s = String::from("<p>Change points by position:</p>\n");
         let u = self.metric.unit();
-        s.push_str(&html::table(
-            &[
+        s.push_str(
+            &Table::new(&[
                 "commit",
                 "date",
                 "subject",
@@ -159,10 +159,12 @@ impl ScanReport {
                 "p (Yuen)",
                 "share",
                 "",
-            ],
-            3,
-            &rows,
-        ));
+            ])
+            .numeric_from(3)
+            .cells_html()
+            .with_rows(rows)
+            .html(),
+        );
         s
     }
 
@@ -188,8 +190,8 @@ impl ScanReport {
             })
             .collect();
         let mut s = String::from("<p>Grid (old end first):</p>\n");
-        s.push_str(&html::table(
-            &[
+        s.push_str(
+            &Table::new(&[
                 "position",
                 "commit",
                 "date",
@@ -198,10 +200,12 @@ impl ScanReport {
                 &format!("mean {}", self.grid_metric().unit()),
                 "95% CI",
                 "level",
-            ],
-            4,
-            &rows,
-        ));
+            ])
+            .numeric_from(4)
+            .cells_html()
+            .with_rows(rows)
+            .html(),
+        );
         s
     }
 
@@ -223,11 +227,13 @@ impl ScanReport {
             })
             .collect();
         let mut s = String::from("<p>Grid intervals:</p>\n");
-        s.push_str(&html::table(
-            &["interval", "commits", "fitted", "outcome"],
-            1,
-            &rows,
-        ));
+        s.push_str(
+            &Table::new(&["interval", "commits", "fitted", "outcome"])
+                .numeric_from(1)
+                .cells_html()
+                .with_rows(rows)
+                .html(),
+        );
         s
     }
 }
