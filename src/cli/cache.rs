@@ -8,9 +8,7 @@ use super::Global;
 use crate::build::builds;
 use crate::build::repo::Repo;
 use crate::cache::{self, Cache};
-use crate::report::export::{Export, Json};
-use crate::report::listing::BuildList;
-use crate::report::{Format, Table};
+use crate::report::listing::{BuildList, BuildsFormat, OnDisk};
 
 #[derive(Args)]
 pub struct CacheCmd {
@@ -22,8 +20,8 @@ pub struct CacheCmd {
 enum CacheAction {
     /// List cached builds: commit, recipe, size, age, status
     Ls {
-        #[arg(long, value_enum, default_value = "table")]
-        format: Format,
+        #[arg(long, value_enum, default_value = "text")]
+        format: BuildsFormat,
     },
     /// Remove old builds
     Gc {
@@ -68,19 +66,6 @@ fn now() -> u64 {
         .unwrap_or(0)
 }
 
-fn age(secs: u64) -> String {
-    match secs {
-        s if s < 120 => format!("{s}s"),
-        s if s < 7200 => format!("{}m", s / 60),
-        s if s < 172800 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86400),
-    }
-}
-
-fn size(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / 1048576.0)
-}
-
 pub fn run(g: &Global, a: CacheCmd) -> Result<Exit> {
     let cache = Cache::open(g.cache.as_deref())?;
     match a.action {
@@ -91,32 +76,16 @@ pub fn run(g: &Global, a: CacheCmd) -> Result<Exit> {
     Ok(Exit::Done)
 }
 
-fn ls(cache: &Cache, format: Format) -> Result<()> {
+fn ls(cache: &Cache, format: BuildsFormat) -> Result<()> {
     let list = builds::list(cache)?;
-    if format == Format::Json {
-        let builds = list.iter().map(|b| &b.meta).collect();
-        print!("{}", Json.export(&BuildList { builds })?);
-        return Ok(());
-    }
-    let mut t = Table::new(&[
-        "commit", "version", "recipe", "size", "age", "status", "subject",
-    ]);
-    for b in &list {
-        t.push(vec![
-            b.meta.commit[..10].to_string(),
-            b.meta.version.to_string(),
-            b.meta.recipe.clone(),
-            size(cache::dir_size(&b.dir)),
-            age(now().saturating_sub(b.meta.created)),
-            if b.meta.ok {
-                "ok".into()
-            } else {
-                "failed".into()
-            },
-            b.meta.summary.clone(),
-        ]);
-    }
-    print!("{}", t.render(format)?);
+    let on_disk = (list.iter())
+        .map(|b| OnDisk {
+            bytes: cache::dir_size(&b.dir),
+            age_s: now().saturating_sub(b.meta.created),
+        })
+        .collect();
+    let builds = list.into_iter().map(|b| b.meta).collect();
+    print!("{}", format.render(&BuildList { builds, on_disk })?);
     Ok(())
 }
 

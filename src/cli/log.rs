@@ -6,14 +6,13 @@ use std::path::Path;
 use super::Global;
 use crate::cache::Cache;
 use crate::report::bisect::SavedBisect;
-use crate::report::export::{check_schema, Export, Json};
-use crate::report::listing::BisectLog;
-use crate::report::{Format, Table};
+use crate::report::export::check_schema;
+use crate::report::listing::{BisectLog, LogFormat};
 
 #[derive(Args)]
 pub struct LogArgs {
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[arg(long, value_enum, default_value = "text")]
+    format: LogFormat,
 }
 
 /// A recorded bisect, or why the list leaves it out. A record a newer perfbisect wrote is
@@ -50,39 +49,6 @@ pub fn run(g: &Global, a: LogArgs) -> Result<Exit> {
         }
     }
     all.sort_by_key(|s| std::cmp::Reverse(s.updated));
-    if a.format == Format::Json {
-        print!("{}", Json.export(&BisectLog { bisects: all })?);
-        return Ok(Exit::Done);
-    }
-    let mut t = Table::new(&["id", "when", "state", "result", "command"]);
-    for s in &all {
-        let result = match &s.result {
-            None => "-".to_string(),
-            Some(r) if r.changes.is_empty() => "no change".to_string(),
-            Some(r) => r
-                .changes
-                .iter()
-                .map(|c| {
-                    format!(
-                        "{} {:+.1}%",
-                        c.info.commit.get(..10).unwrap_or(&c.info.commit),
-                        (c.ratio - 1.0) * 100.0
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(", "),
-        };
-        let when = chrono::DateTime::from_timestamp(s.updated as i64, 0)
-            .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
-            .unwrap_or_default();
-        t.push(vec![
-            s.id.clone(),
-            when,
-            s.state.to_string(),
-            result,
-            s.command.clone(),
-        ]);
-    }
-    print!("{}", t.render(a.format)?);
+    print!("{}", a.format.render(&BisectLog { bisects: all })?);
     Ok(Exit::Done)
 }

@@ -11,7 +11,7 @@ use super::bisect::{RunState, SavedBisect};
 use super::compare::{CompareReport, Sides};
 use super::export::{Csv, Export, Html, Json, Jsonl, Junit, Links, Markdown, Text};
 use super::gate::{GateOutcome, GateReport, GateResult, UndecidedPolicy, GATE_KIND};
-use super::listing::{BisectLog, BuildList};
+use super::listing::{BisectLog, BuildList, OnDisk};
 use super::matrix::{MatrixCell, MatrixReport, MATRIX_KIND};
 use super::run::{RunReport, RunResult};
 use super::simulate::Simulated;
@@ -955,9 +955,15 @@ fn list_renderers() {
     }))
     .unwrap();
     let builds = BuildList {
-        builds: vec![&meta],
+        builds: vec![meta],
+        on_disk: vec![OnDisk {
+            bytes: 3 << 20,
+            age_s: 7300,
+        }],
     };
     insta::assert_snapshot!("cache_json", Json.export(&builds).unwrap());
+    insta::assert_snapshot!("cache_text", Text.export(&builds).unwrap());
+    insta::assert_snapshot!("log_text", Text.export(&log).unwrap());
 }
 
 #[test]

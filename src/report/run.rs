@@ -1,14 +1,13 @@
 //! The result of `run`: one line per (OpenSSL, tool, threads).
 
-use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-use super::export::{formats, Csv, Export, Markdown, Text};
+use super::export::formats;
 use crate::analysis::stats;
 use crate::measure::metric::Metric;
 use crate::measure::runner::Sample;
-use crate::report::{us, Table};
+use crate::report::{us, Table, Tabular};
 use crate::unavailable::Unavailable;
 
 formats!(RunFormat for RunReport { Text alias "table", Markdown, Csv, Json });
@@ -34,21 +33,9 @@ impl RunReport {
     }
 }
 
-impl Export<RunReport> for Text {
-    fn export(&self, r: &RunReport) -> Result<String> {
-        Ok(run_table(&r.results, r.metric).text())
-    }
-}
-
-impl Export<RunReport> for Markdown {
-    fn export(&self, r: &RunReport) -> Result<String> {
-        Ok(run_table(&r.results, r.metric).markdown())
-    }
-}
-
-impl Export<RunReport> for Csv {
-    fn export(&self, r: &RunReport) -> Result<String> {
-        Ok(run_table(&r.results, r.metric).csv())
+impl Tabular for RunReport {
+    fn table(&self) -> Table {
+        run_table(&self.results, self.metric)
     }
 }
 

@@ -43,8 +43,8 @@ pub fn kinds() -> Vec<(&'static str, Schema)> {
         ("simulate", of::<simulate::Simulated>()),
         ("plan", of::<plan::Planned>()),
         ("log", of::<listing::BisectLog>()),
-        ("cache", of::<listing::BuildList<'static>>()),
-        ("kernels", of::<listing::KernelList<'static>>()),
+        ("cache", of::<listing::BuildList>()),
+        ("kernels", of::<listing::KernelList>()),
     ]
 }
 

@@ -4,17 +4,8 @@
 //! result's table is built once and each format is one call; `--format` itself is chosen in
 //! [`super::export`].
 
-use super::export::esc;
-use anyhow::{bail, Result};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Table,
-    Text,
-    Markdown,
-    Json,
-    Csv,
-}
+use super::export::{esc, Csv, Export, Markdown, Text};
+use anyhow::Result;
 
 /// How a column's cells line up: text pads them on that side, Markdown writes `---` or
 /// `---:`, HTML gives them the `num` class.
@@ -162,14 +153,29 @@ impl Table {
         }
         out
     }
+}
 
-    pub fn render(&self, f: Format) -> Result<String> {
-        Ok(match f {
-            Format::Table | Format::Text => self.text(),
-            Format::Markdown => self.markdown(),
-            Format::Csv => self.csv(),
-            Format::Json => bail!("internal: JSON is rendered from data, not from a table"),
-        })
+/// A result that is one table and nothing else (a list, `run`'s lines): its text, Markdown
+/// and CSV are that table's.
+pub trait Tabular {
+    fn table(&self) -> Table;
+}
+
+impl<R: Tabular> Export<R> for Text {
+    fn export(&self, r: &R) -> Result<String> {
+        Ok(r.table().text())
+    }
+}
+
+impl<R: Tabular> Export<R> for Markdown {
+    fn export(&self, r: &R) -> Result<String> {
+        Ok(r.table().markdown())
+    }
+}
+
+impl<R: Tabular> Export<R> for Csv {
+    fn export(&self, r: &R) -> Result<String> {
+        Ok(r.table().csv())
     }
 }
 
