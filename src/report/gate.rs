@@ -168,42 +168,33 @@ impl Export<GateReport> for Markdown {
     }
 }
 
-/// One test case per (tool, threads).
+/// One test case per (tool, threads), written by quick-junit (it counts the suite's tests,
+/// failures, errors and skips, and escapes).
 impl Export<GateReport> for Junit {
     fn export(&self, g: &GateReport) -> Result<String> {
-        let failures = g
-            .results
-            .iter()
-            .filter(|r| r.outcome.fails(g.undecided))
-            .count();
-        let errors = g
-            .results
-            .iter()
-            .filter(|r| r.outcome == GateOutcome::Error)
-            .count();
-        let mut s = format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"perfbisect gate {} vs {}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">\n",
-            esc(&g.head),
-            esc(&g.base),
-            g.results.len()
-        );
+        use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+        let mut suite = TestSuite::new(format!("perfbisect gate {} vs {}", g.head, g.base));
         for r in &g.results {
-            s.push_str(&format!(
-                "    <testcase classname=\"perfbisect.gate\" name=\"{} threads={}\">\n",
-                esc(&r.tool),
-                r.threads
-            ));
-            let m = esc(&r.message);
-            s.push_str(&match r.outcome {
-                o if o.fails(g.undecided) => format!("      <failure message=\"{m}\"/>\n"),
-                GateOutcome::Error => format!("      <error message=\"{m}\"/>\n"),
-                GateOutcome::NotApplicable => format!("      <skipped message=\"{m}\"/>\n"),
-                _ => format!("      <system-out>{m}</system-out>\n"),
-            });
-            s.push_str("    </testcase>\n");
+            let mut status = match r.outcome {
+                o if o.fails(g.undecided) => TestCaseStatus::non_success(NonSuccessKind::Failure),
+                GateOutcome::Error => TestCaseStatus::non_success(NonSuccessKind::Error),
+                GateOutcome::NotApplicable => TestCaseStatus::skipped(),
+                _ => TestCaseStatus::success(),
+            };
+            let passed = matches!(status, TestCaseStatus::Success { .. });
+            if !passed {
+                status.set_message(r.message.as_str());
+            }
+            let mut case = TestCase::new(format!("{} threads={}", r.tool, r.threads), status);
+            case.set_classname("perfbisect.gate");
+            if passed {
+                case.set_system_out(r.message.as_str());
+            }
+            suite.add_test_case(case);
         }
-        s.push_str("  </testsuite>\n</testsuites>\n");
-        Ok(s)
+        let mut report = Report::unnamed();
+        report.add_test_suite(suite);
+        Ok(report.to_string()?)
     }
 }
 
