@@ -18,7 +18,7 @@ use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::exec::Placement;
 use crate::measure::metric::Metric;
-use crate::report::{may_hide, pairs_note, resolution_sentence, us, Table};
+use crate::report::{may_hide, pairs_note, resolution_sentence, us, List, Table};
 use crate::unavailable::Unavailable;
 
 formats!(BisectFormat for BisectReport { Text, Markdown, Json, Jsonl, Html });

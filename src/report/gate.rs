@@ -11,7 +11,7 @@ use super::compare::CompareReport;
 use super::export::{esc, formats, Export, Junit, Links, Markdown, Text};
 use super::html::{self, HtmlSections, Section};
 use crate::host::Host;
-use crate::report::{us, Table};
+use crate::report::{us, List, Table};
 
 formats!(GateFormat for GateReport { Text, Markdown, Json, Junit, Html });
 
@@ -230,17 +230,16 @@ impl HtmlSections for GateReport {
             .filter(|r| r.outcome != GateOutcome::Same)
             .collect();
         if !notable.is_empty() {
-            summary.push_str("<ul>\n");
-            for r in notable {
-                summary.push_str(&format!(
-                    "<li>{} <code>{}</code> at {} thread(s): {}</li>\n",
+            let items = notable.iter().map(|r| {
+                format!(
+                    "{} <code>{}</code> at {} thread(s): {}",
                     html::badge(r.outcome.word()),
                     esc(&r.tool),
                     r.threads,
                     esc(&r.message)
-                ));
-            }
-            summary.push_str("</ul>\n");
+                )
+            });
+            summary.push_str(&List::bullets(items).html());
         }
         let tables = format!(
             "{}<p>Threshold {:.1}%, alpha {}, undecided results {}; host {}.</p>\n",

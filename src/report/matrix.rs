@@ -12,7 +12,7 @@ use super::html::{self, esc, HtmlSections, Section};
 use super::plot;
 use crate::host::Host;
 use crate::progress;
-use crate::report::{us, Table};
+use crate::report::{us, List, Table};
 use crate::unavailable::{typed_or_text, Unavailable};
 
 formats!(MatrixFormat for MatrixReport { Text, Markdown, Csv, Json, Html });
@@ -282,16 +282,14 @@ impl HtmlSections for MatrixReport {
                 .join(", ")
         );
         let mut summary = format!(
-            "<p>{} tool(s) on {}; host {}, {} s per sample.</p>\n<ul>\n",
+            "<p>{} tool(s) on {}; host {}, {} s per sample.</p>\n",
             spec_order(m).len(),
             html_targets(m, links).join(", "),
             esc(&m.host.id()),
             m.duration
         );
-        for spec in spec_order(m) {
-            summary.push_str(&first_row_item(m, &spec));
-        }
-        summary.push_str("</ul>\n");
+        let items = spec_order(m).into_iter().map(|s| first_row_item(m, &s));
+        summary.push_str(&List::bullets(items).html());
         let mut tables = String::new();
         for (title, n, table) in tool_tables(m) {
             tables.push_str(&format!(
@@ -369,7 +367,7 @@ fn first_row_item(m: &MatrixReport, spec: &str) -> String {
         })
         .collect();
     format!(
-        "<li><code>{}</code> at {t0} thread(s): {}</li>\n",
+        "<code>{}</code> at {t0} thread(s): {}",
         esc(&title(m, spec)),
         means.join("; ")
     )

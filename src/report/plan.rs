@@ -6,7 +6,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 use super::export::{formats, Export, Markdown, Text};
-use super::table::Table;
+use super::table::{List, Table};
 use crate::analysis::bisect::Config;
 use crate::analysis::fleet::shape::Search;
 use crate::analysis::fleet::{
@@ -456,9 +456,7 @@ fn search_line(s: &SearchPlan, cfg: &Config) -> String {
 impl Export<Planned> for Text {
     fn export(&self, p: &Planned) -> Result<String> {
         let mut out = String::from("assumptions:\n");
-        for a in p.assumptions() {
-            out.push_str(&format!("  {a}\n"));
-        }
+        out.push_str(&List::bullets(p.assumptions()).text());
         out.push('\n');
         out.push_str(&p.table().text());
         out.push('\n');
@@ -471,9 +469,7 @@ impl Export<Planned> for Text {
 impl Export<Planned> for Markdown {
     fn export(&self, p: &Planned) -> Result<String> {
         let mut out = String::from("Assumptions:\n\n");
-        for a in p.assumptions() {
-            out.push_str(&format!("- {a}\n"));
-        }
+        out.push_str(&List::bullets(p.assumptions()).markdown());
         out.push('\n');
         out.push_str(&p.table().markdown());
         out.push('\n');

@@ -22,7 +22,7 @@ use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::exec::Placement;
 use crate::measure::metric::Metric;
-use crate::report::{may_hide, ratio_pct, resolution_sentence, us, Table};
+use crate::report::{may_hide, ratio_pct, resolution_sentence, us, List, Table};
 use crate::unavailable::{typed_or_text, Unavailable};
 
 formats!(ScanFormat for ScanReport { Text, Markdown, Json, Html });

@@ -1,8 +1,8 @@
 //! The one table model every renderer fills (as hyperfine's `export/markup.rs`): headers,
 //! rows and each column's alignment, written once by the renderer as aligned text, a GitHub
-//! Markdown table, an HTML `<table>` or CSV. Only the syntax differs between them, so a
-//! result's table is built once and each format is one call; `--format` itself is chosen in
-//! [`super::export`].
+//! Markdown table, an HTML `<table>` or CSV; and [`List`], its bulleted or numbered kin. Only
+//! the syntax differs between formats, so a result's table is built once and each format is
+//! one call; `--format` itself is chosen in [`super::export`].
 
 use super::export::{esc, Csv, Export, Markdown, Text};
 use anyhow::Result;
@@ -155,6 +155,57 @@ impl Table {
     }
 }
 
+/// A list whose items are already text, Markdown or HTML of the one format it is written in:
+/// indented lines in text (`  1. item` when numbered), `- item` or `1. item` in Markdown,
+/// `<ul>` or `<ol>` in HTML.
+pub struct List {
+    pub items: Vec<String>,
+    pub numbered: bool,
+}
+
+impl List {
+    pub fn bullets(items: impl IntoIterator<Item = String>) -> List {
+        List {
+            items: items.into_iter().collect(),
+            numbered: false,
+        }
+    }
+
+    pub fn numbered(items: impl IntoIterator<Item = String>) -> List {
+        List {
+            numbered: true,
+            ..List::bullets(items)
+        }
+    }
+
+    fn lines(&self, indent: &str, bullet: &str) -> String {
+        let mut out = String::new();
+        for (i, item) in self.items.iter().enumerate() {
+            match self.numbered {
+                true => out.push_str(&format!("{indent}{}. {item}\n", i + 1)),
+                false => out.push_str(&format!("{indent}{bullet}{item}\n")),
+            }
+        }
+        out
+    }
+
+    pub fn text(&self) -> String {
+        self.lines("  ", "")
+    }
+
+    pub fn markdown(&self) -> String {
+        self.lines("", "- ")
+    }
+
+    pub fn html(&self) -> String {
+        let tag = if self.numbered { "ol" } else { "ul" };
+        let items: String = (self.items.iter())
+            .map(|i| format!("<li>{i}</li>\n"))
+            .collect();
+        format!("<{tag}>\n{items}</{tag}>\n")
+    }
+}
+
 /// A result that is one table and nothing else (a list, `run`'s lines): its text, Markdown
 /// and CSV are that table's.
 pub trait Tabular {
@@ -290,6 +341,18 @@ mod tests {
             t.csv(),
             "tool,threads,mean\npkeyread,1,290.1\n\"a,b|c\",32,0.5800\n"
         );
+    }
+
+    #[test]
+    fn lists_in_every_format() {
+        let b = List::bullets(["a".to_string(), "b".to_string()]);
+        assert_eq!(b.text(), "  a\n  b\n");
+        assert_eq!(b.markdown(), "- a\n- b\n");
+        assert_eq!(b.html(), "<ul>\n<li>a</li>\n<li>b</li>\n</ul>\n");
+        let n = List::numbered(["a".to_string(), "b".to_string()]);
+        assert_eq!(n.text(), "  1. a\n  2. b\n");
+        assert_eq!(n.markdown(), "1. a\n2. b\n");
+        assert_eq!(n.html(), "<ol>\n<li>a</li>\n<li>b</li>\n</ol>\n");
     }
 
     #[test]

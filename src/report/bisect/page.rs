@@ -74,11 +74,9 @@ pub(super) fn summary_html(j: &BisectReport, links: &Links) -> String {
             j.min_effect * 100.0
         ));
     } else {
-        summary.push_str("<ol>\n");
-        for c in &j.changes {
-            summary.push_str(&culprit_item_html(c, u, j.culprit_located(c), links));
-        }
-        summary.push_str("</ol>\n");
+        let items =
+            (j.changes.iter()).map(|c| culprit_item_html(c, u, j.culprit_located(c), links));
+        summary.push_str(&List::numbered(items).html());
     }
     let left = unexplored_text(j);
     if !left.is_empty() {
@@ -107,7 +105,7 @@ pub(super) fn culprit_item_html(
         .map(|l| format!(" ({})", esc(&l)))
         .unwrap_or_default();
     format!(
-        "<li>{what}: <b>{}</b> ({}, {}): {} → {} {u}, <b>{}</b>{located}, p = {:.2e}{}</li>\n",
+        "{what}: <b>{}</b> ({}, {}): {} → {} {u}, <b>{}</b>{located}, p = {:.2e}{}",
         esc(&c.info.subject),
         esc(&c.info.dates()),
         esc(&c.info.author),

@@ -43,9 +43,8 @@ pub(super) fn text_ends(j: &BisectReport) -> String {
             "ends per thread count (figures above: {} thread(s), whose ends moved most):\n",
             j.threads
         ));
-        for e in &j.ends_per_threads {
-            s.push_str(&format!("  {}\n", e.text().replace("affected", "changed")));
-        }
+        let ends = (j.ends_per_threads.iter()).map(|e| e.text().replace("affected", "changed"));
+        s.push_str(&List::bullets(ends).text());
     }
     if let Some(l) = j.located_sentence() {
         s.push_str(&format!("search: {l}\n"));
@@ -254,17 +253,13 @@ pub(super) fn unexplored_text(j: &BisectReport) -> String {
             "its ends were undecided at --max-samples",
         ),
     ] {
-        let left: Vec<String> = j
-            .unexplored
-            .iter()
-            .filter(|u| u.because == because)
-            .map(UnexploredJson::text)
-            .collect();
-        if !left.is_empty() {
-            s.push_str(&format!("left unexplored ({why}):\n"));
-            for l in left {
-                s.push_str(&format!("  {l}\n"));
-            }
+        let left = List::bullets(
+            (j.unexplored.iter())
+                .filter(|u| u.because == because)
+                .map(UnexploredJson::text),
+        );
+        if !left.items.is_empty() {
+            s.push_str(&format!("left unexplored ({why}):\n{}", left.text()));
         }
     }
     if let Some(c) = &j.continue_with {

@@ -14,12 +14,9 @@ pub(super) fn markdown(r: &ScanReport, links: &Links) -> String {
         s.push_str(&format!("Resolution: {}\n\n", resolution_sentence(res)));
     }
     s.push_str(&markdown_changes(r, links));
-    for c in &r.cancels {
-        s.push_str(&format!("- {}\n", c.text));
-    }
-    for x in &r.series {
-        s.push_str(&format!("- series: {}\n", x.text));
-    }
+    let cancels = r.cancels.iter().map(|c| c.text.clone());
+    let series = r.series.iter().map(|x| format!("series: {}", x.text));
+    s.push_str(&List::bullets(cancels.chain(series)).markdown());
     if !r.cancels.is_empty() {
         s.push('\n');
     }
@@ -95,9 +92,9 @@ pub(super) fn markdown_grid(r: &ScanReport, links: &Links) -> String {
     let t = Table::new(&["index", "commit", "date", u, "95% interval", "level"]);
     s.push_str(&t.right(&[0, 3, 5]).with_rows(rows).markdown());
     s.push('\n');
-    for (i, g) in r.segments.iter().enumerate() {
-        s.push_str(&format!(
-            "- level {}: `{}`..`{}` ({} points): {} {u} [{}, {}]\n",
+    let levels = r.segments.iter().enumerate().map(|(i, g)| {
+        format!(
+            "level {}: `{}`..`{}` ({} points): {} {u} [{}, {}]",
             i + 1,
             g.first_short,
             g.last_short,
@@ -105,8 +102,9 @@ pub(super) fn markdown_grid(r: &ScanReport, links: &Links) -> String {
             us(g.level_us),
             us(g.ci95_us.0),
             us(g.ci95_us.1)
-        ));
-    }
+        )
+    });
+    s.push_str(&List::bullets(levels).markdown());
     s.push_str("\n</details>\n\n");
     s
 }

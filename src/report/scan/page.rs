@@ -90,13 +90,12 @@ impl ScanReport {
         if confirmed.is_empty() {
             return "<p>No confirmed change point.</p>\n".to_string();
         }
-        let mut s = String::from("<p>Change points, lasting effect first:</p>\n<ol>\n");
-        for &i in &confirmed {
+        let items = confirmed.iter().map(|&i| {
             let c = &self.changes[i];
             let p = &c.point;
             let word = if p.ratio > 1.0 { "slower" } else { "faster" };
-            s.push_str(&format!(
-                "<li>{} {}: <b>{}</b> ({}): {} → {} {}, <b>{}</b> [{:+.1}%, {:+.1}%], {:.0}% of the movement</li>\n",
+            format!(
+                "{} {}: <b>{}</b> ({}): {} → {} {}, <b>{}</b> [{:+.1}%, {:+.1}%], {:.0}% of the movement",
                 html::badge(word),
                 links.html(&p.info.commit, &p.info.short),
                 esc(&p.info.subject),
@@ -108,10 +107,12 @@ impl ScanReport {
                 (p.ratio_ci.0 - 1.0) * 100.0,
                 (p.ratio_ci.1 - 1.0) * 100.0,
                 c.share_of_movement.abs() * 100.0
-            ));
-        }
-        s.push_str("</ol>\n");
-        s
+            )
+        });
+        format!(
+            "<p>Change points, lasting effect first:</p>\n{}",
+            List::numbered(items).html()
+        )
     }
 
     pub(super) fn changes_table_html(&self, links: &Links) -> String {

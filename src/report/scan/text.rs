@@ -70,11 +70,10 @@ pub(super) fn grid_text(r: &ScanReport) -> String {
 
 /// What the step fit made of the grid: its levels, and each interval between grid points.
 pub(super) fn levels_and_intervals_text(r: &ScanReport) -> String {
-    let mut s = String::from("\nfitted levels:\n");
     let u = r.grid_metric().unit_short();
-    for (i, g) in r.segments.iter().enumerate() {
-        s.push_str(&format!(
-            "  level {}: {}..{} ({} point(s))  {} {u} [{}, {}]\n",
+    let levels = r.segments.iter().enumerate().map(|(i, g)| {
+        format!(
+            "level {}: {}..{} ({} point(s))  {} {u} [{}, {}]",
             i + 1,
             g.first_short,
             g.last_short,
@@ -82,20 +81,23 @@ pub(super) fn levels_and_intervals_text(r: &ScanReport) -> String {
             us(g.level_us),
             us(g.ci95_us.0),
             us(g.ci95_us.1)
-        ));
-    }
-    s.push_str("\ngrid intervals:\n");
-    for iv in &r.intervals {
-        s.push_str(&format!(
-            "  {}..{} ({} commits, fitted {}): {}\n",
+        )
+    });
+    let intervals = r.intervals.iter().map(|iv| {
+        format!(
+            "{}..{} ({} commits, fitted {}): {}",
             iv.lo_short,
             iv.hi_short,
             iv.hi - iv.lo,
             ratio_pct(iv.fitted_ratio),
             iv.outcome
-        ));
-    }
-    s
+        )
+    });
+    format!(
+        "\nfitted levels:\n{}\ngrid intervals:\n{}",
+        List::bullets(levels).text(),
+        List::bullets(intervals).text()
+    )
 }
 
 /// The change points by position, then by size, then which undo which.
@@ -104,10 +106,9 @@ pub(super) fn changes_text(r: &ScanReport, links: &Links) -> String {
     if r.changes.is_empty() {
         s.push_str("  none: the grid's points lie on one level, or no search confirmed a change\n");
     }
-    for i in 0..r.changes.len() {
-        let sfx = links.text_suffix(&r.changes[i].point.info.commit);
-        s.push_str(&format!("  {}. {}\n", i + 1, r.change_line(i, &sfx)));
-    }
+    let lines = (0..r.changes.len())
+        .map(|i| r.change_line(i, &links.text_suffix(&r.changes[i].point.info.commit)));
+    s.push_str(&List::numbered(lines).text());
     if !r.by_share.is_empty() {
         let parts: Vec<String> = r
             .by_share
