@@ -64,7 +64,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     if a.scan {
         return super::scan::run(g, as_scan(a)?);
     }
-    let plan = plan(g, &a)?;
+    let plan = a.plan(g)?;
     plan.validate()?;
     let links = a.links.links()?;
     a.tool.warn_oversubscribed();
@@ -76,24 +76,27 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     output(&a, &report, &links)
 }
 
-/// The library's plan of this bisect.
-fn plan(g: &Global, a: &BisectArgs) -> Result<BisectPlan> {
-    let range = RangeArgs {
-        range: &a.range,
-        tool: &a.tool,
-        sampling: &a.sampling,
-        stats: &a.stats,
-        build: &a.build,
-        exec: &a.exec,
-        locate: a.locate,
+impl BisectArgs {
+    /// The library's plan of this bisect.
+    pub fn plan(&self, g: &Global) -> Result<BisectPlan> {
+        let a = self;
+        let range = RangeArgs {
+            range: &a.range,
+            tool: &a.tool,
+            sampling: &a.sampling,
+            stats: &a.stats,
+            build: &a.build,
+            exec: &a.exec,
+            locate: a.locate,
+        }
+        .plan(g, (a.stop.max_changes(), a.stop.min_share))?;
+        Ok(BisectPlan {
+            range,
+            budget: a.budget,
+            explain: a.explain,
+            explain_dir: a.plot.clone(),
+        })
     }
-    .plan(g, (a.stop.max_changes(), a.stop.min_share))?;
-    Ok(BisectPlan {
-        range,
-        budget: a.budget,
-        explain: a.explain,
-        explain_dir: a.plot.clone(),
-    })
 }
 
 /// The result in its format on stdout, each explanation after it, the plot; the exit code.

@@ -56,3 +56,34 @@ pub fn lines(text: bool, jsonl: bool) -> Lines {
         _ => LinesTo::Stderr,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Line {
+        #[command(flatten)]
+        bisect: crate::cli::bisect::BisectArgs,
+    }
+
+    /// The library's defaults are the command line's: a plan made by `RangePlan::new` is the
+    /// one `perfbisect bisect --tool T GOOD..BAD` makes.
+    #[test]
+    fn the_library_defaults_are_the_command_lines() {
+        let line = Line::try_parse_from(["perfbisect", "--tool", "randbytes", "a..b"]).unwrap();
+        let g = Global {
+            cache: None,
+            kernels_dir: None,
+            quiet: false,
+            verbose: false,
+        };
+        let from_line = line.bisect.plan(&g).unwrap();
+        let from_library = RangePlan::new(".", "a..b", "randbytes");
+        assert_eq!(
+            format!("{:?}", from_line.range),
+            format!("{from_library:?}")
+        );
+    }
+}

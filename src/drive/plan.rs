@@ -57,6 +57,38 @@ pub struct ScanPlan {
 }
 
 impl RangePlan {
+    /// A search of `range` (`GOOD..BAD`) of the repository at `repo` with `tool`, with the
+    /// command line's defaults: one thread, 1-second time samples (a crashed one taken again
+    /// twice), alpha 0.01, a minimum effect of 3%, 5 to 40 samples per commit, the default
+    /// recipe, builds here, the default cache. (`cli::search`'s test holds the two equal.)
+    pub fn new(repo: impl Into<PathBuf>, range: &str, tool: &str) -> RangePlan {
+        RangePlan {
+            range: range.to_string(),
+            tool: tool.to_string(),
+            threads: vec![1],
+            timing: Timing {
+                duration: 1.0,
+                timeout: None,
+                retries: 2,
+                metric: Metric::Time,
+            },
+            cfg: Config::default(),
+            locate: None,
+            sources: Sources {
+                repo: repo.into(),
+                recipe: "default".into(),
+                rebuild: false,
+                clean_build: false,
+                jobs: None,
+                work_trees: crate::build::builds::DEFAULT_WORK_TREES,
+                ccache_remote: None,
+            },
+            slurm: None,
+            cache: None,
+            kernels_dir: None,
+        }
+    }
+
     /// GOOD and BAD as written.
     pub fn ends(&self) -> Result<(String, String)> {
         repo::split_range(&self.range)
