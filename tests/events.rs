@@ -104,4 +104,26 @@ fn a_bisect_tells_builds_steps_and_change_points_as_jsonl_events() {
         "{}",
         stderr(&o)
     );
+
+    // Samples another host took (a cache shared over NFS, a Slurm node that is gone) are
+    // never pooled with this host's: with every cached sample renamed to another host, the
+    // run takes all of its samples again.
+    for e in std::fs::read_dir(cache.join("samples")).unwrap().flatten() {
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        let moved: Vec<String> = (text.lines())
+            .map(|l| {
+                let mut v: Value = serde_json::from_str(l).unwrap();
+                v["host"] = "another-node".into();
+                v.to_string()
+            })
+            .collect();
+        std::fs::write(e.path(), moved.join("\n") + "\n").unwrap();
+    }
+    let o = bisect(&cache, &repo, &range);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("from the cache"), "{}", stderr(&o));
+    let (_, data) = events(&stdout(&o)).pop().unwrap();
+    let report: BisectReport = serde_json::from_value(data).unwrap();
+    assert_eq!(report.samples_taken_now, report.samples);
+    assert_eq!(report.changes[0].info.commit, ids[2]);
 }

@@ -239,6 +239,9 @@ impl Session<'_> {
                     .filter(|s| target.check(s).is_ok())
                     .collect();
                 samples.retain(|s| self.same_code_path(s).is_ok());
+                if let Some(here) = self.exec.measures_on() {
+                    Self::keep_host(&mut samples, here);
+                }
                 self.samples_reused += samples.len();
                 (Some(store), samples)
             }

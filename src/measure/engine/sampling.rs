@@ -63,6 +63,15 @@ impl Session<'_> {
                 other => self.stash(other)?,
             }
         }
+        // A subject's samples of another host are never pooled with these (a resumed run
+        // whose node is gone, say): the comparison uses this host's only.
+        if let [host] = hosts.iter().collect::<Vec<_>>()[..] {
+            for &i in &subjects {
+                if let SubjectState::Ready(r) = &mut self.subjects[i].1 {
+                    Self::keep_host(&mut r.samples, host);
+                }
+            }
+        }
         self.rounds += last_round;
         self.sampling_s += started.elapsed().as_secs_f64();
         if let Some(tell) = self.on_wave {
@@ -78,6 +87,19 @@ impl Session<'_> {
             b.finish_and_clear();
         }
         Ok(())
+    }
+
+    /// Keeps the samples taken on `host` (and those of caches from before samples named their
+    /// host), saying how many of another host were set aside.
+    pub(super) fn keep_host(samples: &mut Vec<Sample>, host: &str) {
+        let before = samples.len();
+        samples.retain(|s| s.host.as_deref().is_none_or(|h| h == host));
+        let dropped = before - samples.len();
+        if dropped > 0 {
+            progress::detail(&format!(
+                "  {dropped} cached sample(s) of another host set aside: measuring on {host}"
+            ));
+        }
     }
 
     /// Whether `s` ran the code paths of the session's other samples (the first one sets them):

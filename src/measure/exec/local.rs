@@ -168,6 +168,10 @@ fn take(cache: &Cache, block: &Block, run: &Run) -> Result<(SampleOutcome, usize
 }
 
 impl Executor for Local<'_> {
+    fn measures_on(&self) -> Option<&str> {
+        Some(&self.host)
+    }
+
     fn kind(&self) -> ExecutorKind {
         ExecutorKind::Local
     }

@@ -172,6 +172,11 @@ pub trait Executor {
     fn builds_apart(&self) -> bool {
         false
     }
+    /// The host every sample of this executor is taken on, when that is known before any is
+    /// taken (this machine); `None` where each block finds its node.
+    fn measures_on(&self) -> Option<&str> {
+        None
+    }
     /// Hand a wave over; its answers come from [`Executor::next`].
     fn submit(&mut self, wave: Wave) -> Result<Ticket>;
     /// The next answer of any submitted wave, waiting until one is ready; `None` once every
