@@ -4,7 +4,7 @@
 //! and per-function self and inclusive costs per operation compared.
 
 use anyhow::{bail, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
 /// Folded stacks ("root;caller;callee" → instructions), rooted at the
@@ -142,7 +142,7 @@ fn stack_of(context: &str, root: &str) -> String {
 }
 
 /// One function's cost per operation before and after.
-#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct FunctionChange {
     pub function: String,
     pub self_before: f64,
@@ -156,7 +156,7 @@ pub struct FunctionChange {
     pub share: f64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct ProfileDiff {
     pub total_before: f64,
     pub total_after: f64,

@@ -2,7 +2,7 @@
 //! changed most between two builds, and the differential flame graph.
 
 use anyhow::{Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::export::{formats, Export, Markdown, Text};
 use crate::analysis::profile::{Profile, ProfileDiff};
@@ -12,7 +12,7 @@ formats!(ExplainFormat for ExplainReport { Text, Markdown, Json });
 
 pub const EXPLAIN_KIND: &str = "perfbisect-explain";
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ExplainReport {
     pub kind: String,
     pub tool: String,

@@ -1,6 +1,6 @@
 //! The result of `run`: one line per (OpenSSL, tool, threads).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::export::formats;
@@ -12,14 +12,14 @@ use crate::unavailable::Unavailable;
 
 formats!(RunFormat for RunReport { Text alias "table", Markdown, Csv, Json });
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunReport {
     /// What the values are (`mean_us` and friends hold instructions/op for
     /// `instructions`); absent for time.
-    #[serde(skip_serializing_if = "Metric::is_time")]
+    #[serde(default, skip_serializing_if = "Metric::is_time")]
     pub metric: Metric,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub unit: Option<&'static str>,
+    pub unit: Option<String>,
     pub results: Vec<RunResult>,
 }
 
@@ -27,7 +27,7 @@ impl RunReport {
     pub fn new(metric: Metric, results: Vec<RunResult>) -> RunReport {
         RunReport {
             metric,
-            unit: (!metric.is_time()).then(|| metric.unit()),
+            unit: (!metric.is_time()).then(|| metric.unit().to_string()),
             results,
         }
     }
@@ -40,7 +40,7 @@ impl Tabular for RunReport {
 }
 
 /// One (target, tool, threads) line of `perfbisect run`.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunResult {
     pub target: String,
     pub tool: String,
@@ -53,7 +53,7 @@ pub struct RunResult {
     pub ci95_us: Option<(f64, f64)>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mb_per_s: Option<f64>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub counters_us: BTreeMap<String, f64>,
     /// Why there is no number: the operation does not exist on this version (`kind`: too_old
     /// or not_applicable). Any other reason is an error of `run`, not a result.
