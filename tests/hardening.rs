@@ -5,7 +5,16 @@
 
 mod common;
 
-use common::{assert_usage_error, copy_tree, git, perfbisect, stderr, stdout, test_kernels};
+use common::{
+    assert_usage_error, copy_tree, git, perfbisect, stderr, stdout, test_kernels, typed, typed_str,
+};
+use perfbisect::analysis::locate::SearchedBy;
+use perfbisect::measure::engine::BuildUse;
+use perfbisect::measure::metric::Metric;
+use perfbisect::report::bisect::{BisectReport, StepJson, StepKind};
+use perfbisect::report::explain::ExplainReport;
+use perfbisect::report::run::RunReport;
+use perfbisect::unavailable::Unavailable;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
@@ -173,7 +182,12 @@ fn json_of(o: &Output) -> Value {
     })
 }
 
-fn bisect_json(cache: &Path, repo: &Path, range: &str, extra: &[&str]) -> (Value, Output) {
+fn bisect_json<T: serde::de::DeserializeOwned>(
+    cache: &Path,
+    repo: &Path,
+    range: &str,
+    extra: &[&str],
+) -> (T, Output) {
     let o = pb(cache)
         .args(bisect_args(repo, range))
         .args(["--format", "json"])
@@ -187,46 +201,45 @@ fn bisect_json(cache: &Path, repo: &Path, range: &str, extra: &[&str]) -> (Value
         stdout(&o),
         stderr(&o)
     );
-    (json_of(&o), o)
+    (typed(&o), o)
 }
 
 /// The steps and result of a bisect, one line each (for failure messages).
-fn summary(j: &Value) -> String {
+fn summary(j: &BisectReport) -> String {
     let mut s = format!(
-        "ends {} -> {} ({}), outcome {}\n",
-        j["ends"]["a"]["mean"], j["ends"]["b"]["mean"], j["direction"], j["outcome"]
+        "ends {} -> {} ({:?}), outcome {}\n",
+        j.ends.a.mean, j.ends.b.mean, j.direction, j.outcome
     );
-    for st in j["steps"].as_array().into_iter().flatten() {
+    for st in &j.steps {
         s.push_str(&format!(
             "  {} {:<12} n={} mean={} {}\n",
-            st["short"], st["subject"], st["n"], st["mean_us"], st["verdict"]
+            st.info.short, st.info.subject, st.n, st.mean_us, st.verdict
         ));
     }
-    for c in j["changes"].as_array().into_iter().flatten() {
+    for c in &j.changes {
         s.push_str(&format!(
-            "  culprit {} parent {} ratio {} range {} skipped {}\n",
-            c["short"], c["parent"], c["ratio"], c["range"], c["skipped"]
+            "  culprit {} parent {} ratio {} range {} skipped {:?}\n",
+            c.info.short, c.parent, c.ratio, c.range, c.skipped
         ));
     }
     s
 }
 
-fn culprit_ids(j: &Value) -> Vec<String> {
-    j["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["commit"].as_str().unwrap().to_string())
+fn culprit_ids(j: &BisectReport) -> Vec<String> {
+    j.changes.iter().map(|c| c.info.commit.clone()).collect()
+}
+
+fn builds_by_commit(j: &BisectReport) -> BTreeMap<String, BuildUse> {
+    (j.builds.iter())
+        .map(|b| (b.commit.clone(), b.clone()))
         .collect()
 }
 
-fn builds_by_commit(j: &Value) -> BTreeMap<String, Value> {
-    j["builds"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| (b["commit"].as_str().unwrap().to_string(), b.clone()))
-        .collect()
+/// The step that tested `id`.
+fn step_of<'a>(j: &'a BisectReport, id: &str) -> &'a StepJson {
+    (j.steps.iter())
+        .find(|s| s.info.commit == id)
+        .unwrap_or_else(|| panic!("{id} not tried: {}", summary(j)))
 }
 
 /// Files of the cache, with their contents (symlinks: their targets).
@@ -493,32 +506,29 @@ fn build_failure_mid_range_is_skipped_synthetic_repo() {
         ],
     );
     let range = format!("{}..{}", ids[0], ids[8]);
-    let (j, _) = bisect_json(&cache, &repo, &range, &[]);
-    let c = &j["changes"][0];
-    assert_eq!(j["changes"].as_array().unwrap().len(), 1, "{}", summary(&j));
-    assert_eq!(c["commit"], ids[5], "{}", summary(&j));
-    assert_eq!(c["parent"], ids[3], "{}", summary(&j));
-    assert_eq!(c["range"], true, "{}", summary(&j));
-    assert_eq!(c["skipped"], serde_json::json!([ids[4]]), "{}", summary(&j));
+    let (j, _): (BisectReport, _) = bisect_json(&cache, &repo, &range, &[]);
+    assert_eq!(j.changes.len(), 1, "{}", summary(&j));
+    let c = &j.changes[0];
+    assert_eq!(c.info.commit, ids[5], "{}", summary(&j));
+    assert_eq!(c.parent, ids[3], "{}", summary(&j));
+    assert!(c.range, "{}", summary(&j));
+    assert_eq!(c.skipped, [ids[4].clone()], "{}", summary(&j));
     let builds = builds_by_commit(&j);
     let broken = &builds[&ids[4]];
-    assert_eq!(broken["ok"], false, "{broken}");
-    let log = PathBuf::from(broken["log"].as_str().expect("log path of the failure"));
+    assert!(!broken.ok, "{broken:?}");
+    let log = PathBuf::from(broken.log.as_deref().expect("log path of the failure"));
     let text = fs::read_to_string(&log).unwrap();
     assert!(text.contains("does not build (on purpose)"), "{text}");
     assert!(log.starts_with(&cache), "{}", log.display());
-    let step = j["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["commit"] == ids[4])
-        .expect("the broken commit was tried");
+    let step = step_of(&j, &ids[4]);
     assert!(
-        step["verdict"]
-            .as_str()
-            .unwrap()
-            .starts_with("skipped: build failed (log: "),
-        "{step}"
+        step.verdict.starts_with("skipped: build failed (log: "),
+        "{step:?}"
+    );
+    assert_eq!(step.kind, Some(StepKind::Skipped), "{step:?}");
+    assert!(
+        matches!(&step.skipped_because, Some(Unavailable::BuildFailed { log: l }) if Path::new(l) == log),
+        "{step:?}"
     );
 
     // The same bisect as text, from the cache: the range, the skip and the log.
@@ -544,13 +554,10 @@ fn build_failure_mid_range_is_skipped_synthetic_repo() {
     // What the run could resolve, before the search and after it, from its own noise.
     assert!(out.contains("forecast: noise "), "{out}");
     assert!(out.contains("resolution: at this run's noise ("), "{out}");
-    let r = &j["resolution"];
-    assert_eq!(r["cap"], 16, "{r}");
-    assert!(r["noise"].as_f64().unwrap() > 0.0, "{r}");
-    assert!(
-        r["smallest"].as_f64().unwrap() >= 1.0,
-        "at least --min-effect 100%: {r}"
-    );
+    let r = j.resolution.as_ref().expect("the run's resolution");
+    assert_eq!(r.cap, 16, "{r:?}");
+    assert!(r.noise > 0.0, "{r:?}");
+    assert!(r.smallest >= 1.0, "at least --min-effect 100%: {r:?}");
 
     // The broken commit (4) is where the search starts, but the change is
     // at 6: the culprit is still exact.
@@ -569,21 +576,16 @@ fn build_failure_mid_range_is_skipped_synthetic_repo() {
             fc("slow 8", SLOW),
         ],
     );
-    let (j, _) = bisect_json(
+    let (j, _): (BisectReport, _) = bisect_json(
         &cache,
         &repo,
         &format!("{}..{}", ids[0], ids[8]),
         &["--first-change-only"],
     );
     assert_eq!(culprit_ids(&j), vec![ids[6].clone()], "{}", summary(&j));
-    assert_eq!(j["changes"][0]["parent"], ids[5], "{}", summary(&j));
-    assert_eq!(j["changes"][0]["range"], false, "{}", summary(&j));
-    assert_eq!(
-        builds_by_commit(&j)[&ids[4]]["ok"],
-        false,
-        "{}",
-        summary(&j)
-    );
+    assert_eq!(j.changes[0].parent, ids[5], "{}", summary(&j));
+    assert!(!j.changes[0].range, "{}", summary(&j));
+    assert!(!builds_by_commit(&j)[&ids[4]].ok, "{}", summary(&j));
     assert_cache_consistent(&cache);
 }
 
@@ -600,31 +602,31 @@ fn locate_by_count_confirms_by_clock_synthetic_repo() {
     let (r, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let ids = regression_repo(r.path());
     let range = format!("{}..{}", ids[0], ids[8]);
-    let (j, o) = bisect_json(c.path(), r.path(), &range, &["--locate", "instructions"]);
+    let (j, o): (BisectReport, _) =
+        bisect_json(c.path(), r.path(), &range, &["--locate", "instructions"]);
     assert_eq!(culprit_ids(&j), vec![ids[5].clone()], "{}", summary(&j));
-    let culprit = &j["changes"][0];
-    assert_eq!(culprit["confirmed"], true, "{}", summary(&j));
+    let culprit = &j.changes[0];
+    assert!(culprit.confirmed, "{}", summary(&j));
     // The clock's ratio and the count's, each near the fake's 10x.
-    let clock = culprit["ratio"].as_f64().unwrap();
-    let count = culprit["located"]["ratio"]["ratio"].as_f64().unwrap();
+    let clock = culprit.ratio;
+    let count = culprit.located.expect("the count's figure").ratio.ratio;
     assert!(clock > 3.0 && count > 5.0, "clock {clock}, count {count}");
-    assert_eq!(j["located"]["searched_by"], "count");
-    assert_eq!(j["located"]["metric"], "instructions");
-    assert!(j["located"]["samples"].as_u64().unwrap() > 0);
-    assert_eq!(
-        j["metric"],
-        Value::Null,
-        "the run's figures are the clock's: {j}"
-    );
+    let located = j.located.as_ref().expect("located");
+    assert_eq!(located.searched_by, SearchedBy::Count);
+    assert_eq!(located.metric, Metric::Instructions);
+    assert!(located.samples > 0);
+    // The run's figures are the clock's (the JSON leaves `metric` out for time).
+    assert_eq!(j.metric, Metric::Time, "{}", summary(&j));
     assert!(
         stderr(&o).contains("located by instructions:"),
         "{}",
         stderr(&o)
     );
-    assert!(j["reproduce"]
-        .as_str()
-        .unwrap()
-        .contains("--locate instructions"));
+    assert!(
+        j.reproduce.contains("--locate instructions"),
+        "{}",
+        j.reproduce
+    );
     assert_cache_consistent(c.path());
 }
 
@@ -633,15 +635,12 @@ fn locate_by_count_confirms_by_clock_synthetic_repo() {
 /// Read through the library's own result type.
 #[test]
 fn scan_located_by_count_confirms_by_clock_synthetic_repo() {
-    use perfbisect::analysis::locate::SearchedBy;
-    use perfbisect::measure::metric::Metric;
     use perfbisect::report::scan::ScanReport;
     let (r, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let ids = regression_repo(r.path());
     let range = format!("{}..{}", ids[0], ids[8]);
     let extra = ["--scan", "--grid", "5", "--locate", "instructions"];
-    let (j, o) = bisect_json(c.path(), r.path(), &range, &extra);
-    let scan: ScanReport = serde_json::from_value(j).unwrap();
+    let (scan, o): (ScanReport, _) = bisect_json(c.path(), r.path(), &range, &extra);
     let confirmed: Vec<&str> = (scan.changes.iter())
         .filter(|c| c.point.confirmed)
         .map(|c| c.point.info.commit.as_str())
@@ -689,41 +688,43 @@ fn kernel_crash_and_hang_are_skipped_synthetic_repo() {
         ],
     );
     let range = format!("{}..{}", ids[0], ids[8]);
-    let (j, o) = bisect_json(&cache, &repo, &range, &["--timeout", "2"]);
+    let (j, o): (BisectReport, _) = bisect_json(&cache, &repo, &range, &["--timeout", "2"]);
     let err = stderr(&o);
     assert!(!err.contains("panicked"), "{err}");
-    let c = &j["changes"][0];
-    assert_eq!(c["commit"], ids[6], "{}", summary(&j));
-    assert_eq!(c["parent"], ids[3], "{}", summary(&j));
+    let c = &j.changes[0];
+    assert_eq!(c.info.commit, ids[6], "{}", summary(&j));
+    assert_eq!(c.parent, ids[3], "{}", summary(&j));
     assert_eq!(
-        c["skipped"],
-        serde_json::json!([ids[4], ids[5]]),
+        c.skipped,
+        [ids[4].clone(), ids[5].clone()],
         "{}",
         summary(&j)
     );
-    let verdict = |id: &str| -> String {
-        j["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["commit"] == id)
-            .unwrap_or_else(|| panic!("{id} not tried: {j:#}"))["verdict"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let (crashed, hung) = (step_of(&j, &ids[4]), step_of(&j, &ids[5]));
     assert_eq!(
-        verdict(&ids[4]),
+        crashed.verdict,
         "skipped: kernel fakework crashed (signal 11, SIGSEGV)"
     );
     assert_eq!(
-        verdict(&ids[5]),
+        crashed.skipped_because,
+        Some(Unavailable::Crashed {
+            kernel: "fakework".into(),
+            signal: 11,
+            name: Some("SIGSEGV".into())
+        })
+    );
+    assert_eq!(
+        hung.verdict,
         "skipped: kernel fakework timed out after 2 s (killed)"
+    );
+    assert!(
+        matches!(&hung.skipped_because, Some(Unavailable::TimedOut { kernel, .. }) if kernel == "fakework"),
+        "{hung:?}"
     );
     // Their builds are fine: only the samples were refused.
     let builds = builds_by_commit(&j);
-    assert_eq!(builds[&ids[4]]["ok"], true);
-    assert_eq!(builds[&ids[5]]["ok"], true);
+    assert!(builds[&ids[4]].ok);
+    assert!(builds[&ids[5]].ok);
     assert!(
         processes_with(cache.to_str().unwrap()).is_empty(),
         "a sampling child outlived perfbisect"
@@ -761,26 +762,23 @@ fn a_library_without_a_kernels_symbol_is_a_build_problem_synthetic_repo() {
         .args(["--format", "json"])
         .output()
         .unwrap();
-    let j = json_of(&o);
-    let c = &j["changes"][0];
-    assert_eq!(c["commit"], ids[5], "{}", summary(&j));
-    assert_eq!(c["skipped"], serde_json::json!([ids[4]]), "{}", summary(&j));
-    let step = j["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["commit"] == ids[4].as_str())
-        .unwrap_or_else(|| panic!("{} not tried: {}", ids[4], summary(&j)));
+    let j: BisectReport = typed(&o);
+    let c = &j.changes[0];
+    assert_eq!(c.info.commit, ids[5], "{}", summary(&j));
+    assert_eq!(c.skipped, [ids[4].clone()], "{}", summary(&j));
+    let step = step_of(&j, &ids[4]);
     let problem = format!("libssl of {} exports no SSL_fake_call", &ids[4][..10]);
-    assert_eq!(
-        step["verdict"],
-        format!("skipped: build problem: {problem}")
+    assert_eq!(step.verdict, format!("skipped: build problem: {problem}"));
+    assert!(
+        matches!(
+            &step.skipped_because,
+            Some(Unavailable::MissingSymbol { symbol, library, .. })
+                if symbol == "SSL_fake_call" && library == "libssl"
+        ),
+        "{step:?}"
     );
-    assert_eq!(step["skipped_because"]["kind"], "missing_symbol", "{step}");
-    assert_eq!(step["skipped_because"]["symbol"], "SSL_fake_call", "{step}");
-    assert_eq!(step["skipped_because"]["library"], "libssl", "{step}");
     // The build itself passed its check (it has every call the check asks for).
-    assert_eq!(builds_by_commit(&j)[&ids[4]]["ok"], true);
+    assert!(builds_by_commit(&j)[&ids[4]].ok);
     let text = pb(&cache).args(&args).output().unwrap();
     assert!(stdout(&text).contains(&problem), "{}", stdout(&text));
 }
@@ -884,17 +882,15 @@ fn sigint_during_a_build_synthetic_repo() {
     cmd.env("PB_FAKE_NO_SLEEP", "1");
     let (code, out, err) = spawn(cmd, d.path(), "final").wait(Duration::from_secs(120));
     assert_eq!(code, Some(0), "{err}");
-    let j: Value = serde_json::from_str(&out).unwrap();
+    let j: BisectReport = typed_str(&out).unwrap();
     assert_eq!(culprit_ids(&j), vec![ids[5].clone()], "{}", summary(&j));
     assert_not_rebuilt(&before, &cache);
     let builds = builds_by_commit(&j);
-    assert_eq!(builds[&ids[0]]["fresh"], false);
-    assert_eq!(builds[&ids[8]]["fresh"], false);
-    assert_eq!(builds[&ids[4]]["fresh"], true);
-    let total = j["samples"].as_u64().unwrap() as usize;
-    let now = j["samples_taken_now"].as_u64().unwrap() as usize;
+    assert!(!builds[&ids[0]].fresh);
+    assert!(!builds[&ids[8]].fresh);
+    assert!(builds[&ids[4]].fresh);
     assert_eq!(
-        total - now,
+        j.samples - j.samples_taken_now,
         stored,
         "every finished sample is reused: {}",
         summary(&j)
@@ -973,22 +969,20 @@ fn sigint_during_sampling_synthetic_repo() {
     )
     .wait(Duration::from_secs(120));
     assert_eq!(code, Some(0), "{err}");
-    let j: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(j["changes"][0]["commit"], ids[5], "{}", summary(&j));
-    assert_eq!(j["changes"][0]["parent"], ids[3], "{}", summary(&j));
+    let j: BisectReport = typed_str(&out).unwrap();
+    assert_eq!(j.changes[0].info.commit, ids[5], "{}", summary(&j));
+    assert_eq!(j.changes[0].parent, ids[3], "{}", summary(&j));
     assert_not_rebuilt(&before, &cache);
     assert!(
         builds_by_commit(&j)
             .values()
-            .filter(|b| b["commit"] == ids[0] || b["commit"] == ids[8] || b["commit"] == ids[4])
-            .all(|b| b["fresh"] == false),
+            .filter(|b| b.commit == ids[0] || b.commit == ids[8] || b.commit == ids[4])
+            .all(|b| !b.fresh),
         "{}",
         summary(&j)
     );
-    let total = j["samples"].as_u64().unwrap() as usize;
-    let now = j["samples_taken_now"].as_u64().unwrap() as usize;
     assert_eq!(
-        total - now,
+        j.samples - j.samples_taken_now,
         stored,
         "every finished sample is reused: {}",
         summary(&j)
@@ -1032,21 +1026,17 @@ fn sigint_at_any_moment_then_resume_synthetic_repo() {
         assert_cache_consistent(&cache);
         assert_not_rebuilt(&before, &cache);
         if code == Some(0) {
-            let j: Value = serde_json::from_str(&out).unwrap();
+            let j: BisectReport = typed_str(&out).unwrap();
             assert_eq!(culprit_ids(&j), vec![ids[5].clone()], "{}", summary(&j));
-            let total = j["samples"].as_u64().unwrap() as usize;
-            let now = j["samples_taken_now"].as_u64().unwrap() as usize;
             assert_eq!(
-                total - now,
+                j.samples - j.samples_taken_now,
                 stored,
                 "every finished sample is reused: {}",
                 summary(&j)
             );
-            for b in j["builds"].as_array().unwrap() {
-                let name = before
-                    .keys()
-                    .any(|k| b["commit"].as_str().unwrap().starts_with(&k[..12]));
-                assert!(!(name && b["fresh"] == true), "rebuilt: {b}");
+            for b in &j.builds {
+                let name = before.keys().any(|k| b.commit.starts_with(&k[..12]));
+                assert!(!(name && b.fresh), "rebuilt: {b:?}");
             }
             break;
         }
@@ -1192,8 +1182,8 @@ fn two_processes_on_one_cache_synthetic_repo() {
         !ea.contains("warning") && !eb.contains("warning"),
         "{ea}\n{eb}"
     );
-    let ja: Value = serde_json::from_str(&oa).unwrap();
-    let jb: Value = serde_json::from_str(&ob).unwrap();
+    let ja: BisectReport = typed_str(&oa).unwrap();
+    let jb: BisectReport = typed_str(&ob).unwrap();
     assert_eq!(culprit_ids(&ja), vec![ids[5].clone()], "{}", summary(&ja));
     assert_eq!(culprit_ids(&jb), vec![ids[5].clone()], "{}", summary(&jb));
     // Every commit was built by one of them only.
@@ -1205,10 +1195,7 @@ fn two_processes_on_one_cache_synthetic_repo() {
     let (ba, bb) = (builds_by_commit(&ja), builds_by_commit(&jb));
     for (commit, x) in &ba {
         if let Some(y) = bb.get(commit) {
-            assert!(
-                !(x["fresh"] == true && y["fresh"] == true),
-                "{commit} built by both"
-            );
+            assert!(!(x.fresh && y.fresh), "{commit} built by both");
         }
     }
     assert_cache_consistent(&cache);
@@ -1234,7 +1221,7 @@ fn damaged_cache_entries_are_detected_synthetic_repo() {
     let repo = d.path().join("repo");
     let ids = regression_repo(&repo);
     let range = format!("{}..{}", ids[0], ids[8]);
-    let (j, _) = bisect_json(&cache, &repo, &range, &["--first-change-only"]);
+    let (j, _): (BisectReport, _) = bisect_json(&cache, &repo, &range, &["--first-change-only"]);
     assert_eq!(culprit_ids(&j), vec![ids[5].clone()], "{}", summary(&j));
     let entries = build_entries(&cache);
     assert!(entries.len() >= 4, "{entries:?}");
@@ -1294,7 +1281,7 @@ fn damaged_cache_entries_are_detected_synthetic_repo() {
         stderr(&o)
     );
 
-    let (j, o) = bisect_json(&cache, &repo, &range, &["--first-change-only"]);
+    let (j, o): (BisectReport, _) = bisect_json(&cache, &repo, &range, &["--first-change-only"]);
     let err = stderr(&o);
     assert_eq!(culprit_ids(&j), vec![ids[5].clone()], "{}", summary(&j));
     for (what, needle) in [
@@ -1339,9 +1326,10 @@ fn damaged_cache_entries_are_detected_synthetic_repo() {
     }
     assert!(err.contains("no shared libcrypto"), "{err}");
     let builds = builds_by_commit(&j);
-    assert_eq!(builds[&ids[0]]["fresh"], true, "{}", summary(&j));
-    assert_eq!(builds[&ids[8]]["fresh"], true, "{}", summary(&j));
+    assert!(builds[&ids[0]].fresh, "{}", summary(&j));
+    assert!(builds[&ids[8]].fresh, "{}", summary(&j));
     assert_cache_consistent(&cache);
+    // The kernel cache's meta.json has no public type: its one field read by name.
     let kmeta: Value =
         serde_json::from_str(&fs::read_to_string(kdir.join("meta.json")).unwrap()).unwrap();
     let hash = {
@@ -1353,20 +1341,12 @@ fn damaged_cache_entries_are_detected_synthetic_repo() {
     assert_eq!(kmeta["sha256"], hash, "the kernel was recompiled");
 
     // Repaired: a third run rebuilds, recompiles and measures nothing.
-    let (j, o) = bisect_json(&cache, &repo, &range, &["--first-change-only"]);
+    let (j, o): (BisectReport, _) = bisect_json(&cache, &repo, &range, &["--first-change-only"]);
     let err = stderr(&o);
     assert!(!err.contains("damaged build entry"), "{err}");
     assert!(!err.contains("kernel object"), "{err}");
-    assert_eq!(j["samples_taken_now"], 0, "{}", summary(&j));
-    assert!(
-        j["builds"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|b| b["fresh"] == false),
-        "{}",
-        summary(&j)
-    );
+    assert_eq!(j.samples_taken_now, 0, "{}", summary(&j));
+    assert!(j.builds.iter().all(|b| !b.fresh), "{}", summary(&j));
 }
 
 // ------------------------------------------------------------ 6. disk full
@@ -1452,7 +1432,7 @@ fn disk_full_while_publishing_synthetic_repo() {
     );
     assert_eq!(stored_samples(&cache), 0);
     assert_cache_consistent(&cache);
-    let (j, o) = bisect_json(&cache, &repo, &range, &[]);
+    let (j, o): (BisectReport, _) = bisect_json(&cache, &repo, &range, &[]);
     assert!(
         stderr(&o).contains("warning: ignoring damaged sample at "),
         "{}",
@@ -1548,9 +1528,9 @@ fn hostile_arguments_are_data_synthetic_repo() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let j = json_of(&o);
-    assert_eq!(j["results"][0]["args"]["tag"], tag, "{}", summary(&j));
-    assert_eq!(j["results"][0]["n"], 1, "{}", summary(&j));
+    let j: RunReport = typed(&o);
+    assert_eq!(j.results[0].args["tag"], tag, "{j:?}");
+    assert_eq!(j.results[0].n, 1, "{j:?}");
 
     for n in 1..=9 {
         assert!(
@@ -1681,8 +1661,8 @@ int pb_abi_version(void) {{ return 1; }}
         stderr(&o)
     );
     assert!(!marker.exists(), "the impostor kernel object was loaded");
-    let j = json_of(&o);
-    assert_eq!(j["results"][0]["n"], 1, "{}", summary(&j));
+    let j: RunReport = typed(&o);
+    assert_eq!(j.results[0].n, 1, "{j:?}");
     assert_eq!(
         fs::read(&so).unwrap(),
         original,
@@ -1701,7 +1681,8 @@ fn bad_invocations_catalogue_synthetic_repo() {
     let cache = d.path().join("cache");
     let repo = d.path().join("repo");
     let ids = fake_repo(&repo, &[fc("fast 0", FAST), fc("slow 1", SLOW)]);
-    let (j, _) = bisect_json(&cache, &repo, &format!("{}..{}", ids[0], ids[1]), &[]);
+    let (j, _): (BisectReport, _) =
+        bisect_json(&cache, &repo, &format!("{}..{}", ids[0], ids[1]), &[]);
     assert_eq!(culprit_ids(&j), vec![ids[1].clone()], "{}", summary(&j));
     let before = cache_snapshot(&cache);
     for sub in ["builds/", "kernels/", "samples/", "bisects/", "locks/"] {
@@ -2152,20 +2133,23 @@ fn merge_base_is_placed_between_good_and_bad_synthetic_repo() {
         &[fc("fast 2", FAST), fc("slow 3", SLOW), fc("slow 4", SLOW)],
     );
 
-    let (j, o) = bisect_json(&cache, &repo, &format!("{}..{}", rel[0], more[2]), &[]);
-    assert_eq!(j["merge_base"]["commit"], main[1], "{}", summary(&j));
-    assert_eq!(j["changes"][0]["commit"], more[1], "{}", summary(&j));
+    let (j, o): (BisectReport, _) =
+        bisect_json(&cache, &repo, &format!("{}..{}", rel[0], more[2]), &[]);
+    let merge_base = j.merge_base.as_ref().map(|m| m.commit.as_str());
+    assert_eq!(merge_base, Some(main[1].as_str()), "{}", summary(&j));
+    assert_eq!(j.changes[0].info.commit, more[1], "{}", summary(&j));
     assert!(stderr(&o).contains("behaves like"), "{}", stderr(&o));
 
     // Now GOOD itself is the slow one: the merge base behaves like BAD (fast).
     git(&repo, &["checkout", "-q", "rel"]);
     let slow = fake_commits(&repo, &[fc("slow r2", SLOW)]);
-    let (j, o) = bisect_json(&cache, &repo, &format!("{}..{}", slow[0], more[0]), &[]);
+    let (j, o): (BisectReport, _) =
+        bisect_json(&cache, &repo, &format!("{}..{}", slow[0], more[0]), &[]);
     let err = stderr(&o);
     assert!(err.contains("the change is on"), "{err}");
-    assert_eq!(j["good"]["commit"], main[1], "{}", summary(&j));
-    assert_eq!(j["bad"]["commit"], slow[0], "{}", summary(&j));
-    assert_eq!(j["changes"][0]["commit"], slow[0], "{}", summary(&j));
+    assert_eq!(j.good.commit, main[1], "{}", summary(&j));
+    assert_eq!(j.bad.commit, slow[0], "{}", summary(&j));
+    assert_eq!(j.changes[0].info.commit, slow[0], "{}", summary(&j));
 }
 
 /// Commits whose loaded binaries are byte-identical (here: the fake's reproducible builds of
@@ -2189,25 +2173,19 @@ fn byte_identical_builds_share_their_samples_synthetic_repo() {
         ],
     );
     let range = format!("{}..{}", ids[0], ids[6]);
-    let (j, o) = bisect_json(&cache, &repo, &range, &[]);
-    assert_eq!(
-        j["changes"][0]["commit"],
-        ids[4].as_str(),
-        "{}",
-        summary(&j)
-    );
-    let shared = j["shared_probes"].as_u64().unwrap();
-    assert!(shared >= 1, "{}", summary(&j));
+    let (j, o): (BisectReport, _) = bisect_json(&cache, &repo, &range, &[]);
+    assert_eq!(j.changes[0].info.commit, ids[4], "{}", summary(&j));
+    assert!(j.shared_probes >= 1, "{}", summary(&j));
     // A tested commit with the good end's binaries is the good end: classified old without
     // a comparison that could come out ambiguous.
-    let steps = j["steps"].as_array().unwrap();
-    let fast_steps: Vec<&Value> = steps
-        .iter()
-        .filter(|st| ids[1..4].iter().any(|id| st["commit"] == id.as_str()))
+    let fast_steps: Vec<&StepJson> = (j.steps.iter())
+        .filter(|st| ids[1..4].contains(&st.info.commit))
         .collect();
     assert!(!fast_steps.is_empty(), "{}", summary(&j));
     assert!(
-        fast_steps.iter().all(|st| st["verdict"] == "old"),
+        fast_steps
+            .iter()
+            .all(|st| st.verdict == "old" && st.kind == Some(StepKind::Old)),
         "{}",
         summary(&j)
     );
@@ -2221,6 +2199,12 @@ fn byte_identical_builds_share_their_samples_synthetic_repo() {
         stdout(&text),
         stderr(&o)
     );
+}
+
+/// The explanations of a bisect's result (`BisectReport` skips them when it reads one).
+#[derive(serde::Deserialize)]
+struct BisectExplanations {
+    explanations: Vec<ExplainReport>,
 }
 
 /// `bisect --metric instructions --explain` on the fake OpenSSL: the count finds the slow
@@ -2257,24 +2241,24 @@ fn instruction_bisect_explains_its_culprit_synthetic_repo() {
         .output()
         .unwrap();
     assert!(o.status.success(), "bisect failed: {}", stderr(&o));
-    let j = json_of(&o);
-    assert_eq!(j["metric"], "instructions", "{}", summary(&j));
+    let j: BisectReport = typed(&o);
+    assert_eq!(j.metric, Metric::Instructions, "{}", summary(&j));
     assert_eq!(culprit_ids(&j), vec![ids[2].clone()], "{}", summary(&j));
     // Deterministic counts: the 3-sample start decides every step.
-    for s in j["steps"].as_array().unwrap() {
-        assert!(s["n"].as_u64().unwrap() <= 6, "{}", summary(&j));
+    for s in &j.steps {
+        assert!(s.n <= 6, "{}", summary(&j));
     }
-    let e = &j["explanations"][0];
-    assert_eq!(e["source"], "callgrind");
-    let top = &e["functions"][0];
-    assert_eq!(top["function"], "fake_work", "{e}");
-    let (before, after) = (
-        top["self_before"].as_f64().unwrap(),
-        top["self_after"].as_f64().unwrap(),
-    );
-    assert!(after > 5.0 * before && before > 0.0, "{e}");
-    assert!(top["share"].as_f64().unwrap() > 0.9, "{e}");
-    let svg = e["flamegraph"].as_str().unwrap();
+    // BisectReport does not read its explanations back (they are written, never resumed from):
+    // they are read on their own, as `explain`'s result type.
+    let explanations: Vec<ExplainReport> = typed::<BisectExplanations>(&o).explanations;
+    let e = &explanations[0];
+    assert_eq!(e.source, "callgrind");
+    let top = &e.diff.functions[0];
+    assert_eq!(top.function, "fake_work", "{e:?}");
+    let (before, after) = (top.self_before, top.self_after);
+    assert!(after > 5.0 * before && before > 0.0, "{e:?}");
+    assert!(top.share > 0.9, "{e:?}");
+    let svg = e.flamegraph.as_deref().expect("the flame graph's path");
     assert!(svg.starts_with(plots.to_str().unwrap()), "{svg}");
     let text = fs::read_to_string(svg).unwrap();
     assert!(

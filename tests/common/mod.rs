@@ -153,3 +153,37 @@ pub const FAST_SEARCH: &[&str] = &[
     "--jobs",
     "2",
 ];
+
+/// A command's `--format json` result read into the library's own result type (its `schema`
+/// key, the envelope's, is left to the tests of the JSON contract); panics with the command's
+/// output when it does not parse.
+pub fn typed<T: serde::de::DeserializeOwned>(o: &Output) -> T {
+    typed_str(&stdout(o)).unwrap_or_else(|e| {
+        panic!(
+            "not a {} ({e}): status {:?}\nstdout: {}\nstderr: {}",
+            std::any::type_name::<T>(),
+            o.status,
+            stdout(o),
+            stderr(o)
+        )
+    })
+}
+
+/// The same from text (a result file, or the captured stdout of a spawned run).
+pub fn typed_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+    serde_json::from_str(text)
+}
+
+/// `kernels --format json`: the library's `KernelList` borrows its kernels, so it is read
+/// back through this owned twin of its two fields (the kernel itself is the library's type).
+#[derive(serde::Deserialize)]
+pub struct Kernels {
+    pub kernels: Vec<ListedKernel>,
+}
+
+#[derive(serde::Deserialize)]
+pub struct ListedKernel {
+    #[serde(flatten)]
+    pub kernel: perfbisect::measure::kernel::Kernel,
+    pub perftools: String,
+}
