@@ -6,7 +6,7 @@
 mod common;
 
 use common::{assert_built, fake_openssl_repo, perfbisect, published_builds, stderr, stdout};
-use serde_json::Value;
+use perfbisect::build::builds::{BuildMeta, Incremental};
 use sha2::{Digest, Sha256};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -35,8 +35,16 @@ fn entry_of(cache: &Path, commit: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("no build of {commit} in {}", cache.display()))
 }
 
-fn meta(entry: &Path) -> Value {
+/// The build's record (meta.json), as the build cache reads it.
+fn meta(entry: &Path) -> BuildMeta {
     serde_json::from_slice(&fs::read(entry.join("meta.json")).unwrap()).unwrap()
+}
+
+/// How the build's incremental start went; panics on a clean build.
+fn incremental(m: &BuildMeta) -> &Incremental {
+    m.incremental
+        .as_ref()
+        .unwrap_or_else(|| panic!("not incremental: {m:?}"))
 }
 
 fn sha256(p: &Path) -> String {
@@ -67,7 +75,7 @@ fn builds_are_reproducible_and_record_the_hashes_of_what_kernels_load() {
         &repo,
         &["--clean-build", &ids[0], &ids[1], &ids[2]],
     ));
-    let metas: Vec<(PathBuf, Value)> = ids
+    let metas: Vec<(PathBuf, BuildMeta)> = ids
         .iter()
         .map(|id| {
             let e = entry_of(&cache, id);
@@ -76,15 +84,11 @@ fn builds_are_reproducible_and_record_the_hashes_of_what_kernels_load() {
         })
         .collect();
     for (entry, m) in &metas {
-        let bins = m["binaries"].as_object().unwrap_or_else(|| panic!("{m}"));
+        let bins = &m.binaries;
         let names: Vec<&String> = bins.keys().collect();
-        assert_eq!(names, ["lib/libcrypto.so.3", "lib/libssl.so.3"], "{m}");
+        assert_eq!(names, ["lib/libcrypto.so.3", "lib/libssl.so.3"], "{m:?}");
         for (name, sha) in bins {
-            assert_eq!(
-                sha.as_str().unwrap(),
-                sha256(&entry.join("prefix").join(name)),
-                "{name}"
-            );
+            assert_eq!(*sha, sha256(&entry.join("prefix").join(name)), "{name}");
         }
         let log = fs::read_to_string(entry.join("build.log")).unwrap();
         assert!(
@@ -92,7 +96,7 @@ fn builds_are_reproducible_and_record_the_hashes_of_what_kernels_load() {
             "{log}"
         );
     }
-    let bins = |i: usize| metas[i].1["binaries"].clone();
+    let bins = |i: usize| metas[i].1.binaries.clone();
     assert_eq!(bins(0), bins(1), "a commit outside the libraries");
     assert_ne!(
         bins(1)["lib/libcrypto.so.3"],
@@ -128,14 +132,15 @@ fn a_failed_install_publishes_from_the_build_tree() {
     let good = meta(&entry_of(&cache, &ids[0]));
     let entry = entry_of(&cache, &ids[1]);
     let fell_back = meta(&entry);
-    assert!(good.get("install_fallback").is_none(), "{good}");
-    assert_eq!(fell_back["ok"], true, "{fell_back}");
+    assert!(good.install_fallback.is_none(), "{good:?}");
+    assert!(fell_back.ok, "{fell_back:?}");
     assert_eq!(
-        fell_back["install_fallback"], "install failed (exit status: 2)",
-        "{fell_back}"
+        fell_back.install_fallback.as_deref(),
+        Some("install failed (exit status: 2)"),
+        "{fell_back:?}"
     );
     // The same libraries and headers as a working install.
-    assert_eq!(good["binaries"], fell_back["binaries"]);
+    assert_eq!(good.binaries, fell_back.binaries);
     let prefix = entry.join("prefix");
     for f in ["include/openssl/opensslv.h", "include/openssl/crypto.h"] {
         assert!(prefix.join(f).is_file(), "{f}");
@@ -159,8 +164,8 @@ fn a_failed_install_publishes_from_the_build_tree() {
     let o = build(&cache, &repo, &[&ids[2]]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let failed = meta(&entry_of(&cache, &ids[2]));
-    assert_eq!(failed["ok"], false);
-    let err = failed["error"].as_str().unwrap();
+    assert!(!failed.ok, "{failed:?}");
+    let err = failed.error.as_deref().unwrap();
     assert!(
         err.starts_with("install failed (exit status: 2), and the build tree has no usable libraries either (no libssl.so* in "),
         "{err}"
@@ -227,20 +232,20 @@ fn configure_output_is_reused_for_inputs_configured_before() {
     );
     assert!(!log.contains("fake-config-arg"), "configure ran: {log}");
     let m = meta(&entry_of(&cache, &ids[2]));
-    assert_eq!(m["incremental"]["configured"], true, "{m}");
-    let reused = m["binaries"].clone();
+    assert!(incremental(&m).configured, "{m:?}");
+    let reused = m.binaries.clone();
     assert_built(&build(
         &cache,
         &repo,
         &["--rebuild", "--clean-build", &ids[2]],
     ));
     let clean = meta(&entry_of(&cache, &ids[2]));
-    assert!(clean.get("incremental").is_none(), "{clean}");
+    assert!(clean.incremental.is_none(), "{clean:?}");
     assert!(
         log_of(&ids[2]).contains("fake-config-arg"),
         "a clean build configures"
     );
-    assert_eq!(reused, clean["binaries"]);
+    assert_eq!(reused, clean.binaries);
 }
 
 /// Item 1 of issue 12 on the fake OpenSSL: the tree of the last build is
@@ -284,9 +289,7 @@ fn incremental_builds_move_the_last_tree_and_match_clean_builds() {
     let log_of = |id: &str| fs::read_to_string(entry_of(&cache, id).join("build.log")).unwrap();
 
     assert_built(&build(&cache, &repo, &[&ids[0]]));
-    assert!(meta(&entry_of(&cache, &ids[0]))
-        .get("incremental")
-        .is_none());
+    assert!(meta(&entry_of(&cache, &ids[0])).incremental.is_none());
     let ssl_mtime = mtime(&work_src.join("ssl.c"));
 
     // One file changed: one file rewritten, no configure, the rest untouched.
@@ -301,9 +304,9 @@ fn incremental_builds_move_the_last_tree_and_match_clean_builds() {
         stdout(&o)
     );
     let inc = meta(&entry_of(&cache, &ids[1]));
-    assert_eq!(inc["incremental"]["from"], ids[0].as_str(), "{inc}");
-    assert_eq!(inc["incremental"]["written"], 1, "{inc}");
-    assert_eq!(inc["incremental"]["configured"], false, "{inc}");
+    assert_eq!(incremental(&inc).from, ids[0], "{inc:?}");
+    assert_eq!(incremental(&inc).written, 1, "{inc:?}");
+    assert!(!incremental(&inc).configured, "{inc:?}");
     let log = log_of(&ids[1]);
     assert!(log.contains("configure inputs unchanged"), "{log}");
     assert!(!log.contains("fake-config-arg"), "{log}");
@@ -315,13 +318,13 @@ fn incremental_builds_move_the_last_tree_and_match_clean_builds() {
         &["--rebuild", "--clean-build", &ids[1]],
     ));
     let clean = meta(&entry_of(&cache, &ids[1]));
-    assert!(clean.get("incremental").is_none(), "{clean}");
-    assert_eq!(inc["binaries"], clean["binaries"]);
+    assert!(clean.incremental.is_none(), "{clean:?}");
+    assert_eq!(inc.binaries, clean.binaries);
 
     // A configure input changed: configure runs again.
     assert_built(&build(&cache, &repo, &[&ids[2]]));
     let m = meta(&entry_of(&cache, &ids[2]));
-    assert_eq!(m["incremental"]["configured"], true, "{m}");
+    assert!(incremental(&m).configured, "{m:?}");
     let log = log_of(&ids[2]);
     assert!(
         log.contains("configuring again: Makefile.in changed"),
@@ -330,22 +333,20 @@ fn incremental_builds_move_the_last_tree_and_match_clean_builds() {
     assert!(log.contains("fake-config-arg"), "{log}");
     // --rebuild of the commit the tree holds builds it again from scratch.
     assert_built(&build(&cache, &repo, &["--rebuild", &ids[2]]));
-    assert!(meta(&entry_of(&cache, &ids[2]))
-        .get("incremental")
-        .is_none());
+    assert!(meta(&entry_of(&cache, &ids[2])).incremental.is_none());
 
     // A removed header: still incremental (make's dependency records forget it; the unit
     // test of build::depends checks that on OpenSSL's record formats), the file gone.
     assert_built(&build(&cache, &repo, &[&ids[3]]));
     let m = meta(&entry_of(&cache, &ids[3]));
-    assert_eq!(m["incremental"]["removed"], 1, "{m}");
+    assert_eq!(incremental(&m).removed, 1, "{m:?}");
     assert!(!work_src.join("extra").exists());
 
     // The incremental make fails, the clean one does not: the commit builds.
     assert_built(&build(&cache, &repo, &[&ids[4]]));
     let m = meta(&entry_of(&cache, &ids[4]));
-    assert_eq!(m["ok"], true, "{m}");
-    assert!(m.get("incremental").is_none(), "{m}");
+    assert!(m.ok, "{m:?}");
+    assert!(m.incremental.is_none(), "{m:?}");
     let log = log_of(&ids[4]);
     assert!(
         log.contains("refusing to build over an earlier build"),
@@ -361,9 +362,7 @@ fn incremental_builds_move_the_last_tree_and_match_clean_builds() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(!cache.join("work/tree.json").exists());
     assert_built(&build(&cache, &repo, &["--rebuild", &ids[1]]));
-    assert!(meta(&entry_of(&cache, &ids[1]))
-        .get("incremental")
-        .is_none());
+    assert!(meta(&entry_of(&cache, &ids[1])).incremental.is_none());
 }
 
 /// A changed perlasm translator: the assembler generated from it goes, so
@@ -387,7 +386,7 @@ fn a_changed_perlasm_translator_regenerates_the_assembler() {
     fs::write(&asm, "# generated\n").unwrap();
     assert_built(&build(&cache, &repo, &[&ids[1]]));
     let m = meta(&entry_of(&cache, &ids[1]));
-    assert_eq!(m["incremental"]["configured"], false, "{m}");
+    assert!(!incremental(&m).configured, "{m:?}");
     assert!(!asm.exists());
     let log = fs::read_to_string(entry_of(&cache, &ids[1]).join("build.log")).unwrap();
     assert!(
@@ -414,14 +413,12 @@ fn builds_continue_the_nearest_of_two_work_trees() {
         commits.iter().map(|(m, f)| (*m, f.as_slice())).collect();
     ids.extend(common::synthetic_repo_commits(&repo, &commits));
     let cache = d.path().join("cache");
-    let from = |id: &str| meta(&entry_of(&cache, id))["incremental"]["from"].clone();
+    let from = |id: &str| incremental(&meta(&entry_of(&cache, id))).from.clone();
 
     assert_built(&build(&cache, &repo, &[&ids[0]]));
     // 70 commits away: a tree of its own, built clean; the first tree stays where it was.
     assert_built(&build(&cache, &repo, &[&ids[70]]));
-    assert!(meta(&entry_of(&cache, &ids[70]))
-        .get("incremental")
-        .is_none());
+    assert!(meta(&entry_of(&cache, &ids[70])).incremental.is_none());
     assert!(cache.join("work/1/tree.json").is_file());
     // Each end's neighbour continues that end's tree.
     assert_built(&build(&cache, &repo, &[&ids[69]]));
@@ -477,20 +474,14 @@ fn far_apart_commits_are_built_side_by_side_and_near_ones_in_turn() {
         "not built side by side:\n{events}"
     );
     for id in [&ids[0], &ids[70]] {
-        assert!(meta(&entry_of(&cache, id)).get("incremental").is_none());
+        assert!(meta(&entry_of(&cache, id)).incremental.is_none());
     }
     assert!(cache.join("work/tree.json").is_file() && cache.join("work/1/tree.json").is_file());
 
     // Neighbours: the second continues the first one's tree, after it.
     build_logged(&[&ids[1], &ids[2]]);
-    assert_eq!(
-        meta(&entry_of(&cache, &ids[1]))["incremental"]["from"],
-        ids[0].as_str()
-    );
-    assert_eq!(
-        meta(&entry_of(&cache, &ids[2]))["incremental"]["from"],
-        ids[1].as_str()
-    );
+    assert_eq!(incremental(&meta(&entry_of(&cache, &ids[1]))).from, ids[0]);
+    assert_eq!(incremental(&meta(&entry_of(&cache, &ids[2]))).from, ids[1]);
 }
 
 fn exports(file: &Path, symbol: &str) -> bool {
@@ -547,7 +538,7 @@ fn a_stub_library_is_never_published_as_libssl() {
         1,
         "{log}"
     );
-    assert_eq!(meta(&entry)["checked"], 1);
+    assert_eq!(meta(&entry).checked, 1);
 
     // make install_dev copies both, the stub last: the real one is put back over it.
     let full = d.path().join("cache-full");
@@ -573,8 +564,8 @@ fn a_stub_library_is_never_published_as_libssl() {
     let o = build(&cache, &repo, &["--clean-build", &ids[1]]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let failed = meta(&entry_of(&cache, &ids[1]));
-    assert_eq!(failed["ok"], false, "{failed}");
-    let err = failed["error"].as_str().unwrap();
+    assert!(!failed.ok, "{failed:?}");
+    let err = failed.error.as_deref().unwrap();
     assert!(
         err.starts_with("the published libraries fail the load check: lib/libssl.so.3 exports no SSL_CTX_new, SSL_new, SSL_free, TLS_server_method, TLS_client_method; log: "),
         "{err}"
@@ -590,9 +581,14 @@ fn a_stub_library_is_never_published_as_libssl() {
     // checked when used, found wrong, and built again.
     let stub = fs::read(full.join("work/build/ssl/record/libssl.so.3")).unwrap();
     fs::write(&libssl, &stub).unwrap();
+    // (0: published before builds were checked, so the record has no `checked`.)
     let mut old = meta(&entry);
-    old.as_object_mut().unwrap().remove("checked");
-    fs::write(entry.join("meta.json"), old.to_string()).unwrap();
+    old.checked = 0;
+    fs::write(
+        entry.join("meta.json"),
+        serde_json::to_string(&old).unwrap(),
+    )
+    .unwrap();
     let o = build(&cache, &repo, &[&ids[0]]);
     assert_built(&o);
     let warning = "was published before builds were checked, and fails the check (lib/libssl.so.3 exports no SSL_CTX_new, SSL_new,";
@@ -602,17 +598,19 @@ fn a_stub_library_is_never_published_as_libssl() {
         &entry.join("prefix/lib/libssl.so.3"),
         "TLS_server_method"
     ));
-    assert_eq!(meta(&entry)["checked"], 1);
+    assert_eq!(meta(&entry).checked, 1);
 
     // A good old entry passes, is recorded as checked, and is not built again.
     let mut old = meta(&entry);
-    old.as_object_mut().unwrap().remove("checked");
-    fs::write(entry.join("meta.json"), old.to_string()).unwrap();
-    let created = old["created"].clone();
+    old.checked = 0;
+    let written = serde_json::to_string(&old).unwrap();
+    assert!(!written.contains("\"checked\""), "{written}");
+    fs::write(entry.join("meta.json"), written).unwrap();
+    let created = old.created;
     let o = build(&cache, &repo, &[&ids[0]]);
     assert_built(&o);
     assert!(!stderr(&o).contains("rebuilding"), "{}", stderr(&o));
     let now = meta(&entry);
-    assert_eq!(now["checked"], 1);
-    assert_eq!(now["created"], created);
+    assert_eq!(now.checked, 1);
+    assert_eq!(now.created, created);
 }

@@ -4,10 +4,12 @@
 
 mod common;
 use common::*;
-use serde_json::Value;
+use perfbisect::measure::metric::Metric;
+use perfbisect::report::run::{RunReport, RunResult};
+use perfbisect::unavailable::Unavailable;
 use std::path::Path;
 
-fn run_json(cache: &Path, args: &[&str]) -> Value {
+fn run_json(cache: &Path, args: &[&str]) -> RunReport {
     let o = perfbisect(cache)
         .arg("run")
         .args(args)
@@ -15,7 +17,7 @@ fn run_json(cache: &Path, args: &[&str]) -> Value {
         .output()
         .unwrap();
     assert!(o.status.success(), "run {args:?} failed: {}", stderr(&o));
-    serde_json::from_slice(&o.stdout).expect("run --format json prints JSON")
+    typed(&o)
 }
 
 #[test]
@@ -43,13 +45,8 @@ fn kernels_json_lists_every_kernel_with_arguments() {
         .output()
         .unwrap();
     assert!(o.status.success());
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let names: Vec<&str> = v["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|k| k["name"].as_str().unwrap())
-        .collect();
+    let v: Kernels = typed(&o);
+    let names: Vec<&str> = v.kernels.iter().map(|k| k.kernel.name.as_str()).collect();
     for k in [
         "noop",
         "randbytes",
@@ -75,24 +72,25 @@ fn kernels_json_lists_every_kernel_with_arguments() {
     ] {
         assert!(names.contains(&k), "kernel {k} missing from {names:?}");
     }
-    let pkeyread = v["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| k["name"] == "pkeyread")
+    let listed = |name: &str| {
+        (v.kernels.iter())
+            .find(|k| k.kernel.name == name)
+            .unwrap_or_else(|| panic!("{name} not listed"))
+    };
+    let pkeyread = listed("pkeyread");
+    let key = (pkeyread.kernel.args.iter())
+        .find(|a| a.name == "key")
         .unwrap();
-    let args = pkeyread["args"].as_array().unwrap();
-    let key = args.iter().find(|a| a["name"] == "key").unwrap();
-    assert_eq!(key["default"], "ec");
-    assert!(pkeyread["min_version"].is_string());
+    assert_eq!(key.default, "ec");
+    // The minimum version is written as a string ("3.0.0"): reading it typed proves it parses.
+    assert!(
+        pkeyread.kernel.min_version.major >= 1,
+        "{:?}",
+        pkeyread.kernel.min_version
+    );
     // Each kernel names its perftools counterpart ("-" for none).
-    assert_eq!(pkeyread["perftools"], "pkeyread -k {key} -f {format}");
-    let noop = v["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| k["name"] == "noop");
-    assert_eq!(noop.unwrap()["perftools"], "-");
+    assert_eq!(pkeyread.perftools, "pkeyread -k {key} -f {format}");
+    assert_eq!(listed("noop").perftools, "-");
 }
 
 #[test]
@@ -102,61 +100,40 @@ fn every_kernel_gives_a_sample_from_the_system_openssl() {
         .args(["kernels", "--format", "json"])
         .output()
         .unwrap();
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v: Kernels = typed(&o);
     let mut args: Vec<String> = Vec::new();
-    for k in v["kernels"].as_array().unwrap() {
+    for k in &v.kernels {
         args.push("--tool".into());
-        args.push(k["name"].as_str().unwrap().into());
+        args.push(k.kernel.name.clone());
     }
     args.extend(["--threads", "1,2", "--samples", "1", "--duration", "0.05"].map(String::from));
     let argv: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
     let j = run_json(d.path(), &argv);
-    let results = j["results"].as_array().unwrap();
-    assert_eq!(results.len(), v["kernels"].as_array().unwrap().len() * 2);
+    let results = &j.results;
+    assert_eq!(results.len(), v.kernels.len() * 2);
     for r in results {
-        let tool = r["tool"].as_str().unwrap();
-        assert_eq!(r["n"], 1, "{tool}: {r}");
-        assert!(r["mean_us"].as_f64().unwrap() > 0.0, "{tool}");
-        assert!(r["stddev_us"].is_number(), "{tool}");
-        assert!(r["args"].is_object(), "{tool}");
-        let s = &r["samples"][0];
-        assert!(s["us_per_op"].as_f64().unwrap() > 0.0);
-        let lib = s["libcrypto_path"].as_str().unwrap();
+        let tool = &r.tool;
+        assert_eq!(r.n, 1, "{tool}: {r:?}");
+        assert!(r.mean_us.unwrap() > 0.0, "{tool}");
+        // With one sample the spread is 0, but it is there (not null).
+        assert!(r.stddev_us.is_some(), "{tool}");
+        let s = &r.samples[0];
+        assert!(s.us_per_op > 0.0);
+        let lib = &s.libcrypto_path;
         assert!(lib.contains("libcrypto.so"), "{tool}: {lib}");
-        assert!(
-            s["openssl_version"]
-                .as_str()
-                .unwrap()
-                .starts_with("OpenSSL 3."),
-            "{tool}: {s}"
-        );
-        assert_eq!(
-            s["ops_per_thread"].as_array().unwrap().len() as u64,
-            r["threads"].as_u64().unwrap()
-        );
+        assert!(s.openssl_version.starts_with("OpenSSL 3."), "{tool}: {s:?}");
+        assert_eq!(s.ops_per_thread.len(), r.threads);
     }
     // rwlocks reports reads and writes separately.
-    let rw = results
-        .iter()
-        .find(|r| r["tool"] == "rwlocks" && r["threads"] == 2)
+    let rw = (results.iter())
+        .find(|r| r.tool == "rwlocks" && r.threads == 2)
         .unwrap();
-    assert!(
-        rw["samples"][0]["counters"]["read"]["ops"]
-            .as_u64()
-            .unwrap()
-            > 0,
-        "{rw}"
-    );
-    assert!(
-        rw["samples"][0]["counters"]["write"]["ops"]
-            .as_u64()
-            .unwrap()
-            > 0,
-        "{rw}"
-    );
+    let counters = &rw.samples[0].counters;
+    assert!(counters["read"].ops > 0, "{rw:?}");
+    assert!(counters["write"].ops > 0, "{rw:?}");
     // Throughput kernels also report MB/s.
-    let h = results.iter().find(|r| r["tool"] == "evp_hash").unwrap();
-    assert!(h["mb_per_s"].as_f64().unwrap() > 0.0, "{h}");
+    let h = results.iter().find(|r| r.tool == "evp_hash").unwrap();
+    assert!(h.mb_per_s.unwrap() > 0.0, "{h:?}");
 }
 
 #[test]
@@ -177,13 +154,13 @@ fn samples_are_interleaved_and_counted_per_cell() {
             "0.05",
         ],
     );
-    let r = j["results"].as_array().unwrap();
+    let r = &j.results;
     assert_eq!(r.len(), 4);
-    assert_eq!(r[0]["args"]["format"], "der");
-    assert_eq!(r[2]["args"]["size"], "64");
+    assert_eq!(r[0].args["format"], "der");
+    assert_eq!(r[2].args["size"], "64");
     for x in r {
-        assert_eq!(x["n"], 3);
-        assert_eq!(x["samples"].as_array().unwrap().len(), 3);
+        assert_eq!(x.n, 3);
+        assert_eq!(x.samples.len(), 3);
     }
 }
 
@@ -402,11 +379,14 @@ fn not_applicable_is_a_result_not_an_error() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let why = &v["results"][0]["not_applicable"];
-    assert_eq!(why["kind"], "not_applicable", "{why}");
-    assert_eq!(why["message"], "this kernel never applies", "{why}");
-    assert_eq!(v["results"][0]["n"], 0);
+    let v: RunReport = typed(&o);
+    assert_eq!(
+        v.results[0].not_applicable,
+        Some(Unavailable::NotApplicable {
+            message: "this kernel never applies".into()
+        })
+    );
+    assert_eq!(v.results[0].n, 0);
 }
 
 #[test]
@@ -519,17 +499,17 @@ fn instruction_metric_counts_a_real_kernel_stably() {
             "0.3",
         ],
     );
-    assert_eq!(v["metric"], "instructions");
-    assert_eq!(v["unit"], "instructions/op");
-    let samples = v["results"][0]["samples"].as_array().unwrap();
+    assert_eq!(v.metric, Metric::Instructions);
+    assert_eq!(v.unit.as_deref(), Some("instructions/op"));
+    let samples = &v.results[0].samples;
     assert_eq!(samples.len(), 2);
     let counts: Vec<f64> = samples
         .iter()
         .map(|s| {
-            let i = &s["instructions"];
-            assert_eq!(i["source"], "callgrind", "{s}");
-            assert!(i["ops"].as_u64().unwrap() >= 1, "{s}");
-            i["per_op"].as_f64().unwrap()
+            let i = s.instructions.as_ref().expect("a count");
+            assert_eq!(i.source, "callgrind", "{s:?}");
+            assert!(i.ops >= 1, "{s:?}");
+            i.per_op
         })
         .collect();
     // An EC key decode is tens of thousands of instructions at the very least.
@@ -540,7 +520,7 @@ fn instruction_metric_counts_a_real_kernel_stably() {
         "two samples differ by {:.3}%: {counts:?}",
         spread * 100.0
     );
-    let mean = v["results"][0]["mean_us"].as_f64().unwrap();
+    let mean = v.results[0].mean_us.unwrap();
     assert!((mean - (counts[0] + counts[1]) / 2.0).abs() < 1.0);
 
     let o = perfbisect(d.path())
@@ -658,11 +638,8 @@ fn samples_record_the_cpu_capabilities_their_code_ran_under() {
         };
         let o = cmd.output().unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
-        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-        v["results"][0]["samples"][0]["cpu_caps"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no cpu_caps in {v}"))
-            .to_string()
+        let v: RunReport = typed(&o);
+        (v.results[0].samples[0].cpu_caps.clone()).unwrap_or_else(|| panic!("no cpu_caps in {v:?}"))
     };
     let detected = caps(None);
     assert!(detected.starts_with("cpu flags "), "{detected}");
@@ -676,7 +653,7 @@ fn samples_record_the_cpu_capabilities_their_code_ran_under() {
 }
 
 /// Every spec runs once on the system OpenSSL (3.0): one sample each, in spec order.
-fn run_each(specs: &[&str]) -> Vec<Value> {
+fn run_each(specs: &[&str]) -> Vec<RunResult> {
     let d = tempfile::tempdir().unwrap();
     let mut args: Vec<&str> = Vec::new();
     for s in specs {
@@ -684,15 +661,23 @@ fn run_each(specs: &[&str]) -> Vec<Value> {
     }
     args.extend(["--samples", "1", "--duration", "0.05"]);
     let j = run_json(d.path(), &args);
-    let results = j["results"].as_array().unwrap().clone();
+    let results = j.results;
     assert_eq!(results.len(), specs.len());
     results
 }
 
-fn assert_sampled(results: &[Value]) {
+fn assert_sampled(results: &[RunResult]) {
     for r in results {
-        assert_eq!(r["n"], 1, "{r}");
-        assert!(r["mean_us"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(r.n, 1, "{r:?}");
+        assert!(r.mean_us.unwrap() > 0.0, "{r:?}");
+    }
+}
+
+/// Why a result has no number: the operation does not exist on this version.
+fn not_applicable(r: &RunResult) -> &str {
+    match &r.not_applicable {
+        Some(Unavailable::NotApplicable { message }) => message,
+        other => panic!("not a not-applicable result ({other:?}): {r:?}"),
     }
 }
 
@@ -729,8 +714,8 @@ fn evp_hash_and_evp_cipher_take_perftools_modes() {
     assert_sampled(&results);
     // MB/s counts every update of an operation: 5 x 1500 bytes.
     let h = &results[2];
-    let mb = h["mb_per_s"].as_f64().unwrap();
-    let expect = 7500.0 / h["mean_us"].as_f64().unwrap();
+    let mb = h.mb_per_s.unwrap();
+    let expect = 7500.0 / h.mean_us.unwrap();
     assert!((mb / expect - 1.0).abs() < 0.01, "{mb} vs {expect}");
     assert_refused(&[
         ("evp_hash:mode=deprecated,alg=sha3-256", "no deprecated API"),
@@ -772,9 +757,9 @@ fn evp_mac_kdf_rand_and_pkey_run_in_every_mode() {
 fn ml_kem_is_not_applicable_before_3_5() {
     let results = run_each(&["newrawkey:alg=ml-kem-768", "newrawkey:alg=x25519"]);
     let ml_kem = &results[0];
-    assert_eq!(ml_kem["n"], 0, "{ml_kem}");
-    let why = ml_kem["not_applicable"]["message"].as_str().unwrap();
-    assert!(why.contains("ML-KEM needs OpenSSL 3.5"), "{ml_kem}");
+    assert_eq!(ml_kem.n, 0, "{ml_kem:?}");
+    let why = not_applicable(ml_kem);
+    assert!(why.contains("ML-KEM needs OpenSSL 3.5"), "{ml_kem:?}");
     assert_sampled(&results[1..]);
 }
 
@@ -820,7 +805,7 @@ fn handshake_takes_perftools_library_context_options() {
 fn evp_fetch_walks_perftools_list_and_pq_needs_3_5() {
     let results = run_each(&["evp_fetch:type=all,libctx=own", "evp_fetch:type=all,pq=yes"]);
     assert_sampled(&results[..1]);
-    let why = results[1]["not_applicable"]["message"].as_str().unwrap();
+    let why = not_applicable(&results[1]);
     assert!(why.contains("needs OpenSSL 3.5"), "{why}");
     assert_refused(&[
         ("evp_fetch:pq=yes", "type=all only"),

@@ -5,12 +5,13 @@
 
 mod common;
 
-use common::{fake_openssl_repo, perfbisect, stderr};
-use serde_json::Value;
+use common::{fake_openssl_repo, perfbisect, stderr, typed};
+use perfbisect::measure::runner::Sample;
+use perfbisect::report::compare::CompareReport;
 use std::fs;
 use std::path::Path;
 
-fn compare(cache: &Path, repo: &Path, a: &str, b: &str, samples: &str) -> Value {
+fn compare(cache: &Path, repo: &Path, a: &str, b: &str, samples: &str) -> CompareReport {
     let o = perfbisect(cache)
         .arg("--kernels-dir")
         .arg(common::test_kernels())
@@ -22,7 +23,7 @@ fn compare(cache: &Path, repo: &Path, a: &str, b: &str, samples: &str) -> Value 
         .output()
         .unwrap();
     assert!(o.status.success(), "{:?}: {}", o.status, stderr(&o));
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o)))
+    typed(&o)
 }
 
 /// Drops the last sample of the cached side whose first sample is `first_us` (as a run
@@ -31,8 +32,8 @@ fn drop_last_sample(cache: &Path, first_us: f64) -> usize {
     for e in fs::read_dir(cache.join("samples")).unwrap().flatten() {
         let text = fs::read_to_string(e.path()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        let first: Value = serde_json::from_str(lines[0]).unwrap();
-        if first["us_per_op"].as_f64() == Some(first_us) {
+        let first: Sample = serde_json::from_str(lines[0]).unwrap();
+        if first.us_per_op == first_us {
             let kept = &lines[..lines.len() - 1];
             fs::write(e.path(), kept.join("\n") + "\n").unwrap();
             return kept.len();
@@ -55,20 +56,13 @@ fn samples_pair_by_round_not_by_position() {
     let cache = d.path().join("cache");
     // One run: A and B side by side in the same 6 rounds.
     let j = compare(&cache, &repo, &ids[0], &ids[1], "6");
-    assert_eq!(j["comparison"]["pairs"], 6, "{j}");
+    assert_eq!(j.comparison.pairs, 6, "{j:?}");
     // As if that run had been stopped before B's sixth sample.
-    assert_eq!(
-        drop_last_sample(&cache, j["b_samples_us"][0].as_f64().unwrap()),
-        5
-    );
+    assert_eq!(drop_last_sample(&cache, j.b_samples_us[0]), 5);
     // The next run takes A's 7th to 9th and B's 6th to 9th: both hold 9, but A's 7th was
     // taken beside B's 6th. The pairs are the 5 rounds of the first run and the 3 rounds of
     // this one in which both were sampled (by position, all 9 would be).
     let j = compare(&cache, &repo, &ids[0], &ids[1], "9");
-    assert_eq!(
-        (j["a_n"].clone(), j["b_n"].clone()),
-        (9.into(), 9.into()),
-        "{j}"
-    );
-    assert_eq!(j["comparison"]["pairs"], 8, "{j}");
+    assert_eq!((j.a_n, j.b_n), (9, 9), "{j:?}");
+    assert_eq!(j.comparison.pairs, 8, "{j:?}");
 }

@@ -4,7 +4,8 @@
 
 mod common;
 use common::*;
-use serde_json::Value;
+use perfbisect::measure::metric::Metric;
+use perfbisect::report::parity::{ParityReport, RowNotApplicable};
 use std::path::PathBuf;
 
 fn fake_perftools() -> PathBuf {
@@ -22,25 +23,19 @@ fn parity_interleaves_perftools_runs_with_kernel_samples() {
         .output()
         .unwrap();
     assert!(o.status.success(), "parity failed: {}", stderr(&o));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["rounds"], 3);
-    let rows = v["rows"].as_array().unwrap();
+    let v: ParityReport = typed(&o);
+    assert_eq!(v.rounds, 3);
+    let rows = &v.rows;
     assert_eq!(rows.len(), 1);
     let row = &rows[0];
-    assert_eq!(row["spec"], "newrawkey");
-    assert_eq!(row["threads"], 1);
+    assert_eq!(row.spec, "newrawkey");
+    assert_eq!(row.threads, 1);
     // The stand-in prints 2.5 µs on OpenSSL 3 (the system's): each round ran it once, in the
     // environment parity promises (it fails otherwise).
-    let pt: Vec<f64> = row["perftools_us"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect();
-    assert_eq!(pt, [2.5, 2.5, 2.5]);
-    let pb = row["perfbisect_us"].as_array().unwrap();
+    assert_eq!(row.perftools_us, [2.5, 2.5, 2.5]);
+    let pb = &row.perfbisect_us;
     assert_eq!(pb.len(), 3);
-    assert!(pb.iter().all(|x| x.as_f64().unwrap() > 0.0));
+    assert!(pb.iter().all(|x| *x > 0.0));
     // The build is cached outside the checkout, which stays untouched.
     assert!(d.path().join("perftools").is_dir());
     assert!(!fake_perftools().join("source/config.h").exists());
@@ -63,29 +58,21 @@ fn parity_counts_instructions_on_both_sides() {
         .output()
         .unwrap();
     assert!(o.status.success(), "parity failed: {}", stderr(&o));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["metric"], "instructions");
+    let v: ParityReport = typed(&o);
+    assert_eq!(v.metric, Metric::Instructions);
     // Instruction counts need no more than two rounds, and one thread.
-    assert_eq!(v["rounds"], 2);
-    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(v.rounds, 2);
+    let rows = &v.rows;
     assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0]["threads"], 1);
-    let values = |k: &str| -> Vec<f64> {
-        rows[0][k]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect()
-    };
+    assert_eq!(rows[0].threads, 1);
     // The stand-in's thread_run makes 2,000,000 calls of a few instructions each: counted
     // under callgrind and divided by the calls its figure implies.
-    let pt = values("perftools_us");
+    let pt = &rows[0].perftools_us;
     assert_eq!(pt.len(), 2);
     assert!(pt.iter().all(|x| (2.0..100.0).contains(x)), "{pt:?}");
     assert!((pt[0] / pt[1] - 1.0).abs() < 0.01, "{pt:?}");
     // The real kernel: an X25519 import is thousands of instructions.
-    let pb = values("perfbisect_us");
+    let pb = &rows[0].perfbisect_us;
     assert_eq!(pb.len(), 2);
     assert!(pb.iter().all(|x| *x > 1000.0), "{pb:?}");
     let o = perfbisect(d.path())
@@ -143,16 +130,15 @@ fn parity_marks_a_counterpart_newer_than_the_build_not_applicable() {
         .output()
         .unwrap();
     assert!(o.status.success(), "parity failed: {}", stderr(&o));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let row = &v["rows"][0];
+    let v: ParityReport = typed(&o);
+    let row = &v.rows[0];
     assert_eq!(
-        row["not_applicable"],
-        serde_json::json!({
-            "kind": "perftools_too_old",
-            "program": "newrawkey",
-            "options": ["-a", "ml-kem-512"],
-            "needs": "3.5.0",
+        row.not_applicable,
+        Some(RowNotApplicable::PerftoolsTooOld {
+            program: "newrawkey".into(),
+            options: vec!["-a".into(), "ml-kem-512".into()],
+            needs: "3.5.0".into(),
         })
     );
-    assert_eq!(row["perftools_us"].as_array().unwrap().len(), 0);
+    assert!(row.perftools_us.is_empty());
 }

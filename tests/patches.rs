@@ -5,8 +5,11 @@
 
 mod common;
 
-use common::{assert_usage_error, fake_openssl_repo, perfbisect, published_builds, stderr};
-use serde_json::Value;
+use common::{assert_usage_error, fake_openssl_repo, perfbisect, published_builds, stderr, typed};
+use perfbisect::analysis::stats::Verdict;
+use perfbisect::build::builds::BuildMeta;
+use perfbisect::report::compare::CompareReport;
+use perfbisect::report::explain::ExplainReport;
 use std::fs;
 use std::path::Path;
 use std::process::Output;
@@ -21,9 +24,9 @@ fn pb(cache: &Path, dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn json(o: &Output) -> Value {
+fn json<T: serde::de::DeserializeOwned>(o: &Output) -> T {
     assert!(o.status.success(), "{:?}: {}", o.status, stderr(o));
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(o)))
+    typed(o)
 }
 
 /// The cache's builds directory, staging directories included.
@@ -78,39 +81,39 @@ fn a_patched_revision_is_built_cached_and_compared_with_its_revision() {
     let compare = |b: &str| measure("compare", &["HEAD", b]);
 
     let o = compare("HEAD+slow.patch");
-    let j = json(&o);
-    assert_eq!(j["verdict"], "slower", "{j}");
-    assert_eq!(j["b"], "HEAD+slow.patch");
-    assert_eq!(j["a_commit"], j["b_commit"]);
-    assert_eq!(j["b_patches"][0]["name"], "slow.patch", "{j}");
-    assert_eq!(j["b_patches"][0]["sha256"].as_str().unwrap().len(), 64);
-    assert!(j.get("a_patches").is_none(), "{j}");
+    let j: CompareReport = json(&o);
+    assert_eq!(j.verdict, Verdict::Slower, "{j:?}");
+    assert_eq!(j.b, "HEAD+slow.patch");
+    assert_eq!(j.a_commit, j.b_commit);
+    assert_eq!(j.b_patches[0].name, "slow.patch", "{j:?}");
+    assert_eq!(j.b_patches[0].sha256.len(), 64);
+    assert!(j.a_patches.is_empty(), "{j:?}");
+    // The JSON contract: a side without patches has no `a_patches` key at all.
+    let raw: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(raw.get("a_patches").is_none(), "{raw}");
     let entries = published_builds(&cache);
     assert_eq!(entries.len(), 2, "{entries:?}");
     let patched = entries
         .iter()
         .find(|e| e.file_name().unwrap().to_string_lossy().contains('+'))
         .expect("an entry keyed by the patches");
-    let meta: Value =
+    let meta: BuildMeta =
         serde_json::from_slice(&fs::read(patched.join("meta.json")).unwrap()).unwrap();
-    assert_eq!(meta["patches"][0]["name"], "slow.patch", "{meta}");
-    assert_eq!(meta["ok"], true);
+    assert_eq!(meta.patches[0].name, "slow.patch", "{meta:?}");
+    assert!(meta.ok);
 
     // The same patch again builds nothing.
     let before = build_dirs(&cache);
     let o = compare("HEAD+slow.patch");
-    json(&o);
+    json::<CompareReport>(&o);
     assert!(!stderr(&o).contains("built "), "{}", stderr(&o));
     assert_eq!(build_dirs(&cache), before);
 
     // verify of a patched revision: against the revision without the patch.
     let o = measure("verify", &["HEAD+slow.patch"]);
-    let j = json(&o);
-    assert_eq!(
-        (j["a"].as_str(), j["b"].as_str()),
-        (Some("HEAD"), Some("HEAD+slow.patch"))
-    );
-    assert_eq!(j["verdict"], "slower", "{j}");
+    let j: CompareReport = json(&o);
+    assert_eq!((j.a.as_str(), j.b.as_str()), ("HEAD", "HEAD+slow.patch"));
+    assert_eq!(j.verdict, Verdict::Slower, "{j:?}");
 
     // explain of a patched revision: its instructions against the revision without it.
     let o = pb(
@@ -129,21 +132,18 @@ fn a_patched_revision_is_built_cached_and_compared_with_its_revision() {
             "HEAD+slow.patch",
         ],
     );
-    let j = json(&o);
+    let j: ExplainReport = json(&o);
     assert_eq!(
-        (j["before"].as_str(), j["after"].as_str()),
-        (Some("HEAD"), Some("HEAD+slow.patch"))
+        (j.before.as_str(), j.after.as_str()),
+        ("HEAD", "HEAD+slow.patch")
     );
-    let work = j["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["function"] == "fake_work")
-        .unwrap_or_else(|| panic!("{j}"));
-    let ratio = work["self_after"].as_f64().unwrap() / work["self_before"].as_f64().unwrap();
+    let work = (j.diff.functions.iter())
+        .find(|f| f.function == "fake_work")
+        .unwrap_or_else(|| panic!("{j:?}"));
+    let ratio = work.self_after / work.self_before;
     assert!(
         (9.0..11.0).contains(&ratio),
-        "FAKE_COST 200 -> 2000: {work}"
+        "FAKE_COST 200 -> 2000: {work:?}"
     );
 
     // A patch that does not apply: one line naming the file and the hunk; nothing cached.

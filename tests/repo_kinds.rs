@@ -8,7 +8,7 @@ use common::{
     assert_built, assert_usage_error, fake_openssl_repo, git, perfbisect, published_builds, stderr,
     stdout, test_kernels,
 };
-use serde_json::Value;
+use perfbisect::build::builds::BuildMeta;
 use std::fs;
 use std::path::Path;
 use std::process::Output;
@@ -61,7 +61,7 @@ fn build(cache: &Path, repo: &Path, rev: &str) -> Output {
         .unwrap()
 }
 
-fn meta_of(cache: &Path, commit: &str) -> Value {
+fn meta_of(cache: &Path, commit: &str) -> BuildMeta {
     let entry = published_builds(cache)
         .into_iter()
         .find(|p| {
@@ -149,12 +149,12 @@ fn partial_clones_fetch_what_builds_read_and_leave_out_test_data() {
         let o = build(&cache, &clone, "v0");
         assert_built(&o);
         let meta = meta_of(&cache, &ids[0]);
-        assert_eq!(meta["ok"], true, "{meta}");
+        assert!(meta.ok, "{meta:?}");
         // (.github/ is unchanged since v0, so the clone's checkout fetched its blob.)
         assert_eq!(
-            meta["left_out"],
-            serde_json::json!(["test/recipes/90-test_data/x.txt"]),
-            "{filter}: {meta}"
+            meta.left_out,
+            ["test/recipes/90-test_data/x.txt"],
+            "{filter}: {meta:?}"
         );
         // The blob the build needed was fetched into the object store; the
         // test data no build reads was not.
@@ -243,11 +243,11 @@ fn missing_blobs_are_left_out_when_unread_and_named_when_needed() {
     let cache = d.path().join("cache");
     assert_built(&build(&cache, &repo, &ids[0]));
     assert_eq!(
-        meta_of(&cache, &ids[0])["left_out"],
-        serde_json::json!([
+        meta_of(&cache, &ids[0]).left_out,
+        [
             ".github/workflows/ci.yml",
             "test/recipes/90-test_data/x.txt"
-        ])
+        ]
     );
 
     let ssl = remove(&format!("{}:ssl.c", ids[0]));

@@ -3,8 +3,9 @@
 
 mod common;
 
-use common::{copy_tree, git, perfbisect, stderr, stdout, test_kernels};
-use serde_json::Value;
+use common::{copy_tree, git, perfbisect, stderr, stdout, test_kernels, typed};
+use perfbisect::report::bisect::BisectReport;
+use perfbisect::report::scan::{ScanReport, SCAN_KIND};
 use std::fs;
 use std::path::Path;
 use std::process::Output;
@@ -68,7 +69,7 @@ fn run(cache: &Path, a: &[String], extra: &[&str]) -> Output {
     c.args(a).args(extra).output().unwrap()
 }
 
-fn json_of(o: &Output) -> Value {
+fn json_of<T: serde::de::DeserializeOwned>(o: &Output) -> T {
     assert!(
         o.status.success(),
         "failed: {:?}\nstdout: {}\nstderr: {}",
@@ -76,8 +77,7 @@ fn json_of(o: &Output) -> Value {
         stdout(o),
         stderr(o)
     );
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(o), stderr(o)))
+    typed(o)
 }
 
 #[test]
@@ -92,12 +92,12 @@ fn scan_finds_a_slowdown_and_its_undo_synthetic_repo() {
     let range = format!("{}..{}", ids[0], ids[12]);
 
     // A bisect sees equal ends and stops.
-    let b = json_of(&run(
+    let b: BisectReport = json_of(&run(
         &cache,
         &args("bisect", &repo, &range),
         &["--format", "json"],
     ));
-    assert_eq!(b["outcome"], "no_change", "{b}");
+    assert_eq!(b.outcome, "no_change", "{b:?}");
 
     // The scan: a grid of 5 (0, 3, 6, 9, 12), both changes found and paired.
     let o = run(
@@ -106,55 +106,31 @@ fn scan_finds_a_slowdown_and_its_undo_synthetic_repo() {
         &["--grid", "5", "--format", "json"],
     );
     let err = stderr(&o);
-    let j = json_of(&o);
-    assert_eq!(j["kind"], "perfbisect-scan");
+    let j: ScanReport = json_of(&o);
+    assert_eq!(j.kind, SCAN_KIND);
     assert!(
         err.contains("builds for the grid: 5 needed, 2 in the cache, 3 to build"),
         "{err}"
     );
-    let grid: Vec<u64> = j["grid"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g["index"].as_u64().unwrap())
-        .collect();
+    let grid: Vec<usize> = j.grid.iter().map(|g| g.index).collect();
     assert_eq!(grid, [0, 3, 6, 9, 12]);
-    assert_eq!(
-        j["segments"].as_array().unwrap().len(),
-        3,
-        "{}",
-        j["segments"]
-    );
-    let confirmed: Vec<(u64, &str)> = j["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["confirmed"] == true)
-        .map(|c| (c["index"].as_u64().unwrap(), c["commit"].as_str().unwrap()))
+    assert_eq!(j.segments.len(), 3, "{:?}", j.segments);
+    let confirmed: Vec<(usize, &str)> = (j.changes.iter())
+        .filter(|c| c.point.confirmed)
+        .map(|c| (c.index, c.point.info.commit.as_str()))
         .collect();
     assert_eq!(
         confirmed,
         [(4, ids[4].as_str()), (8, ids[8].as_str())],
-        "{}",
-        j["intervals"]
+        "{:?}",
+        j.intervals
     );
-    let cancels = j["cancels"].as_array().unwrap();
-    assert_eq!(cancels.len(), 1, "{}", j["cancels"]);
-    assert_eq!(
-        (
-            cancels[0]["change"].as_u64(),
-            cancels[0]["undone_by"].as_u64()
-        ),
-        (Some(0), Some(1))
-    );
-    let entered = j["intervals"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|i| i["entered"] == true)
-        .count();
-    assert!((2..=4).contains(&entered), "{}", j["intervals"]);
-    assert!(j["family_alpha"].as_f64().unwrap() <= 0.2 + 1e-9);
+    let cancels = &j.cancels;
+    assert_eq!(cancels.len(), 1, "{cancels:?}");
+    assert_eq!((cancels[0].change, cancels[0].undone_by), (0, 1));
+    let entered = j.intervals.iter().filter(|i| i.entered).count();
+    assert!((2..=4).contains(&entered), "{:?}", j.intervals);
+    assert!(j.family_alpha <= 0.2 + 1e-9);
 
     // Text, via bisect --scan: the grid is cached now; the undo is said in words.
     let o = run(
