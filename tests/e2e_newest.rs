@@ -7,7 +7,7 @@
 
 mod common;
 use common::*;
-use serde_json::Value;
+use perfbisect::report::run::RunReport;
 use std::path::{Path, PathBuf};
 
 fn dir() -> PathBuf {
@@ -81,16 +81,16 @@ fn newest_release_builds_and_runs_a_kernel() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let r = &v["results"][0];
-    assert_eq!(r["target"], tag.as_str(), "{v}");
-    assert_eq!(r["n"], 2, "{v}");
-    for s in r["samples"].as_array().unwrap() {
-        let version = s["openssl_version"].as_str().unwrap();
+    let v: RunReport = typed(&o);
+    let r = &v.results[0];
+    assert_eq!(r.target, tag, "{v:?}");
+    assert_eq!(r.n, 2, "{v:?}");
+    for s in &r.samples {
+        let version = &s.openssl_version;
         assert!(
             version.starts_with(&format!("OpenSSL {ver} ")),
-            "{version}: {s}"
+            "{version}: {s:?}"
         );
-        assert!(s["us_per_op"].as_f64().unwrap() > 0.0, "{s}");
+        assert!(s.us_per_op > 0.0, "{s:?}");
     }
 }

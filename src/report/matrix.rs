@@ -19,7 +19,7 @@ formats!(MatrixFormat for MatrixReport { Text, Markdown, Csv, Json, Html });
 
 pub const MATRIX_KIND: &str = "perfbisect-matrix";
 
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MatrixCell {
     pub target: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
