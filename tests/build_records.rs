@@ -3,7 +3,7 @@
 //! build tree that is published even when OpenSSL's install fails. Built
 //! with the fake OpenSSL of tests/fake-openssl.
 
-mod common;
+use crate::common;
 
 use common::{assert_built, fake_openssl_repo, perfbisect, published_builds, stderr, stdout};
 use perfbisect::build::builds::{BuildMeta, Incremental};

@@ -4,7 +4,7 @@
 //! tests/fake-openssl (synthetic repository), compiled and linked in separate
 //! steps so that ccache can cache the compilations.
 
-mod common;
+use crate::common;
 use common::*;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};

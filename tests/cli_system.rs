@@ -2,7 +2,7 @@
 //! with the real kernels, runner and identity checks; and the bad inputs
 //! of those commands.
 
-mod common;
+use crate::common;
 use common::*;
 use perfbisect::measure::metric::Metric;
 use perfbisect::report::run::{RunReport, RunResult};

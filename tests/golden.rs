@@ -2,9 +2,9 @@
 //! command surface (every command's --help), the kernel and recipe lists,
 //! a seeded simulation and a seeded plan. The renderers of every result are
 //! pinned in src/report/render_tests.rs. Review changes with `cargo insta review` (or
-//! `INSTA_UPDATE=always cargo test --test golden` and `git diff`).
+//! `INSTA_UPDATE=always cargo test --test fast golden::` and `git diff`).
 
-mod common;
+use crate::common;
 use common::*;
 
 fn check(name: &str, args: &[&str]) {

@@ -3,7 +3,7 @@
 //! OpenSSL (tests/fake-openssl, built in well under a second per commit)
 //! instead of real releases.
 
-mod common;
+use crate::common;
 
 use common::{
     assert_usage_error, copy_tree, git, perfbisect, stderr, stdout, test_kernels, typed, typed_str,

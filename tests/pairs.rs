@@ -3,7 +3,7 @@
 //! earlier run pair with nothing of this run's. Built with the fake OpenSSL of
 //! tests/fake-openssl.
 
-mod common;
+use crate::common;
 
 use common::{fake_openssl_repo, perfbisect, stderr, typed};
 use perfbisect::measure::runner::Sample;

@@ -2,7 +2,7 @@
 //! (tests/fixtures/fake-perftools: perftools' layout, command line and terse output; the real
 //! perftools is not reachable from CI). The kernel side is real: samples of the real newrawkey.
 
-mod common;
+use crate::common;
 use common::*;
 use perfbisect::measure::metric::Metric;
 use perfbisect::report::parity::{ParityReport, RowNotApplicable};

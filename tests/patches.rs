@@ -3,7 +3,7 @@
 //! a patch that does not apply is an error that leaves nothing in the cache. Built with the
 //! fake OpenSSL of tests/fake-openssl.
 
-mod common;
+use crate::common;
 
 use common::{assert_usage_error, fake_openssl_repo, perfbisect, published_builds, stderr, typed};
 use perfbisect::analysis::stats::Verdict;

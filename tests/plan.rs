@@ -2,7 +2,7 @@
 //! records of each class, every assumption names where it came from, and a missing figure is one
 //! line naming the flag to give.
 
-mod common;
+use crate::common;
 
 use common::{perfbisect, stderr, stdout};
 use perfbisect::build::builds::{BuildMeta, Incremental};

@@ -2,7 +2,7 @@
 //! objects, shallow clones, bare repositories and worktrees, each made here
 //! from a small fake OpenSSL (tests/fake-openssl) and built for real.
 
-mod common;
+use crate::common;
 
 use common::{
     assert_built, assert_usage_error, fake_openssl_repo, git, perfbisect, published_builds, stderr,

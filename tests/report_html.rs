@@ -2,7 +2,7 @@
 //! compare, matrix and gate (tests/fixtures/report, kept equal to the
 //! renderers' fixtures by a unit test), and its bad inputs.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::{Path, PathBuf};
 

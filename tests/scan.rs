@@ -1,7 +1,7 @@
 //! `scan` end to end on a small fake OpenSSL (tests/fake-openssl, built in well under a second
 //! per commit): a slowdown and its undo whose range ends agree, which a bisect cannot see.
 
-mod common;
+use crate::common;
 
 use common::{copy_tree, git, perfbisect, stderr, stdout, test_kernels, typed};
 use perfbisect::report::bisect::BisectReport;

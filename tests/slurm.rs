@@ -3,7 +3,7 @@
 //! executor gives, every build and every block of samples ran as a Slurm job (checked against
 //! Slurm's own job records), and a measurement job cancelled mid-way is submitted again.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -82,7 +82,7 @@ mod tests {
     }
 
     /// The kind a stored result's file name says: `bisect-sparse.json`, `…__compare_json.snap`,
-    /// `golden__simulate-json.snap`.
+    /// `fast__golden__simulate-json.snap`.
     fn kind_of(name: &str) -> Option<&'static str> {
         let all: Vec<&'static str> = kinds().into_iter().map(|(k, _)| k).collect();
         let stem = name.rsplit("__").next().unwrap_or(name);
