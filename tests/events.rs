@@ -2,7 +2,7 @@
 //! object per line as each happens — the builds, the decided steps, the confirmed change
 //! point, each wave of samples, then the result — and a resumed run says what it took up from the cache.
 
-mod common;
+use crate::common;
 
 use common::{fake_openssl_repo, perfbisect, stderr, stdout, test_kernels, FAST_SEARCH};
 use perfbisect::report::bisect::BisectReport;

@@ -11,6 +11,8 @@ mod ccache_remote;
 #[path = "cli_system.rs"]
 mod cli_system;
 mod common;
+#[path = "events.rs"]
+mod events;
 #[path = "golden.rs"]
 mod golden;
 #[path = "hardening.rs"]
