@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{copy_tree, git, perfbisect, stderr, stdout, test_kernels, typed};
+use common::{copy_tree, git, perfbisect, stderr, stdout, test_kernels, typed, FAST_SEARCH};
 use perfbisect::report::bisect::BisectReport;
 use perfbisect::report::scan::{ScanReport, SCAN_KIND};
 use std::fs;
@@ -35,32 +35,14 @@ fn fake_repo(dir: &Path, costs: &[u32]) -> Vec<String> {
     ids
 }
 
-/// Fast arguments as in tests/hardening.rs: the fake's change is 10x, so a large minimum
-/// effect with a loose alpha decides it in few samples on a shared machine. 60%, not 100%:
-/// the undo is a speed-up of 90%, which a 100% minimum effect could never reach.
+/// A quick search (`common::FAST_SEARCH`) of `range` in `repo`.
 fn args(cmd: &str, repo: &Path, range: &str) -> Vec<String> {
-    [
-        cmd,
-        "--tool",
-        "fakework",
-        "--samples",
-        "4",
-        "--max-samples",
-        "16",
-        "--duration",
-        "0.05",
-        "--alpha",
-        "0.2",
-        "--min-effect",
-        "60%",
-        "--jobs",
-        "2",
-        "--repo",
-        repo.to_str().unwrap(),
-        range,
-    ]
+    let tail = ["--repo", repo.to_str().unwrap(), range];
+    (std::iter::once(cmd)
+        .chain(FAST_SEARCH.iter().copied())
+        .chain(tail))
     .map(String::from)
-    .to_vec()
+    .collect()
 }
 
 fn run(cache: &Path, a: &[String], extra: &[&str]) -> Output {

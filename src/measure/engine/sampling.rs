@@ -63,30 +63,35 @@ impl Session<'_> {
                 other => self.stash(other)?,
             }
         }
-        // A subject's samples of another host are never pooled with these (a resumed run
-        // whose node is gone, say): the comparison uses this host's only.
-        if let [host] = hosts.iter().collect::<Vec<_>>()[..] {
-            for &i in &subjects {
+        let done = WaveDone {
+            subjects: subjects.len(),
+            samples: taken_now,
+            rounds: last_round,
+            hosts: hosts.into_iter().collect(),
+            seconds: started.elapsed().as_secs_f64(),
+        };
+        self.answered(&subjects, done);
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        Ok(())
+    }
+
+    /// A wave of `subjects` is answered: a subject's samples of another host are never pooled
+    /// with these (a resumed run whose node is gone, say), and the wave is told.
+    fn answered(&mut self, subjects: &[usize], done: WaveDone) {
+        if let [host] = &done.hosts[..] {
+            for &i in subjects {
                 if let SubjectState::Ready(r) = &mut self.subjects[i].1 {
                     Self::keep_host(&mut r.samples, host);
                 }
             }
         }
-        self.rounds += last_round;
-        self.sampling_s += started.elapsed().as_secs_f64();
+        self.rounds += done.rounds;
+        self.sampling_s += done.seconds;
         if let Some(tell) = self.on_wave {
-            tell.wave(&WaveDone {
-                subjects: subjects.len(),
-                samples: taken_now,
-                rounds: last_round,
-                hosts: hosts.into_iter().collect(),
-                seconds: started.elapsed().as_secs_f64(),
-            });
+            tell.wave(&done);
         }
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        Ok(())
     }
 
     /// Keeps the samples taken on `host` (and those of caches from before samples named their
