@@ -62,7 +62,7 @@ impl Live<'_, '_> {
         // cannot (docs/commands.md).
         if time && self.threads == [1] && r.short() && !self.locating {
             v.push(
-                "--locate instructions (counts locate, the clock confirms; 1 thread, about 5 s per count sample)"
+                "--locate instructions (counts locate, the clock confirms; 1 thread, about 2.6 s per count sample)"
                     .into(),
             );
         }
