@@ -82,7 +82,7 @@ fn the_assumptions_name_the_records() {
         format!("cold build 250 s: median of 3 non-incremental builds with ccache hit rate < 10% in {builds} (from 200 s to 300 s)"),
         format!("warm-ccache build 50 s: median of 2 non-incremental builds with ccache hit rate >= 50% in {builds}"),
         format!("near build 7 s: median of 3 incremental builds that moved their tree by at most 200 files in {builds}"),
-        "sample 1.015 s: --duration 1 s + 0.015 s per-sample process overhead, default (measured here".to_string(),
+        "sample 0.265 s: --duration 0.25 s + 0.015 s per-sample process overhead, default (measured here".to_string(),
         "job overhead 1 s: default (Slurm submit to start".to_string(),
     ] {
         assert!(out.contains(&line), "missing {line:?} in:\n{out}");

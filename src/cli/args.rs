@@ -101,9 +101,9 @@ impl ToolsArgs {
 /// How long one sample measures, and when it is given up.
 #[derive(Args, Clone, Debug)]
 pub struct TimingArgs {
-    /// Seconds each sample measures for
-    #[arg(long, default_value = "1", value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
-    pub duration: f64,
+    /// Seconds each sample measures for [default: 0.25; --metric instructions: 1]
+    #[arg(long, value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
+    pub duration: Option<f64>,
     /// Kill a sample after this many seconds (default: 30 + 4 x duration; 300 + 4 x duration with --metric instructions)
     #[arg(long, value_parser = parse_duration, allow_negative_numbers = true, value_name = "SECONDS")]
     pub timeout: Option<f64>,
@@ -117,7 +117,7 @@ pub struct TimingArgs {
 impl TimingArgs {
     pub fn timing(&self) -> Timing {
         Timing {
-            duration: self.duration,
+            duration: self.duration_for(self.metric.metric),
             timeout: self.timeout,
             retries: self.retries,
             metric: self.metric.metric,
@@ -126,6 +126,11 @@ impl TimingArgs {
 }
 
 impl TimingArgs {
+    /// The seconds a sample of `metric` measures for: the one given, else the metric's default.
+    pub fn duration_for(&self, metric: Metric) -> f64 {
+        self.duration.unwrap_or(metric.default_duration())
+    }
+
     /// Refuse thread counts the metric cannot measure before anything is
     /// built (the engine checks again for each subject).
     pub fn check_threads(&self, threads: &[usize]) -> anyhow::Result<()> {

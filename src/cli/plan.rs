@@ -18,6 +18,7 @@ use crate::analysis::simulate::SimStep;
 use crate::build::builds::BuildMeta;
 use crate::cache::Cache;
 use crate::cli::exit::Exit;
+use crate::measure::metric::Metric;
 use crate::report::plan::{
     Figure, Figures, Goal, PlanFormat, Planned, RecordsRead, SearchPlan, ShapeSummary, Simulated,
     Source,
@@ -151,7 +152,7 @@ pub struct PlanArgs {
     #[arg(long, value_parser = parse_duration, value_name = "SECONDS")]
     near_build: Option<f64>,
     /// Seconds each sample measures for
-    #[arg(long, default_value = "1", value_parser = parse_duration, value_name = "SECONDS")]
+    #[arg(long, default_value_t = Metric::Time.default_duration(), value_parser = parse_duration, value_name = "SECONDS")]
     duration: f64,
     /// Seconds a sample costs beyond --duration (a fresh process) [default: 0.015, measured here]
     #[arg(long, value_parser = parse_overhead, value_name = "SECONDS")]

@@ -9,6 +9,7 @@ use super::exec::ExecArgs;
 use super::Global;
 use crate::analysis::bisect::Config;
 use crate::drive::RangePlan;
+use crate::measure::metric::Metric;
 use crate::report::events::{Lines, LinesTo};
 
 /// The argument groups of a search of GOOD..BAD.
@@ -38,6 +39,7 @@ impl RangeArgs<'_> {
                 min_share: stop.1,
             },
             locate: self.locate.map(LocateBy::metric),
+            count_duration: (self.sampling.timing).duration_for(Metric::Instructions),
             sources: self.build.sources(),
             slurm: self.exec.slurm()?,
             cache: g.cache.clone(),
@@ -85,5 +87,46 @@ mod tests {
             format!("{:?}", from_line.range),
             format!("{from_library:?}")
         );
+    }
+
+    fn plan_of(args: &[&str]) -> RangePlan {
+        let g = Global {
+            cache: None,
+            kernels_dir: None,
+            quiet: false,
+            verbose: false,
+        };
+        let line = Line::try_parse_from(
+            ["perfbisect", "--tool", "randbytes", "a..b"]
+                .iter()
+                .chain(args),
+        )
+        .unwrap();
+        line.bisect.plan(&g).unwrap().range
+    }
+
+    /// Counts keep 1-second samples beside quarter-second time samples unless --duration says
+    /// otherwise, and the reproduce line brings back the same durations.
+    #[test]
+    fn a_located_search_counts_for_longer_than_it_times() {
+        let plan = plan_of(&["--locate", "instructions"]);
+        assert_eq!(plan.timing.duration, 0.25);
+        let count = plan.count_timing(Metric::Instructions);
+        assert_eq!((count.duration, count.metric), (1.0, Metric::Instructions));
+        let again = crate::drive::BisectPlan {
+            range: plan.clone(),
+            budget: None,
+            explain: false,
+            explain_dir: None,
+        }
+        .reproduce();
+        assert!(!again.contains("--duration"), "{again}");
+
+        let given = plan_of(&["--locate", "instructions", "--duration", "0.5"]);
+        assert_eq!(given.count_timing(Metric::Instructions).duration, 0.5);
+        let plain = plan_of(&[]);
+        assert_eq!(plain.timing.duration, 0.25);
+        let metric = plan_of(&["--metric", "instructions"]);
+        assert_eq!(metric.timing.duration, 1.0);
     }
 }

@@ -1,4 +1,5 @@
 use crate::cli::exit::Exit;
+use crate::measure::metric::Metric;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -43,7 +44,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value = "5", value_parser = parse_seconds, requires = "locate")]
     count_seconds: f64,
     /// Machine seconds one time sample costs (the reports' machine time)
-    #[arg(long, default_value = "1", value_parser = parse_seconds)]
+    #[arg(long, default_value_t = Metric::Time.default_duration(), value_parser = parse_seconds)]
     sample_seconds: f64,
     /// Noise: sigma of log-normal sample noise, e.g. 3% (default: 3%, or the preset's or fitted value)
     #[arg(long, value_parser = parse_effect, allow_hyphen_values = true)]

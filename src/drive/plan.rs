@@ -27,6 +27,9 @@ pub struct RangePlan {
     pub cfg: Config,
     /// Locate by this counting metric, confirm by the clock.
     pub locate: Option<Metric>,
+    /// Seconds each count sample measures for when locating: a count needs more of a slow
+    /// operation than a time sample does (see [`Metric::default_duration`]).
+    pub count_duration: f64,
     pub sources: Sources,
     /// `None`: builds and samples are made here.
     pub slurm: Option<SlurmConfig>,
@@ -58,7 +61,8 @@ pub struct ScanPlan {
 
 impl RangePlan {
     /// A search of `range` (`GOOD..BAD`) of the repository at `repo` with `tool`, with the
-    /// command line's defaults: one thread, 1-second time samples (a crashed one taken again
+    /// command line's defaults: one thread, quarter-second time samples (1-second counts when
+    /// locating) (a crashed one taken again
     /// twice), alpha 0.01, a minimum effect of 3%, 5 to 40 samples per commit, the default
     /// recipe, builds here, the default cache. (`cli::search`'s test holds the two equal.)
     pub fn new(repo: impl Into<PathBuf>, range: &str, tool: &str) -> RangePlan {
@@ -67,13 +71,14 @@ impl RangePlan {
             tool: tool.to_string(),
             threads: vec![1],
             timing: Timing {
-                duration: 1.0,
+                duration: Metric::Time.default_duration(),
                 timeout: None,
                 retries: 2,
                 metric: Metric::Time,
             },
             cfg: Config::default(),
             locate: None,
+            count_duration: Metric::Instructions.default_duration(),
             sources: Sources {
                 repo: repo.into(),
                 recipe: "default".into(),
@@ -157,14 +162,28 @@ impl RangePlan {
             s.push_str(&format!(" --grid {g}"));
         }
         s.push_str(&format!(
-            " --samples {} --max-samples {} --duration {} --alpha {} --min-effect {}",
-            self.cfg.schedule.initial,
-            self.cfg.schedule.max,
-            self.timing.duration,
-            self.cfg.alpha,
-            self.cfg.min_effect
+            " --samples {} --max-samples {}",
+            self.cfg.schedule.initial, self.cfg.schedule.max
+        ));
+        // One --duration serves the clock and the counts; where they differ, each took its
+        // metric's default, which the rerun takes again.
+        if self.locate.is_none() || self.count_duration == self.timing.duration {
+            s.push_str(&format!(" --duration {}", self.timing.duration));
+        }
+        s.push_str(&format!(
+            " --alpha {} --min-effect {}",
+            self.cfg.alpha, self.cfg.min_effect
         ));
         s
+    }
+
+    /// How each count sample is taken when locating by `by`.
+    pub fn count_timing(&self, by: Metric) -> Timing {
+        Timing {
+            metric: by,
+            duration: self.count_duration,
+            ..self.timing
+        }
     }
 }
 

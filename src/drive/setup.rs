@@ -112,10 +112,7 @@ impl RangeSetup {
         let exec = self.executor(plan, tell)?;
         let counting = match plan.locate {
             Some(by) => {
-                let timing = Timing {
-                    metric: by,
-                    ..plan.timing
-                };
+                let timing = plan.count_timing(by);
                 let context = format!("{context} count");
                 let exec = self.executor(plan, tell)?;
                 Some(self.session(plan, (timing, context), (exec, tell), commits)?)

@@ -119,6 +119,19 @@ impl Metric {
         }
     }
 
+    /// Seconds a sample measures for when the user gave none. Time: a quarter second, which
+    /// resolved about twice as much per machine-second as 1-second samples wherever it was
+    /// measured here (scripts/bench-sampling: randbytes on a calm host, randbytes at 2 threads
+    /// and pkeyread in slow waves; docs/how-a-number-is-made.md), because most of the noise is
+    /// the host's slow waves, which no sample length averages out. Instructions: 1 s, so that a
+    /// sample holds enough operations under callgrind (about 10 PEM key decodes).
+    pub fn default_duration(&self) -> f64 {
+        match self {
+            Metric::Time => 0.25,
+            Metric::Instructions => 1.0,
+        }
+    }
+
     /// Samples per cell of `run` and `matrix` when the user gave none.
     pub fn default_fixed_samples(&self) -> usize {
         match self {
