@@ -61,10 +61,9 @@ pub struct ScanPlan {
 
 impl RangePlan {
     /// A search of `range` (`GOOD..BAD`) of the repository at `repo` with `tool`, with the
-    /// command line's defaults: one thread, quarter-second time samples (1-second counts when
-    /// locating) (a crashed one taken again
-    /// twice), alpha 0.01, a minimum effect of 3%, 5 to 40 samples per commit, the default
-    /// recipe, builds here, the default cache. (`cli::search`'s test holds the two equal.)
+    /// command line's defaults: one thread, quarter-second time samples (a crashed one taken
+    /// again twice; 1-second counts when locating), alpha 0.01, a minimum effect of 3%, 5 to 40
+    /// samples per commit, the default recipe, builds here, the default cache. (`cli::search`'s test holds the two equal.)
     pub fn new(repo: impl Into<PathBuf>, range: &str, tool: &str) -> RangePlan {
         RangePlan {
             range: range.to_string(),
