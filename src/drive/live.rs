@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Result;
 
 use crate::analysis::bisect::{self, Measurer, Probe, Step};
-use crate::analysis::resolution::Forecast;
+use crate::analysis::resolution::{smallest_change, Forecast};
 use crate::build::repo;
 use crate::measure::engine::Session;
 use crate::progress;
@@ -36,12 +36,22 @@ impl Live<'_, '_> {
         let r = &f.resolution;
         let mut v = Vec::new();
         let time = self.session.metric().is_time();
-        // Past ten times the cap a larger cap is no advice: each decision would take hours.
+        // Past ten times the cap, the cap --min-effect needs is no advice: each decision would
+        // take hours. Twice the cap still is: replaying this machine's pkeyread traces at 19%
+        // noise, twice the cap found a 10% step in 17-60% of searches where the cap found it in
+        // 1% (docs/how-a-number-is-made.md).
         if r.short() && r.needed <= 10 * r.cap {
             v.push(format!(
                 "--max-samples {} (resolves {:.1}%)",
                 r.needed,
                 r.min_effect * 100.0
+            ));
+        } else if r.short() {
+            let twice = smallest_change(r.noise, 2 * r.cap, r.alpha).max(r.min_effect);
+            v.push(format!(
+                "--max-samples {} (resolves {:.1}%)",
+                2 * r.cap,
+                twice * 100.0
             ));
         }
         // Longer samples did not pay where measured: on a 2-core VM a quarter-second sample was
@@ -57,9 +67,9 @@ impl Live<'_, '_> {
             ));
         }
         // Counting pays when the clock alone cannot resolve --min-effect at the cap: on one
-        // release-history range with -25%..-80% steps at 11-18% noise the clock alone took 350 s
-        // and locating 397 s; at 15-21% noise with +-5-30% steps locating finds what the clock
-        // cannot (docs/commands.md).
+        // release-history range with -21%..-77% steps at 18% noise the clock alone took 126 s and
+        // left two pairs bounded at 15-16%, locating 228 s and left nothing; at 15-21% noise with
+        // +-5-30% steps locating finds what the clock cannot (docs/commands.md).
         if time && self.threads == [1] && r.short() && !self.locating {
             v.push(
                 "--locate instructions (counts locate, the clock confirms; 1 thread, about 2.6 s per count sample)"

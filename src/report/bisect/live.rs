@@ -31,7 +31,7 @@ pub fn forecast_line(f: &Forecast, per_sample_s: Option<f64>, better: &[String])
     );
     if let Some(t) = per_sample_s {
         s.push_str(&format!(
-            ", {} of sampling at {t:.1} s per sample, builds aside",
+            ", {} of sampling at {t:.2} s per sample, builds aside",
             crate::report::plan::duration(f.samples() as f64 * t)
         ));
     }
