@@ -72,7 +72,8 @@ pub struct Location {
 /// The search in time of what the counts' change points left unexplained.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TimeSearch {
-    /// The time the clock-confirmed change points of the counts did not explain.
+    /// The time beyond the clock-confirmed change points of the counts: an interval that reaches
+    /// a change of --min-effect (it may or may not exclude none).
     pub moved: RatioCi,
     /// The stretches searched, as (first, last) commits, oldest first: every stretch of two or
     /// more commits between the ends and the confirmed change points.
@@ -121,7 +122,7 @@ pub fn locate(
         result.direction = clock_ends.verdict;
     }
     let mut time_search = None;
-    if let Some(moved) = unexplained_time(&result, clock_cfg.min_effect) {
+    if let Some(moved) = may_hide(&result.ends, &confirmed(&result), clock_cfg.min_effect) {
         let parts = search_stretches(n, clock_cfg, clock, confirmed(&result))?;
         let (stretches, parts): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
         let mut found_there = 0;
@@ -282,6 +283,30 @@ pub(crate) fn unexplained(
     confirmed: &[&ChangePoint],
     min_effect: f64,
 ) -> Option<RatioCi> {
+    let rest = rest(ends, confirmed)?;
+    let excludes_none = rest.lo > 1.0 || rest.hi < 1.0;
+    let large = (rest.ratio.ln()).abs() >= (1.0 + min_effect).ln();
+    (excludes_none && large).then_some(rest)
+}
+
+/// The time beyond the `confirmed` change points when its interval reaches a change of
+/// `min_effect` or more either way, whether or not it excludes none: until the stretches between
+/// them are searched, such time is not explained. (Measured in simulation: at 3% noise a +30%
+/// time-only step beside a +20% counted one hid in 2 trials of 8, its remainder +30% [-5%, +69%]
+/// left unsearched and unnamed because the ends had decided on 5 samples each.)
+pub(crate) fn may_hide(
+    ends: &Comparison,
+    confirmed: &[&ChangePoint],
+    min_effect: f64,
+) -> Option<RatioCi> {
+    let rest = rest(ends, confirmed)?;
+    let edge = (1.0 + min_effect).ln();
+    (rest.hi.ln() >= edge || rest.lo.ln() <= -edge).then_some(rest)
+}
+
+/// The time the ends moved beyond the `confirmed` change points (interval arithmetic), when
+/// the ends moved.
+fn rest(ends: &Comparison, confirmed: &[&ChangePoint]) -> Option<RatioCi> {
     if !moved(ends) {
         return None;
     }
@@ -297,9 +322,7 @@ pub(crate) fn unexplained(
         lo: e.lo / product(|c| c.hi),
         hi: e.hi / product(|c| c.lo),
     };
-    let excludes_none = rest.lo > 1.0 || rest.hi < 1.0;
-    let large = (rest.ratio.ln()).abs() >= (1.0 + min_effect).ln();
-    (excludes_none && large && rest.ratio.is_finite()).then_some(rest)
+    rest.ratio.is_finite().then_some(rest)
 }
 
 /// The change points the clock is asked about: those the counts confirmed or located without
@@ -486,7 +509,14 @@ mod tests {
             stretches(200, &confirmed(&l.result)),
             vec![(0, 119), (120, 199)]
         );
-        assert!(l.location.time_search.is_none(), "nothing left to search");
+        // What the two confirmations leave cannot be ruled out at this noise: searched, empty.
+        let t = l
+            .location
+            .time_search
+            .as_ref()
+            .expect("the stretches searched");
+        assert_eq!((t.stretches.len(), t.found), (2, 0));
+        assert_eq!(l.location.unexplained, None);
         let Outcome::Changes(cps) = &l.result.outcome else {
             unreachable!()
         };

@@ -41,6 +41,10 @@ pub struct SimStep {
     /// A transient change: undone exactly this many commits after its (last) commit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lasts: Option<usize>,
+    /// The clock sees it and the count does not (a change in memory, cache or contention
+    /// behaviour, not in the instructions run): what locating by count must still find in time.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub time_only: bool,
 }
 
 impl SimStep {
@@ -51,6 +55,7 @@ impl SimStep {
             spread: 1,
             cancelled: false,
             lasts: None,
+            time_only: false,
         }
     }
 }
@@ -86,7 +91,7 @@ pub struct SimConfig {
 }
 
 /// The count a search locates by: its noise (iid: counts do not drift), its schedule and its
-/// cost. Every simulated step changes the count as much as the clock.
+/// cost. Every simulated step changes the count as much as the clock, except a time-only one.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CountSim {
     /// Sigma of a count's log noise (0.0025: instructions/op measured under callgrind).
@@ -257,6 +262,8 @@ fn trial_seed(seed: u64, i: usize, salt: u64) -> u64 {
 /// are two).
 struct Placed {
     factors: Vec<(usize, f64)>,
+    /// The factors the count sees: all but those of time-only steps.
+    count_factors: Vec<(usize, f64)>,
     truth: Vec<Vec<usize>>,
     /// The commits of the step with the largest |effect| (the first of equals).
     largest: Vec<usize>,
@@ -275,6 +282,7 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
         .collect();
     let mut out = Placed {
         factors: Vec::new(),
+        count_factors: Vec::new(),
         truth: Vec::new(),
         largest: Vec::new(),
         labels: Vec::new(),
@@ -300,6 +308,7 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
             None => free(1, sc.commits + 1 - room, k, &mut used, rng),
         };
         let each = (1.0 + s.effect).powf(1.0 / k as f64);
+        let first = out.factors.len();
         out.factors.extend((at..at + k).map(|p| (p, each)));
         out.truth.push((at..at + k).collect());
         if s.effect.abs() > largest {
@@ -307,9 +316,14 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
             out.largest = (at..at + k).collect();
         }
         let name = format!("{:+.0}%", s.effect * 100.0);
-        out.labels.push(match s.lasts {
+        let label = match s.lasts {
             Some(l) => format!("{name} for {l} commits"),
             None => name.clone(),
+        };
+        out.labels.push(if s.time_only {
+            format!("{label} (time only)")
+        } else {
+            label
         });
         let undo = if let Some(l) = s.lasts {
             let u = at + k - 1 + l;
@@ -324,6 +338,10 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
             out.factors.push((undo, 1.0 / (1.0 + s.effect)));
             out.truth.push(vec![undo]);
             out.labels.push(format!("undo of {name}"));
+        }
+        if !s.time_only {
+            let placed = out.factors[first..].to_vec();
+            out.count_factors.extend(placed);
         }
     }
     out
@@ -456,6 +474,7 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
         sc.skip_rate,
         rng.gen(),
     )?;
+    m.count_steps = placed.count_factors.clone();
     let Ok(r) = run_trial(sc, &mut m) else {
         return Ok(Score {
             error: true,

@@ -22,6 +22,9 @@ pub struct SimulateArgs {
     /// A transient step, undone exactly LEN commits later: EFFECT[@COMMIT]:LEN, e.g. 150%:40 (a x2.5 bump over 40 commits); repeatable
     #[arg(long = "transient", value_name = "EFFECT[@COMMIT]:LEN", value_parser = parse_transient, allow_hyphen_values = true)]
     transient: Vec<SimStep>,
+    /// A step the clock sees and the count does not (memory, cache or contention), as --step: what --locate must find by searching in time; repeatable
+    #[arg(long = "time-step", value_name = "EFFECT[@COMMIT][/SPREAD]", value_parser = parse_time_step, allow_hyphen_values = true)]
+    time_steps: Vec<SimStep>,
     /// A step that a later commit undoes exactly (the range's ends agree), e.g. 10%; repeatable
     #[arg(long = "cancelling", value_name = "EFFECT", value_parser = parse_cancelling, allow_hyphen_values = true)]
     cancelling: Vec<SimStep>,
@@ -156,6 +159,13 @@ pub(crate) fn parse_step(s: &str) -> Result<SimStep, String> {
     Ok(SimStep {
         spread,
         ..SimStep::at(parse_effect_value(eff)?, at)
+    })
+}
+
+fn parse_time_step(s: &str) -> Result<SimStep, String> {
+    Ok(SimStep {
+        time_only: true,
+        ..parse_step(s)?
     })
 }
 
@@ -315,7 +325,7 @@ pub fn run(a: SimulateArgs) -> Result<Exit> {
     if !(0.0..1.0).contains(&a.skip_rate) {
         anyhow::bail!("--skip-rate must be in [0, 1)");
     }
-    for s in &a.steps {
+    for s in a.steps.iter().chain(&a.time_steps) {
         if let Some(at) = s.at {
             if at == 0 || at >= a.commits {
                 anyhow::bail!("step position {at} is outside 1..{}", a.commits - 1);
@@ -324,6 +334,7 @@ pub fn run(a: SimulateArgs) -> Result<Exit> {
     }
     let (noise, noise_fit) = noise_model(&a)?;
     let mut steps = a.steps.clone();
+    steps.extend(a.time_steps.iter().cloned());
     steps.extend(a.transient.iter().cloned());
     steps.extend(a.cancelling.iter().cloned());
     let sc = SimConfig {

@@ -289,8 +289,8 @@ pub struct LocatedJson {
     /// ([`crate::analysis::locate::unexplained_time`]), after any search in time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unexplained: Option<RatioCi>,
-    /// The time moved beyond the change points the counts located, so the stretches between
-    /// them were searched in time.
+    /// The time moved, or may have moved, beyond the change points the counts located, so the
+    /// stretches between them were searched in time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_search: Option<TimeSearchJson>,
 }
@@ -298,7 +298,8 @@ pub struct LocatedJson {
 /// The search in time of the stretches between the change points the counts located.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TimeSearchJson {
-    /// What the time moved beyond those change points, before the stretches were searched.
+    /// What the time moved beyond those change points, before the stretches were searched: an
+    /// interval reaching --min-effect, which may hold no change.
     pub moved: RatioCi,
     /// The stretches searched, oldest first.
     pub stretches: Vec<StretchJson>,
@@ -334,8 +335,18 @@ impl TimeSearchJson {
             Some(u) => format!("; still {} unexplained", u.pct()),
             None => String::new(),
         };
+        // An interval that holds no change says only that the time may have moved: the
+        // stretches are searched because it cannot be ruled out, not because it was shown.
+        let (moved, why) = if self.moved.lo > 1.0 || self.moved.hi < 1.0 {
+            (
+                "moved",
+                "memory, caches or contention leave the instructions alone",
+            )
+        } else {
+            ("may have moved", "not ruled out at this noise")
+        };
         format!(
-            "; the time moved {} beyond the change points the counts located (memory, caches or contention leave the instructions alone), so the {n} stretch{} between them {} searched in time: {} change point(s) found there{still}",
+            "; the time {moved} {} beyond the change points the counts located ({why}), so the {n} stretch{} between them {} searched in time: {} change point(s) found there{still}",
             self.moved.pct(),
             if n == 1 { "" } else { "es" },
             if n == 1 { "was" } else { "were" },

@@ -50,7 +50,7 @@ pub fn locate_scan(
             .collect()
     };
     let before = cps(&result);
-    if let Some(moved) = unexplained(
+    if let Some(moved) = may_hide(
         &clock_ends,
         &before.iter().collect::<Vec<_>>(),
         clock_cfg.min_effect,
@@ -170,7 +170,10 @@ mod tests {
             vec![(500, true, true), (1400, true, true)]
         );
         assert_eq!(l.location.clock_confirmations, 2);
-        assert!(l.location.time_search.is_none());
+        // The remainder's interval still reaches --min-effect, so the stretches were searched
+        // in time: nothing is there.
+        assert_eq!(l.location.time_search.map(|t| t.found), Some(0));
+        assert_eq!(l.location.unexplained, None);
         // The profile is the clock's: the +30% is the larger share of the movement.
         assert_eq!(l.result.by_share[0], 0);
         let c = &l.result.changes[0].cp;

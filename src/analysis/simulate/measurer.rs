@@ -10,6 +10,9 @@ use super::*;
 pub struct SimMeasurer {
     /// (first commit with the change, factor), sorted.
     pub(super) steps: Vec<(usize, f64)>,
+    /// The steps its count twin ([`SimMeasurer::counting`]) sees: all of them unless some
+    /// changed the time alone.
+    pub(super) count_steps: Vec<(usize, f64)>,
     pub(super) commits: usize,
     pub(super) noise: Normal<f64>,
     pub(super) model: NoiseModel,
@@ -46,6 +49,7 @@ impl SimMeasurer {
         let iid = model.is_iid();
         let order = (!iid).then(|| StdRng::seed_from_u64(rng.gen()));
         Ok(SimMeasurer {
+            count_steps: steps.clone(),
             steps,
             commits,
             noise: normal,
@@ -90,12 +94,12 @@ impl SimMeasurer {
         self.mean(c) * self.offset(c).exp()
     }
 
-    /// The count of the same commits: the same steps, iid `noise`, and the same builds failing
-    /// (drawn now for every commit, from `seed`, into both).
+    /// The count of the same commits: the steps the count sees, iid `noise`, and the same
+    /// builds failing (drawn now for every commit, from `seed`, into both).
     pub fn counting(&mut self, noise: f64, seed: u64) -> Result<SimMeasurer> {
         let mut count = SimMeasurer::new(
             self.commits,
-            &self.steps,
+            &self.count_steps,
             &NoiseModel::iid(noise),
             self.skip_rate,
             seed,

@@ -226,6 +226,42 @@ fn locating_by_count_finds_what_the_clock_alone_cannot() {
     assert!(located.mean_machine_s > located.mean_samples, "{located:?}");
 }
 
+/// A time-only step moves the clock and not the count twin; located by count, the search in
+/// time of what the counts leave unexplained still finds and confirms it.
+#[test]
+fn a_time_only_step_is_found_by_the_time_search_after_locating() {
+    let time_only = SimStep {
+        time_only: true,
+        ..SimStep::at(0.30, Some(120))
+    };
+    let c = SimConfig {
+        commits: 200,
+        alarm_trials: 0,
+        locate: Some(CountSim {
+            noise: 0.0025,
+            schedule: Schedule {
+                initial: 3,
+                max: 10,
+            },
+            seconds: 5.0,
+        }),
+        ..sc(vec![SimStep::at(0.20, Some(50)), time_only], 8)
+    };
+    let p = place_steps(&c, &mut StdRng::seed_from_u64(1));
+    let mut m = SimMeasurer::new(200, &p.factors, &c.noise, 0.0, 1).unwrap();
+    m.count_steps = p.count_factors.clone();
+    let count = m.counting(0.0025, 2).unwrap();
+    assert!((m.mean(199) - 1.2 * 1.3).abs() < 1e-12);
+    assert!(
+        (count.mean(199) - 1.2).abs() < 1e-12,
+        "the count sees the +20% alone"
+    );
+    let r = simulate(&c).unwrap();
+    assert_eq!(r.steps_found[1].step, "+30% (time only)");
+    assert!(r.steps_found.iter().all(|s| s.found >= 0.9), "{r:?}");
+    assert_eq!(r.wrong_culprit_rate, 0.0, "{r:?}");
+}
+
 #[test]
 fn realistic_noise_is_shuffled_and_failures_skip() {
     let model = NoiseModel::realistic();
