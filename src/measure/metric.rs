@@ -156,9 +156,15 @@ pub struct InstructionCount {
 /// The directory Debian's `valgrind` wrapper script puts on LD_LIBRARY_PATH.
 pub const VALGRIND_DEBUG_DIR: &str = "/usr/lib/debug";
 
-/// valgrind's callgrind, with collection only inside [`MEASURED_FN`].
+/// valgrind's callgrind, with collection only inside [`MEASURED_FN`], for perfbisect's own
+/// sampling child: it asks callgrind to start instrumenting just before its measured loop, so
+/// its start-up runs uninstrumented.
 pub fn callgrind_args(out_file: &Path, call_chains: bool) -> Vec<String> {
-    callgrind_args_inside(MEASURED_FN, out_file, call_chains)
+    let mut v = callgrind_args_inside(MEASURED_FN, out_file, call_chains);
+    if crate::measure::runner::INSTRUMENTS_LATE {
+        v.insert(1, "--instr-atstart=no".into());
+    }
+    v
 }
 
 /// valgrind's callgrind, with collection only inside `function` (and what it calls).

@@ -22,9 +22,14 @@ use crate::measure::metric::{self, InstructionCount, Metric};
 use crate::unavailable::Unavailable;
 
 mod child;
+mod client_request;
 pub use child::{child_main, ChildArgs};
 
 pub const HIDDEN_SUBCOMMAND: &str = "__sample";
+
+/// The sampling child asks callgrind to start instrumenting before its measured loop (see
+/// `client_request`), so callgrind may start with instrumentation off.
+pub const INSTRUMENTS_LATE: bool = client_request::SUPPORTED;
 
 /// OpenSSL's variables that pin the CPU capabilities it uses: the one setting a sampling child
 /// takes from the user (every host of a fleet runs the same code path under one pin).

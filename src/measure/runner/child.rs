@@ -398,6 +398,11 @@ fn run_threads(
         };
         handles.push(std::thread::spawn(move || worker.run()));
     }
+    if a.warmup {
+        // Under callgrind (--warmup is its sign), instrument from here: no worker enters the
+        // measured function before this thread reaches the barrier.
+        super::client_request::start_instrumentation();
+    }
     barrier.wait();
     let start = Instant::now();
     let cpu0 = cpu_seconds();

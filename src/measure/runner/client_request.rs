@@ -1,0 +1,59 @@
+//! Callgrind's client request that switches instrumentation on, so that the sampling child runs
+//! its start-up (the binary's own, libcrypto's initialisation, the kernel's setup and warm-up)
+//! uninstrumented under `--instr-atstart=no` and callgrind instruments only from the measured
+//! loop on. The counts do not change: they are collected inside `perfbisect_measured_run` only,
+//! which is entered after instrumentation is on. What it saves is valgrind's time (see
+//! [`crate::measure::metric::callgrind_args`]).
+//!
+//! A client request is a fixed instruction sequence that does nothing on a real CPU and that
+//! valgrind recognises (valgrind.h, "VALGRIND_DO_CLIENT_REQUEST"). It is written here rather
+//! than taken from a crate because the crates that wrap it compile valgrind's C headers, which
+//! would make valgrind a build dependency of perfbisect.
+
+/// Whether this target can ask callgrind to start instrumenting: where it cannot, the child is
+/// instrumented from the start, as before.
+pub const SUPPORTED: bool = cfg!(target_arch = "x86_64");
+
+/// `VG_USERREQ__START_INSTRUMENTATION` of callgrind.h: `VG_USERREQ_TOOL_BASE('C','T') + 4`.
+const START_INSTRUMENTATION: u64 = ((b'C' as u64) << 24 | (b'T' as u64) << 16) + 4;
+
+/// Asks callgrind to instrument from here on; a no-op outside valgrind.
+#[cfg(target_arch = "x86_64")]
+pub fn start_instrumentation() {
+    let args: [u64; 6] = [START_INSTRUMENTATION, 0, 0, 0, 0, 0];
+    let mut result: u64 = 0;
+    // SAFETY: the four rotations of rdi add up to 128 bits (rdi is unchanged) and the exchange
+    // of rbx with itself changes nothing; valgrind reads the request from the array rax points
+    // to and writes its answer to rdx.
+    unsafe {
+        std::arch::asm!(
+            "rol rdi, 3",
+            "rol rdi, 13",
+            "rol rdi, 61",
+            "rol rdi, 51",
+            "xchg rbx, rbx",
+            inout("rdx") result,
+            in("rax") args.as_ptr(),
+            options(nostack),
+        );
+    }
+    let _ = result;
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub fn start_instrumentation() {}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn outside_valgrind_the_request_does_nothing() {
+        super::start_instrumentation();
+    }
+
+    #[test]
+    fn the_request_code_is_callgrinds() {
+        // callgrind.h: DUMP_STATS = base, then ZERO_STATS, TOGGLE_COLLECT, DUMP_STATS_AT,
+        // START_INSTRUMENTATION.
+        assert_eq!(super::START_INSTRUMENTATION, 0x4354_0004);
+    }
+}
