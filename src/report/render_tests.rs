@@ -595,6 +595,14 @@ fn bisect_says_located_size_unresolved() {
     assert!(!text.contains("NOT CONFIRMED"), "{text}");
     let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
     assert!(back.changes[0].unresolved);
+    // Its headline does not call it a culprit (the main job's 3.0.8 read "result 4: culprit").
+    assert!(text.contains("result 1: located "), "{text}");
+    assert!(!text.contains(": culprit "), "{text}");
+    r.changes[0].unresolved = false;
+    let text = Text.export(&r).unwrap();
+    assert!(text.contains("result 1: candidate "), "{text}");
+    r.changes[0].confirmed = true;
+    assert!(Text.export(&r).unwrap().contains("result 1: culprit "));
 }
 
 /// A transient (+122% undone by -55% two change points later) ranks after the lasting +10%
