@@ -104,6 +104,22 @@ pub struct ChangePointJson {
     pub located: Option<Comparison>,
 }
 
+impl ChangePointJson {
+    /// What a report heads this change point with: only a confirmed one is a culprit (its
+    /// standing line says why the others are not).
+    pub fn head_word(&self) -> &'static str {
+        if self.identical_binaries {
+            "candidate"
+        } else if self.unresolved {
+            "located"
+        } else if self.confirmed {
+            "culprit"
+        } else {
+            "candidate"
+        }
+    }
+}
+
 /// One thread count's comparison (a change point's confirmation, or the ends).
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThreadEffect {

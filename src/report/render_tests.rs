@@ -598,6 +598,11 @@ fn bisect_says_located_size_unresolved() {
     // Its headline does not call it a culprit (the main job's 3.0.8 read "result 4: culprit").
     assert!(text.contains("result 1: located "), "{text}");
     assert!(!text.contains(": culprit "), "{text}");
+    let html = Html.export(&r).unwrap();
+    assert!(
+        html.contains("located <") && !html.contains("culprit <"),
+        "{html}"
+    );
     r.changes[0].unresolved = false;
     let text = Text.export(&r).unwrap();
     assert!(text.contains("result 1: candidate "), "{text}");

@@ -99,7 +99,11 @@ pub(super) fn culprit_item_html(
             c.skipped.len()
         )
     } else {
-        format!("culprit {}", links.html(&c.info.commit, &c.info.short))
+        format!(
+            "{} {}",
+            c.head_word(),
+            links.html(&c.info.commit, &c.info.short)
+        )
     };
     let located = located
         .map(|l| format!(" ({})", esc(&l)))

@@ -84,7 +84,7 @@ pub(super) fn culprit_text(
     } else {
         format!(
             "{} {}{}",
-            head_word(c),
+            c.head_word(),
             c.info.commit,
             links.text_suffix(&c.info.commit)
         )
@@ -161,18 +161,6 @@ pub(super) fn share_text(c: &ChangePointJson) -> String {
 }
 
 /// The warning line for a change point the confirmation did not uphold; empty for one it did.
-/// What the headline calls a change point: only a confirmed one is a culprit (its standing line
-/// says why the others are not).
-fn head_word(c: &ChangePointJson) -> &'static str {
-    if c.unresolved && !c.identical_binaries {
-        "located"
-    } else if c.confirmed && !c.identical_binaries {
-        "culprit"
-    } else {
-        "candidate"
-    }
-}
-
 pub(super) fn standing_text(c: &ChangePointJson) -> String {
     if c.identical_binaries {
         "  NOT A CULPRIT: it loads byte-identical libraries and modules to its parent's\n"
