@@ -76,9 +76,12 @@ fn more_nodes_never_predict_slower() {
                         machines,
                         ..fleet(n, ccache)
                     };
-                    for t in &all {
-                        let best = best_wall_time(t, &f, &c);
-                        assert!(best.wall_s <= wall_time(t, &f, &c).wall_s);
+                    // The best split is searched per trace: at a few fleet sizes suffices.
+                    if [1, 4, 16].contains(&n) {
+                        for t in &all {
+                            let best = best_wall_time(t, &f, &c);
+                            assert!(best.wall_s <= wall_time(t, &f, &c).wall_s);
+                        }
                     }
                     let p = predict(&all, &f, &c).wall_s;
                     assert!(
