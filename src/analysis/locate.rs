@@ -27,8 +27,10 @@
 //! false clock confirmation. The stretches' searches share one search's alpha (Bonferroni over
 //! the stretches), so a false culprit found there is as rare as one of a time-only search.
 
-use crate::analysis::bisect::{self, ChangePoint, Config, Measurer, Outcome, SearchResult};
-use crate::analysis::resolution::Resolution;
+use crate::analysis::bisect::{
+    self, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult, Step,
+};
+use crate::analysis::resolution::{Forecast, Resolution};
 use crate::analysis::stats::{Comparison, RatioCi, Verdict};
 use crate::analysis::within;
 use anyhow::Result;
@@ -123,7 +125,7 @@ pub fn locate(
     }
     let mut time_search = None;
     if let Some(moved) = may_hide(&result.ends, &confirmed(&result), clock_cfg.min_effect) {
-        let parts = search_stretches(n, clock_cfg, clock, confirmed(&result))?;
+        let parts = search_stretches(n, clock_cfg, clock, confirmed(&result), &result.ends)?;
         let (stretches, parts): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
         let mut found_there = 0;
         for part in parts {
@@ -192,9 +194,14 @@ pub(crate) fn search_stretches(
     cfg: &Config,
     clock: &mut dyn Measurer,
     confirmed: Vec<&ChangePoint>,
+    whole: &Comparison,
 ) -> Result<Vec<((usize, usize), SearchResult)>> {
     let stretches = stretches(n, &confirmed);
     let ends: Vec<usize> = stretches.iter().flat_map(|&(lo, hi)| [lo, hi]).collect();
+    let clock = &mut OfWholeRange {
+        inner: clock,
+        ln_ends: whole.ratio.ratio.ln(),
+    };
     let mut used = within::held(clock, &ends)?;
     let cfg = Config {
         alpha: cfg.alpha / stretches.len().max(1) as f64,
@@ -205,6 +212,54 @@ pub(crate) fn search_stretches(
         out.push(((lo, hi), within::search(lo, hi, &cfg, clock, &mut used)?));
     }
     Ok(out)
+}
+
+/// A stretch's measurer that tells each change point with its share of the whole range's ends,
+/// as the final result gives it: a stretch's own ends made a live line read "1432% of the
+/// range's change" for a change the result then put at 26%.
+struct OfWholeRange<'m> {
+    inner: &'m mut dyn Measurer,
+    ln_ends: f64,
+}
+
+impl Measurer for OfWholeRange<'_> {
+    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        self.inner.ensure(wants)
+    }
+    fn decided(&mut self, step: &Step) {
+        self.inner.decided(step)
+    }
+    fn confirmed(&mut self, cp: &ChangePoint) {
+        let share = cp.comparison.ratio.ratio.ln() / self.ln_ends;
+        self.inner.confirmed(&ChangePoint {
+            share,
+            ..cp.clone()
+        })
+    }
+    fn should_stop(&self) -> bool {
+        self.inner.should_stop()
+    }
+    fn prepare(&mut self, c: usize) -> Result<()> {
+        self.inner.prepare(c)
+    }
+    fn identical(&self, a: usize, b: usize) -> bool {
+        self.inner.identical(a, b)
+    }
+    fn series(&self) -> usize {
+        self.inner.series()
+    }
+    fn ensure_series(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Vec<Probe>>> {
+        self.inner.ensure_series(wants)
+    }
+    fn prefetch(&mut self, commits: &[usize]) {
+        self.inner.prefetch(commits)
+    }
+    fn forecast(&mut self, f: &Forecast) {
+        self.inner.forecast(f)
+    }
+    fn name(&self, i: usize) -> String {
+        self.inner.name(i)
+    }
 }
 
 /// Change points found on the clock (no count comparison) get their share of the whole
@@ -479,6 +534,51 @@ mod tests {
         assert_eq!(l.location.unexplained, None, "the two explain the time");
         let shares: f64 = (l.result.explained - 1.0).abs();
         assert!(shares < 0.2, "explained {}", l.result.explained);
+    }
+
+    /// A clock that keeps the shares it was told, as the live output would print them.
+    struct Told {
+        clock: SimMeasurer,
+        shares: Vec<(usize, f64)>,
+    }
+
+    impl Measurer for Told {
+        fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+            self.clock.ensure(wants)
+        }
+        fn confirmed(&mut self, cp: &ChangePoint) {
+            self.shares.push((cp.first_new, cp.share));
+        }
+    }
+
+    #[test]
+    fn a_change_found_in_time_is_told_with_its_share_of_the_whole_range() {
+        // As above: the +50% at 60 is found by the time search of the stretch 0..119, whose ends
+        // hold all of it; live, its share must be of the range's ends, as in the result.
+        let count = SimMeasurer::new(200, &[(120, 1.3)], &NoiseModel::iid(0.0025), 0.0, 11);
+        let clock = SimMeasurer::new(
+            200,
+            &[(60, 1.5), (120, 1.3)],
+            &NoiseModel::iid(0.03),
+            0.0,
+            12,
+        );
+        let mut told = Told {
+            clock: clock.unwrap(),
+            shares: Vec::new(),
+        };
+        let (mut count, cfg) = (count.unwrap(), Config::default());
+        let l = locate(200, &count_cfg(), &cfg, &mut count, &mut told).unwrap();
+        let Outcome::Changes(cps) = &l.result.outcome else {
+            unreachable!()
+        };
+        let found_in_time = cps.iter().find(|c| c.first_new == 60).expect("found");
+        let live = told.shares.iter().find(|(c, _)| *c == 60).expect("told");
+        assert!(
+            (live.1 - found_in_time.share).abs() < 1e-12,
+            "{live:?} {found_in_time:?}"
+        );
+        assert!(live.1 > 0.3 && live.1 < 0.9, "{live:?}");
     }
 
     #[test]

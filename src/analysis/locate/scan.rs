@@ -55,7 +55,7 @@ pub fn locate_scan(
         &before.iter().collect::<Vec<_>>(),
         clock_cfg.min_effect,
     ) {
-        let parts = search_stretches(n, clock_cfg, clock, before.iter().collect())?;
+        let parts = search_stretches(n, clock_cfg, clock, before.iter().collect(), &clock_ends)?;
         let (stretches, parts): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
         let found = parts.into_iter().map(|p| join(&mut result, p)).sum();
         location.time_search = Some(TimeSearch {
