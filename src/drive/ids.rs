@@ -54,47 +54,75 @@ impl ResumeKey<'_> {
         }
         h.finish_short()
     }
+    /// The id of a scan of this key's range with a grid of `grid` points. Its fields are in the
+    /// order scan ids always had, so that time scans from before keep theirs.
+    pub fn scan_id(&self, grid: usize) -> String {
+        let cfg = self.cfg;
+        let mut h = hashing::Hasher::new();
+        h.field("scan-v1")
+            .field(self.repo)
+            .field(self.good)
+            .field(self.bad)
+            .field(self.tool)
+            .field(self.threads)
+            .field(self.recipe)
+            .field(&grid.to_string())
+            .field(&cfg.alpha.to_string())
+            .field(&cfg.min_effect.to_string())
+            .field(&cfg.schedule.initial.to_string())
+            .field(&cfg.schedule.max.to_string())
+            .field(&self.duration.to_string());
+        // A scan in counts and one in time with the same settings had one id (stop 40's note).
+        if !self.metric.is_time() {
+            h.field(&format!("metric {}", self.metric.name()));
+        }
+        if let Some(by) = self.locate {
+            h.field(&format!("locate {}", by.name()));
+        }
+        h.finish_short()
+    }
 }
 
-/// The id of a bisect of `plan` over the opened range.
-pub(super) fn bisect_id(plan: &RangePlan, setup: &RangeSetup) -> String {
+/// What identifies a search of `plan` over the opened range.
+fn key<'a>(
+    plan: &'a RangePlan,
+    setup: &'a RangeSetup,
+    repo: &'a str,
+    tool: &'a str,
+    threads: &'a str,
+) -> ResumeKey<'a> {
     ResumeKey {
-        repo: &repo_key(&setup.repo),
+        repo,
         good: &setup.range.good.id,
         bad: &setup.range.bad.id,
-        tool: &setup.spec.canonical(),
-        threads: &plan.threads_text(),
+        tool,
+        threads,
         recipe: &plan.sources.recipe,
         cfg: &plan.cfg,
         duration: plan.timing.duration,
         metric: plan.timing.metric,
         locate: plan.locate,
     }
-    .id()
+}
+
+/// The id of a bisect of `plan` over the opened range.
+pub(super) fn bisect_id(plan: &RangePlan, setup: &RangeSetup) -> String {
+    let (repo, tool, threads) = (
+        repo_key(&setup.repo),
+        setup.spec.canonical(),
+        plan.threads_text(),
+    );
+    key(plan, setup, &repo, &tool, &threads).id()
 }
 
 /// The id of a scan of `plan` over the opened range, with a grid of `grid` points.
 pub(super) fn scan_id(plan: &RangePlan, setup: &RangeSetup, grid: usize) -> String {
-    let cfg = &plan.cfg;
-    let mut h = hashing::Hasher::new();
-    h.field("scan-v1")
-        .field(&repo_key(&setup.repo))
-        .field(&setup.range.good.id)
-        .field(&setup.range.bad.id)
-        .field(&setup.spec.canonical())
-        .field(&plan.threads_text())
-        .field(&plan.sources.recipe)
-        .field(&grid.to_string())
-        .field(&cfg.alpha.to_string())
-        .field(&cfg.min_effect.to_string())
-        .field(&cfg.schedule.initial.to_string())
-        .field(&cfg.schedule.max.to_string())
-        .field(&plan.timing.duration.to_string());
-    // Only when given, so that every scan id from before --locate stays what it was.
-    if let Some(by) = plan.locate {
-        h.field(&format!("locate {}", by.name()));
-    }
-    h.finish_short()
+    let (repo, tool, threads) = (
+        repo_key(&setup.repo),
+        setup.spec.canonical(),
+        plan.threads_text(),
+    );
+    key(plan, setup, &repo, &tool, &threads).scan_id(grid)
 }
 
 #[cfg(test)]
@@ -149,5 +177,28 @@ mod tests {
             ..key
         };
         assert_ne!(other.id(), key.id());
+        scan_ids_differ_by_what_they_measure(&key);
+    }
+
+    /// A scan's id is pinned like a bisect's, and differs by metric and by locate.
+    fn scan_ids_differ_by_what_they_measure(key: &ResumeKey) {
+        assert_eq!(key.scan_id(16), "0fbedfda41921a74");
+        assert_ne!(key.scan_id(8), key.scan_id(16));
+        let instr = ResumeKey {
+            metric: Metric::Instructions,
+            ..*key
+        };
+        let located = ResumeKey {
+            locate: Some(Metric::Instructions),
+            ..*key
+        };
+        let ids = [
+            key.scan_id(16),
+            instr.scan_id(16),
+            located.scan_id(16),
+            key.id(),
+        ];
+        let distinct: std::collections::BTreeSet<_> = ids.iter().collect();
+        assert_eq!(distinct.len(), ids.len(), "{ids:?}");
     }
 }
