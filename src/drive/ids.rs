@@ -25,16 +25,33 @@ pub(super) struct ResumeKey<'a> {
 }
 
 impl ResumeKey<'_> {
-    pub fn id(&self) -> String {
+    /// A hasher that holds `kind` and what names the range, the tool and how it is built.
+    fn hasher(&self, kind: &str) -> hashing::Hasher {
         let mut h = hashing::Hasher::new();
-        h.field("bisect-v2")
+        h.field(kind)
             .field(self.repo)
             .field(self.good)
             .field(self.bad)
             .field(self.tool)
             .field(self.threads)
-            .field(self.recipe)
-            .field(&self.cfg.alpha.to_string())
+            .field(self.recipe);
+        h
+    }
+
+    /// What was measured: kept out of time ids, which had no metric field before metrics existed
+    /// (so their resumes still work).
+    fn metric_fields(&self, h: &mut hashing::Hasher) {
+        if !self.metric.is_time() {
+            h.field(&format!("metric {}", self.metric.name()));
+        }
+        if let Some(by) = self.locate {
+            h.field(&format!("locate {}", by.name()));
+        }
+    }
+
+    pub fn id(&self) -> String {
+        let mut h = self.hasher("bisect-v2");
+        h.field(&self.cfg.alpha.to_string())
             .field(&self.cfg.min_effect.to_string())
             .field(&self.cfg.schedule.initial.to_string())
             .field(&self.cfg.schedule.max.to_string())
@@ -45,40 +62,22 @@ impl ResumeKey<'_> {
         if let Some(m) = self.cfg.max_changes {
             h.field(&format!("max-changes {m}"));
         }
-        // Time keeps the id it had before metrics existed (resumes still work).
-        if !self.metric.is_time() {
-            h.field(&format!("metric {}", self.metric.name()));
-        }
-        if let Some(by) = self.locate {
-            h.field(&format!("locate {}", by.name()));
-        }
+        self.metric_fields(&mut h);
         h.finish_short()
     }
     /// The id of a scan of this key's range with a grid of `grid` points. Its fields are in the
     /// order scan ids always had, so that time scans from before keep theirs.
     pub fn scan_id(&self, grid: usize) -> String {
         let cfg = self.cfg;
-        let mut h = hashing::Hasher::new();
-        h.field("scan-v1")
-            .field(self.repo)
-            .field(self.good)
-            .field(self.bad)
-            .field(self.tool)
-            .field(self.threads)
-            .field(self.recipe)
-            .field(&grid.to_string())
+        let mut h = self.hasher("scan-v1");
+        h.field(&grid.to_string())
             .field(&cfg.alpha.to_string())
             .field(&cfg.min_effect.to_string())
             .field(&cfg.schedule.initial.to_string())
             .field(&cfg.schedule.max.to_string())
             .field(&self.duration.to_string());
-        // A scan in counts and one in time with the same settings had one id (stop 40's note).
-        if !self.metric.is_time() {
-            h.field(&format!("metric {}", self.metric.name()));
-        }
-        if let Some(by) = self.locate {
-            h.field(&format!("locate {}", by.name()));
-        }
+        // Without it, a scan in counts and one in time with the same settings had one id.
+        self.metric_fields(&mut h);
         h.finish_short()
     }
 }
