@@ -65,6 +65,7 @@ impl ResumeKey<'_> {
         self.metric_fields(&mut h);
         h.finish_short()
     }
+
     /// The id of a scan of this key's range with a grid of `grid` points. Its fields are in the
     /// order scan ids always had, so that time scans from before keep theirs.
     pub fn scan_id(&self, grid: usize) -> String {
@@ -82,46 +83,35 @@ impl ResumeKey<'_> {
     }
 }
 
-/// What identifies a search of `plan` over the opened range.
-fn key<'a>(
-    plan: &'a RangePlan,
-    setup: &'a RangeSetup,
-    repo: &'a str,
-    tool: &'a str,
-    threads: &'a str,
-) -> ResumeKey<'a> {
-    ResumeKey {
-        repo,
+/// `f` of the key that identifies a search of `plan` over the opened range.
+fn with_key<T>(plan: &RangePlan, setup: &RangeSetup, f: impl FnOnce(&ResumeKey) -> T) -> T {
+    let (repo, tool, threads) = (
+        repo_key(&setup.repo),
+        setup.spec.canonical(),
+        plan.threads_text(),
+    );
+    f(&ResumeKey {
+        repo: &repo,
         good: &setup.range.good.id,
         bad: &setup.range.bad.id,
-        tool,
-        threads,
+        tool: &tool,
+        threads: &threads,
         recipe: &plan.sources.recipe,
         cfg: &plan.cfg,
         duration: plan.timing.duration,
         metric: plan.timing.metric,
         locate: plan.locate,
-    }
+    })
 }
 
 /// The id of a bisect of `plan` over the opened range.
 pub(super) fn bisect_id(plan: &RangePlan, setup: &RangeSetup) -> String {
-    let (repo, tool, threads) = (
-        repo_key(&setup.repo),
-        setup.spec.canonical(),
-        plan.threads_text(),
-    );
-    key(plan, setup, &repo, &tool, &threads).id()
+    with_key(plan, setup, |k| k.id())
 }
 
 /// The id of a scan of `plan` over the opened range, with a grid of `grid` points.
 pub(super) fn scan_id(plan: &RangePlan, setup: &RangeSetup, grid: usize) -> String {
-    let (repo, tool, threads) = (
-        repo_key(&setup.repo),
-        setup.spec.canonical(),
-        plan.threads_text(),
-    );
-    key(plan, setup, &repo, &tool, &threads).scan_id(grid)
+    with_key(plan, setup, |k| k.scan_id(grid))
 }
 
 #[cfg(test)]
