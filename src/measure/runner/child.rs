@@ -381,6 +381,10 @@ fn run_threads(
     fns: &Fns,
 ) -> Result<(f64, f64, Vec<ThreadResult>)> {
     let barrier = Arc::new(Barrier::new(a.threads + 1));
+    // Under callgrind the workers warm up before it instruments anything: a warm-up (OpenSSL's
+    // lazy initialisation, the kernel's first operation) instrumented cost more valgrind time
+    // than the measured loop of a short sample.
+    let warmed = a.warmup.then(|| Arc::new(Barrier::new(a.threads + 1)));
     let stop = Arc::new(AtomicBool::new(false));
     let failed = Arc::new(AtomicBool::new(false));
     let target_batch = Duration::from_secs_f64((a.duration / 200.0).clamp(0.0005, 0.01));
@@ -390,7 +394,7 @@ fn run_threads(
             index,
             global,
             fns: *fns,
-            warmup: a.warmup,
+            warmed: warmed.clone(),
             target_batch,
             barrier: barrier.clone(),
             stop: stop.clone(),
@@ -398,9 +402,11 @@ fn run_threads(
         };
         handles.push(std::thread::spawn(move || worker.run()));
     }
-    if a.warmup {
-        // Under callgrind (--warmup is its sign), instrument from here: no worker enters the
-        // measured function before this thread reaches the barrier.
+    if let Some(warmed) = &warmed {
+        // Under callgrind (--warmup is its sign), instrument from here: every worker has
+        // warmed up, and none enters the measured function before this thread reaches the
+        // barrier.
+        warmed.wait();
         super::client_request::start_instrumentation();
     }
     barrier.wait();
@@ -428,10 +434,14 @@ fn run_threads(
             }
         }
     }
+    let cpu = cpu_seconds() - cpu0;
+    if warmed.is_some() {
+        // Nothing is collected after the loop: the teardown and the exit run uninstrumented.
+        super::client_request::stop_instrumentation();
+    }
     if let Some(e) = first_err {
         return Err(e);
     }
-    let cpu = cpu_seconds() - cpu0;
     let end = results.iter().map(|r| r.end).max().unwrap_or(start);
     Ok((end.duration_since(start).as_secs_f64(), cpu, results))
 }
@@ -441,7 +451,9 @@ struct Worker {
     index: usize,
     global: KernelShared,
     fns: Fns,
-    warmup: bool,
+    /// Under callgrind: warm up with one operation, then wait here before instrumentation
+    /// starts.
+    warmed: Option<Arc<Barrier>>,
     target_batch: Duration,
     barrier: Arc<Barrier>,
     stop: Arc<AtomicBool>,
@@ -465,13 +477,16 @@ impl Worker {
             self.failed.store(true, Ordering::SeqCst);
         }
         let mut warm_err = None;
-        if init == PB_OK && self.warmup {
+        if init == PB_OK && self.warmed.is_some() {
             // SAFETY: as above.
             if unsafe { (self.fns.run)(g.0, &mut t, 1, err.as_mut_ptr(), ERRLEN) } != PB_OK {
                 warm_err = Some(errstr(&err));
                 self.failed.store(true, Ordering::SeqCst);
             }
             t.counters = [0; PB_MAX_COUNTERS];
+        }
+        if let Some(warmed) = &self.warmed {
+            warmed.wait();
         }
         self.barrier.wait();
         if let Some(e) = warm_err {

@@ -17,9 +17,18 @@ pub const SUPPORTED: bool = cfg!(target_arch = "x86_64");
 /// `VG_USERREQ__START_INSTRUMENTATION` of callgrind.h: `VG_USERREQ_TOOL_BASE('C','T') + 4`.
 const START_INSTRUMENTATION: u64 = ((b'C' as u64) << 24 | (b'T' as u64) << 16) + 4;
 
+/// `VG_USERREQ__STOP_INSTRUMENTATION`, the next request of callgrind.h.
+const STOP_INSTRUMENTATION: u64 = START_INSTRUMENTATION + 1;
+
 /// Asks callgrind to instrument from here on; a no-op outside valgrind.
 pub fn start_instrumentation() {
     request(START_INSTRUMENTATION, 0);
+}
+
+/// Asks callgrind to stop instrumenting (what runs after the measured loop is not collected);
+/// a no-op outside valgrind.
+pub fn stop_instrumentation() {
+    request(STOP_INSTRUMENTATION, 0);
 }
 
 /// Client request `code`; valgrind's answer, or `default` when no valgrind runs the process.
@@ -62,7 +71,8 @@ mod tests {
     #[test]
     fn the_request_code_is_callgrinds() {
         // callgrind.h: DUMP_STATS = base, then ZERO_STATS, TOGGLE_COLLECT, DUMP_STATS_AT,
-        // START_INSTRUMENTATION.
+        // START_INSTRUMENTATION, STOP_INSTRUMENTATION.
         assert_eq!(super::START_INSTRUMENTATION, 0x4354_0004);
+        assert_eq!(super::STOP_INSTRUMENTATION, 0x4354_0005);
     }
 }
