@@ -201,7 +201,12 @@ impl GridPlan {
 /// are told as they are decided, like a bisect's steps.
 fn search(mut live: Live, grid: &GridPlan, plan: &ScanPlan) -> Result<scan::ScanResult> {
     let cfg = &plan.range.cfg;
-    let measured = scan::measure_grid(&grid.positions, cfg, &mut live)?;
+    let measured = scan::measure_grid(
+        &grid.positions,
+        plan.range.timing.metric.spread(),
+        cfg,
+        &mut live,
+    )?;
     let sink = live.sink;
     sink.send(Event::GridMeasured {
         samples_per_point: measured.samples_per_point,

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 use crate::analysis::alpha::Schedule;
+use crate::analysis::scan::Spread;
 
 /// The name callgrind's `--toggle-collect` switches collection on for
 /// (a `#[no_mangle]`, never-inlined function in runner.rs).
@@ -129,6 +130,14 @@ impl Metric {
         match self {
             Metric::Time => 0.25,
             Metric::Instructions => 1.0,
+        }
+    }
+
+    /// How its samples of one build vary, which sets the samples of a scan's grid.
+    pub fn spread(&self) -> Spread {
+        match self {
+            Metric::Time => Spread::Clock,
+            Metric::Instructions => Spread::Count,
         }
     }
 

@@ -23,7 +23,7 @@ pub fn locate_scan(
 ) -> Result<LocatedScan> {
     let n = positions.last().map_or(0, |&p| p + 1);
     let (clock_ends, clock_resolution) = bisect::compare_ends(n, clock_cfg, clock)?;
-    let found = scan::scan(positions, count_cfg, count)?;
+    let found = scan::scan(positions, scan::Spread::Count, count_cfg, count)?;
     let (count_ends, count_resolution) = bisect::compare_ends(n, count_cfg, count)?;
     let mut location = Location {
         searched_by: SearchedBy::Count,
@@ -37,7 +37,7 @@ pub fn locate_scan(
     };
     let counts_moved = (found.changes.iter()).any(|c| c.cp.confirmed || c.cp.unresolved);
     if !counts_moved && moved(&clock_ends) {
-        let result = scan::scan(positions, clock_cfg, clock)?;
+        let result = scan::scan(positions, scan::Spread::Clock, clock_cfg, clock)?;
         location.searched_by = SearchedBy::Clock;
         return Ok(LocatedScan { result, location });
     }

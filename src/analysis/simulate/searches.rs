@@ -68,7 +68,7 @@ pub(super) fn run_scan(
     cfg: &Config,
     m: &mut SimMeasurer,
 ) -> Result<TrialResult> {
-    let r = scan::scan(&scan::grid_positions(n, g), cfg, m)?;
+    let r = scan::scan(&scan::grid_positions(n, g), scan::Spread::Clock, cfg, m)?;
     let decisions = r.decisions();
     let bounds = r
         .grid
