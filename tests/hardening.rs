@@ -594,16 +594,45 @@ fn build_failure_mid_range_is_skipped_synthetic_repo() {
 /// A kernel that crashes or hangs on some commits: those samples are refused
 /// with the signal or the timeout, the commits are skipped, the search goes
 /// on, and no sampling child is left running.
-/// Located by count, confirmed by clock, on real processes: the counts (valgrind) put the
-/// change at the culprit past a broken build, the clock confirms it on its own fresh block, and
-/// the result carries both figures.
+/// `bisect_args` with some of its options' values replaced (`(option, value)`), `extra` after.
+fn bisect_args_with(
+    repo: &Path,
+    range: &str,
+    values: &[(&str, &str)],
+    extra: &[&str],
+) -> Vec<String> {
+    let mut args = bisect_args(repo, range);
+    for (option, value) in values {
+        let at = args.iter().position(|a| a == option).unwrap();
+        args[at + 1] = value.to_string();
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+/// Located by count, confirmed by clock, on real processes: `--locate auto` hands the range to
+/// the counts because no clock of 0.05-second fake samples resolves 0.5% within 16 samples (5
+/// to start with: fewer tell nothing of the noise);
+/// the counts (valgrind) put the change at the culprit past a broken build, the clock confirms
+/// it on its own fresh block, and the result carries both figures and why the counts located.
 #[test]
 fn locate_by_count_confirms_by_clock_synthetic_repo() {
     let (r, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let ids = regression_repo(r.path());
     let range = format!("{}..{}", ids[0], ids[8]);
-    let (j, o): (BisectReport, _) =
-        bisect_json(c.path(), r.path(), &range, &["--locate", "instructions"]);
+    let auto = ["--locate", "auto", "--format", "json"];
+    let values = [("--min-effect", "0.5%"), ("--samples", "5")];
+    let o = (pb(c.path()).args(bisect_args_with(r.path(), &range, &values, &auto)))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: BisectReport = typed(&o);
+    assert!(
+        j.notes.iter().any(|n| n.starts_with("--locate auto: ")
+            && n.ends_with("short of --min-effect 0.5%: instructions locate, the clock confirms")),
+        "{:?}",
+        j.notes
+    );
     assert_eq!(culprit_ids(&j), vec![ids[5].clone()], "{}", summary(&j));
     let culprit = &j.changes[0];
     assert!(culprit.confirmed, "{}", summary(&j));
@@ -622,12 +651,65 @@ fn locate_by_count_confirms_by_clock_synthetic_repo() {
         "{}",
         stderr(&o)
     );
-    assert!(
-        j.reproduce.contains("--locate instructions"),
-        "{}",
-        j.reproduce
-    );
+    assert!(j.reproduce.contains("--locate auto"), "{}", j.reproduce);
     assert_cache_consistent(c.path());
+}
+
+/// `--locate auto` where the clock resolves `--min-effect` (100% here): the clock alone
+/// searches, no count is taken, and the result says why.
+#[test]
+fn auto_locate_leaves_a_resolving_clock_alone_synthetic_repo() {
+    let (r, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let ids = regression_repo(r.path());
+    let range = format!("{}..{}", ids[0], ids[8]);
+    let args = bisect_args_with(
+        r.path(),
+        &range,
+        &[("--samples", "5")],
+        &["--locate", "auto"],
+    );
+    let o = pb(c.path())
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: BisectReport = typed(&o);
+    assert_eq!(culprit_ids(&j), vec![ids[5].clone()], "{}", summary(&j));
+    assert!(j.located.is_none(), "{}", summary(&j));
+    assert!(
+        (j.notes.iter()).any(|n| n.starts_with("--locate auto: ")
+            && n.ends_with("--min-effect 100.0% within 16 samples: the clock alone searches")),
+        "{:?}",
+        j.notes
+    );
+    assert!(
+        stderr(&o).contains("the clock alone searches"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("instr"), "{}", stderr(&o));
+    // A scan chooses the same way, before its grid.
+    use perfbisect::report::scan::ScanReport;
+    let scan = ["--locate", "auto", "--scan", "--grid", "5"];
+    let args = bisect_args_with(r.path(), &range, &[("--samples", "5")], &scan);
+    let o = pb(c.path())
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s: ScanReport = typed(&o);
+    assert!(
+        s.located.is_none() && s.grid_metric() == Metric::Time,
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        (s.notes.iter()).any(|n| n.ends_with("the clock alone searches")),
+        "{:?}",
+        s.notes
+    );
 }
 
 /// A scan located by count and confirmed by clock, on real processes: the counts' grid and

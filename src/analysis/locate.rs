@@ -147,6 +147,28 @@ pub fn locate(
     Ok(Located { result, location })
 }
 
+/// What `--locate auto` chose for a range, and from what.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AutoChoice {
+    /// The counts locate (the clock confirms); else the clock searches alone.
+    pub counts: bool,
+    /// What the clock resolves at the noise of the range's ends (`None`: too few samples to
+    /// tell).
+    pub clock: Option<Resolution>,
+}
+
+/// `--locate auto`: the counts locate when the clock, at the noise of the range's ends, cannot
+/// resolve `--min-effect` at its cap ([`Resolution::short`]); noise not yet known is no reason to
+/// leave the clock. The ends are compared as every search of the range compares them, so the
+/// search that follows starts from these samples and takes none of them twice.
+pub fn auto(n: usize, clock_cfg: &Config, clock: &mut dyn Measurer) -> Result<AutoChoice> {
+    let (_, resolution) = bisect::compare_ends(n, clock_cfg, clock)?;
+    Ok(AutoChoice {
+        counts: resolution.as_ref().is_some_and(Resolution::short),
+        clock: resolution,
+    })
+}
+
 fn moved(ends: &Comparison) -> bool {
     matches!(ends.verdict, Verdict::Slower | Verdict::Faster)
 }
@@ -452,6 +474,28 @@ mod tests {
                 .map(|c| (c.first_new, c.confirmed, c.located.is_some()))
                 .collect(),
             Outcome::NoChange => vec![],
+        }
+    }
+
+    /// `--locate auto` leaves a quiet clock to search alone, hands a noisy one's range to the
+    /// counts, and the search after it takes no end sample again.
+    #[test]
+    fn auto_locates_by_count_only_where_the_clock_cannot_resolve_min_effect() {
+        for (noise, counts) in [(0.005, false), (0.15, true)] {
+            let mut clock =
+                SimMeasurer::new(300, &[(120, 1.3)], &NoiseModel::iid(noise), 0.0, 7).unwrap();
+            let cfg = Config::default();
+            let choice = auto(300, &cfg, &mut clock).unwrap();
+            let r = choice.clock.as_ref().expect("the ends' noise");
+            assert_eq!(choice.counts, counts, "noise {noise}: {r:?}");
+            assert_eq!(r.short(), counts, "{r:?}");
+            let held = clock.samples_held();
+            let ends = bisect::compare_ends(300, &cfg, &mut clock).unwrap();
+            assert_eq!(
+                clock.samples_held(),
+                held,
+                "the ends were sampled again: {ends:?}"
+            );
         }
     }
 

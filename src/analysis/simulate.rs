@@ -99,6 +99,10 @@ pub struct CountSim {
     pub schedule: Schedule,
     /// Machine seconds one count sample costs.
     pub seconds: f64,
+    /// `--locate auto`: the counts locate only where the clock, at the ends' noise, cannot
+    /// resolve `--min-effect` ([`locate::auto`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub auto: bool,
 }
 
 /// How often one true step (or the undo of a cancelled or transient one) was reported.

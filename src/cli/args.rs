@@ -5,6 +5,7 @@
 use clap::Args;
 
 use crate::analysis::alpha::Schedule;
+use crate::drive::plan::Locate;
 use crate::measure::engine::Timing;
 use crate::measure::metric::Metric;
 
@@ -186,28 +187,23 @@ impl SequentialArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum LocateBy {
     Instructions,
+    // By instructions when the noise at the range's ends says the clock cannot resolve
+    // --min-effect at --max-samples (a doc comment here would turn every --help into the long
+    // form).
+    Auto,
 }
 
 impl LocateBy {
+    /// The metric that locates when the counts do.
     pub fn metric(self) -> Metric {
-        match self {
-            LocateBy::Instructions => Metric::Instructions,
-        }
+        self.plan().metric()
     }
 
-    /// `--locate` confirms in time and counts one thread: refuses a plan that cannot mean that.
-    pub fn check(self, metric: Metric, threads: &[usize]) -> anyhow::Result<()> {
-        if !metric.is_time() {
-            anyhow::bail!(
-                "--locate {} confirms every change point in time: it does not go with --metric {}",
-                self.metric().name(),
-                metric.name()
-            );
+    pub fn plan(self) -> Locate {
+        match self {
+            LocateBy::Instructions => Locate::By(Metric::Instructions),
+            LocateBy::Auto => Locate::Auto,
         }
-        for &t in threads {
-            self.metric().check_threads(t)?;
-        }
-        Ok(())
     }
 }
 

@@ -55,7 +55,7 @@ pub struct BisectArgs {
     scan: bool,
     #[command(flatten)]
     grid: GridArg,
-    /// Locate by count, confirm by clock (1 thread): search on instruction counts under valgrind, then confirm every change point in time on a fresh interleaved block; the ends are compared in time too, and a range whose time moved without its counts is searched in time
+    /// Locate by count, confirm by clock (1 thread): search on instruction counts under valgrind, then confirm every change point in time on a fresh interleaved block; the ends are compared in time too, and a range whose time moved without its counts is searched in time; `auto`: by instructions only when the noise at the range's ends says the clock cannot resolve --min-effect at --max-samples
     #[arg(long, value_enum, value_name = "METRIC")]
     locate: Option<super::args::LocateBy>,
 }

@@ -40,7 +40,7 @@ pub struct ScanArgs {
     /// levels and the change points) as an SVG into DIR
     #[arg(long, value_name = "DIR")]
     pub plot: Option<std::path::PathBuf>,
-    /// Locate by count, confirm by clock (1 thread): the grid, its fit and the interval searches on instruction counts under valgrind, then every change point confirmed in time on a fresh interleaved block; time the ends moved beyond those is searched in time between them
+    /// Locate by count, confirm by clock (1 thread): the grid, its fit and the interval searches on instruction counts under valgrind, then every change point confirmed in time on a fresh interleaved block; time the ends moved beyond those is searched in time between them; `auto`: by instructions only when the noise at the range's ends says the clock cannot resolve --min-effect at --max-samples
     #[arg(long, value_enum, value_name = "METRIC")]
     pub locate: Option<super::args::LocateBy>,
 }

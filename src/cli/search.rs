@@ -38,7 +38,7 @@ impl RangeArgs<'_> {
                 max_changes: stop.0,
                 min_share: stop.1,
             },
-            locate: self.locate.map(LocateBy::metric),
+            locate: self.locate.map(LocateBy::plan),
             count_duration: (self.sampling.timing).duration_for(Metric::Instructions),
             sources: self.build.sources(),
             slurm: self.exec.slurm()?,
@@ -62,6 +62,7 @@ pub fn lines(text: bool, jsonl: bool) -> Lines {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drive::plan::Locate;
     use clap::Parser;
 
     #[derive(Parser)]
@@ -111,7 +112,7 @@ mod tests {
     fn a_located_search_counts_for_longer_than_it_times() {
         let plan = plan_of(&["--locate", "instructions"]);
         assert_eq!(plan.timing.duration, 0.25);
-        let count = plan.count_timing(Metric::Instructions);
+        let count = plan.count_timing(Locate::By(Metric::Instructions));
         assert_eq!((count.duration, count.metric), (1.0, Metric::Instructions));
         let again = crate::drive::BisectPlan {
             range: plan.clone(),
@@ -123,7 +124,12 @@ mod tests {
         assert!(!again.contains("--duration"), "{again}");
 
         let given = plan_of(&["--locate", "instructions", "--duration", "0.5"]);
-        assert_eq!(given.count_timing(Metric::Instructions).duration, 0.5);
+        assert_eq!(
+            given
+                .count_timing(Locate::By(Metric::Instructions))
+                .duration,
+            0.5
+        );
         let plain = plan_of(&[]);
         assert_eq!(plain.timing.duration, 0.25);
         let metric = plan_of(&["--metric", "instructions"]);

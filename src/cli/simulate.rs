@@ -37,7 +37,7 @@ pub struct SimulateArgs {
     /// With --noise-from: fit CV, outliers and AR(1) drift to it instead of replaying it
     #[arg(long, requires = "noise_from")]
     noise_fit: bool,
-    /// Locate by count, confirm by clock: search on instruction counts, confirm every change point in time on the simulated machine
+    /// Locate by count, confirm by clock: search on instruction counts, confirm every change point in time on the simulated machine; `auto`: only where the clock, at the ends' noise, cannot resolve --min-effect
     #[arg(long, value_enum, value_name = "METRIC")]
     locate: Option<super::args::LocateBy>,
     /// With --locate: sigma of a count's noise
@@ -359,6 +359,7 @@ pub fn run(a: SimulateArgs) -> Result<Exit> {
             noise: a.count_noise,
             schedule: by.metric().default_schedule(),
             seconds: a.count_seconds,
+            auto: by == super::args::LocateBy::Auto,
         }),
         sample_seconds: a.sample_seconds,
     };

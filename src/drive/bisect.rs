@@ -10,7 +10,7 @@ use super::explain::explain_culprits;
 use super::ids::bisect_id;
 use super::live::Live;
 use super::merge_base::{self, Ends, Placement};
-use super::plan::BisectPlan;
+use super::plan::{BisectPlan, Locate};
 use super::setup::RangeSetup;
 use super::state::Record;
 use crate::analysis::bisect::{self, LeftBecause, Outcome};
@@ -125,10 +125,12 @@ fn search<'s, 'a>(
     let (mut clock, mut count) = lives;
     let cfg = &plan.range.cfg;
     let count_cfg = plan.range.count_config();
+    // `--locate auto` chooses on the range once the merge base is placed, on the clock.
+    let auto = plan.range.locate == Some(Locate::Auto);
     if let (Some(mb), Some(ends)) = (&range.merge_base, ends) {
         let (placing, cfg) = match &mut count {
-            Some(c) => (c, &count_cfg),
-            None => (&mut clock, cfg),
+            Some(c) if !auto => (c, &count_cfg),
+            _ => (&mut clock, cfg),
         };
         match merge_base::place(placing, plan, cfg, mb, &ends)? {
             Placement::Search(note) => notes.extend(note),
@@ -136,6 +138,9 @@ fn search<'s, 'a>(
         }
     }
     let n = range.commits.len();
+    if auto && count.is_some() && !clock.auto_locate(n, cfg, notes)? {
+        count = None;
+    }
     let found = match count {
         None => bisect::search(n, cfg, &mut clock).map(|r| (r, None)),
         Some(mut count) => locate::locate(n, &count_cfg, cfg, &mut count, &mut clock)

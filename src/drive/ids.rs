@@ -3,7 +3,7 @@
 //! new option that does must be added (and the pinned ids in the tests change with it, on
 //! purpose).
 
-use super::plan::RangePlan;
+use super::plan::{Locate, RangePlan};
 use super::setup::{repo_key, RangeSetup};
 use crate::analysis::bisect::Config;
 use crate::hashing;
@@ -21,7 +21,7 @@ pub(super) struct ResumeKey<'a> {
     pub cfg: &'a Config,
     pub duration: f64,
     pub metric: Metric,
-    pub locate: Option<Metric>,
+    pub locate: Option<Locate>,
 }
 
 impl ResumeKey<'_> {
@@ -147,7 +147,7 @@ mod tests {
         };
         assert_eq!(key.id(), "ba7e0700cb066523");
         let located = ResumeKey {
-            locate: Some(Metric::Instructions),
+            locate: Some(Locate::By(Metric::Instructions)),
             ..key
         };
         assert_ne!(located.id(), key.id());
@@ -178,7 +178,7 @@ mod tests {
             ..*key
         };
         let located = ResumeKey {
-            locate: Some(Metric::Instructions),
+            locate: Some(Locate::By(Metric::Instructions)),
             ..*key
         };
         let ids = [

@@ -7,12 +7,13 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::analysis::bisect::{self, Measurer, Probe, Step};
+use crate::analysis::bisect::{self, Config, Measurer, Probe, Step};
+use crate::analysis::locate;
 use crate::analysis::resolution::{smallest_change, Forecast};
 use crate::build::repo;
 use crate::measure::engine::Session;
 use crate::progress;
-use crate::report::bisect::{change_point_json, ForecastEvent};
+use crate::report::bisect::{auto_locate_line, change_point_json, ForecastEvent};
 use crate::report::events::{Decided, Event, Sink, Spent};
 
 pub struct Live<'s, 'a> {
@@ -29,6 +30,16 @@ pub struct Live<'s, 'a> {
 }
 
 impl Live<'_, '_> {
+    /// `--locate auto` on this clock over `0..n`: whether the counts locate; what it chose is
+    /// told now and kept in `notes`.
+    pub fn auto_locate(&mut self, n: usize, cfg: &Config, notes: &mut Vec<String>) -> Result<bool> {
+        let choice = locate::auto(n, cfg, self)?;
+        let line = auto_locate_line(&choice);
+        self.sink.send(Event::Said(&line));
+        notes.push(line);
+        Ok(choice.counts)
+    }
+
     /// What would resolve more on this machine, given the forecast: more samples, and more
     /// shorter ones in the same time, when the cap falls short of --min-effect, and counting
     /// instructions for one thread.

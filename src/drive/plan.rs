@@ -14,6 +14,34 @@ use crate::measure::exec::slurm::SlurmConfig;
 use crate::measure::exec::Timing;
 use crate::measure::metric::Metric;
 
+/// `--locate`: when a search's change points are located by a count and confirmed by the clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Locate {
+    /// `--locate METRIC`: always, by this counting metric.
+    By(Metric),
+    /// `--locate auto`: by instructions when the noise at the range's ends says the clock cannot
+    /// resolve `--min-effect` at the sample cap (and valgrind is here); else on the clock alone.
+    Auto,
+}
+
+impl Locate {
+    /// The metric that locates when the counts do.
+    pub fn metric(self) -> Metric {
+        match self {
+            Locate::By(m) => m,
+            Locate::Auto => Metric::Instructions,
+        }
+    }
+
+    /// As `--locate` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Locate::By(m) => m.name(),
+            Locate::Auto => "auto",
+        }
+    }
+}
+
 /// A search of GOOD..BAD: what every search of a range shares.
 #[derive(Debug, Clone)]
 pub struct RangePlan {
@@ -25,8 +53,9 @@ pub struct RangePlan {
     pub threads: Vec<usize>,
     pub timing: Timing,
     pub cfg: Config,
-    /// Locate by this counting metric, confirm by the clock.
-    pub locate: Option<Metric>,
+    /// Locate by a counting metric, confirm by the clock: always, or when the clock cannot
+    /// resolve `--min-effect` here.
+    pub locate: Option<Locate>,
     /// Seconds each count sample measures for when locating: a count needs more of a slow
     /// operation than a time sample does (see [`Metric::default_duration`]).
     pub count_duration: f64,
@@ -119,19 +148,19 @@ impl RangePlan {
         for &t in &self.threads {
             self.timing.metric.check_threads(t)?;
         }
-        if let Some(by) = self.locate {
-            if by.is_time() {
+        if let Some(locate) = self.locate {
+            if locate.metric().is_time() {
                 bail!("--locate takes a metric that counts, such as instructions");
             }
             if !self.timing.metric.is_time() {
                 bail!(
                     "--locate {} confirms every change point in time: it does not go with --metric {}",
-                    by.name(),
+                    locate.name(),
                     self.timing.metric.name()
                 );
             }
             for &t in &self.threads {
-                by.check_threads(t)?;
+                locate.metric().check_threads(t)?;
             }
         }
         Ok(())
@@ -143,7 +172,7 @@ impl RangePlan {
         Config {
             schedule: self
                 .locate
-                .map_or(self.cfg.schedule.clone(), |by| by.default_schedule()),
+                .map_or(self.cfg.schedule.clone(), |l| l.metric().default_schedule()),
             ..self.cfg.clone()
         }
     }
@@ -176,10 +205,10 @@ impl RangePlan {
         s
     }
 
-    /// How each count sample is taken when locating by `by`.
-    pub fn count_timing(&self, by: Metric) -> Timing {
+    /// How each count sample is taken when locating.
+    pub fn count_timing(&self, locate: Locate) -> Timing {
         Timing {
-            metric: by,
+            metric: locate.metric(),
             duration: self.count_duration,
             ..self.timing
         }

@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use super::ids::scan_id;
 use super::live::Live;
-use super::plan::ScanPlan;
+use super::plan::{Locate, ScanPlan};
 use super::setup::RangeSetup;
 use crate::analysis::locate::{self, Location};
 use crate::analysis::scan;
@@ -58,17 +58,22 @@ pub fn scan(plan: &ScanPlan, sink: &dyn Sink) -> Result<ScanReport> {
         deadline: None,
         locating,
     };
-    let searched = match &mut counting {
-        Some(c) => {
-            let lives = (live(&mut session, false), live(c, true));
-            search_located(lives, &grid, plan).map(|l| (l.result, Some(l.location)))
-        }
-        None => search(live(&mut session, false), &grid, plan).map(|r| (r, None)),
-    };
+    let mut notes = notes;
+    let lives = (
+        live(&mut session, false),
+        counting.as_mut().map(|c| live(c, true)),
+    );
+    let searched = search_chosen(lives, &grid, plan, &mut notes);
     sink.send(Event::Finished);
     let (result, location) = searched?;
     if let (Some(_), Some(by)) = (&location, r.locate) {
-        tell_grid(sink, &result.grid, &grid, commits, (by, &r.threads));
+        tell_grid(
+            sink,
+            &result.grid,
+            &grid,
+            commits,
+            (by.metric(), &r.threads),
+        );
     }
     let sessions = (&session, counting.as_ref().zip(location.as_ref()));
     Ok(report(
@@ -237,6 +242,30 @@ fn tell_grid(
             metric,
             threads,
         });
+    }
+}
+
+/// On the clock (`lives.0`) alone, or located by the counts (`lives.1`) and confirmed on the
+/// clock, as `--locate` chose.
+fn search_chosen(
+    lives: (Live, Option<Live>),
+    grid: &GridPlan,
+    plan: &ScanPlan,
+    notes: &mut Vec<String>,
+) -> Result<(scan::ScanResult, Option<Location>)> {
+    let (mut clock, mut count) = lives;
+    let n = clock.commits.len();
+    if plan.range.locate == Some(Locate::Auto)
+        && count.is_some()
+        && !clock.auto_locate(n, &plan.range.cfg, notes)?
+    {
+        count = None;
+    }
+    match count {
+        Some(count) => {
+            search_located((clock, count), grid, plan).map(|l| (l.result, Some(l.location)))
+        }
+        None => search(clock, grid, plan).map(|r| (r, None)),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-use super::plan::RangePlan;
+use super::plan::{Locate, RangePlan};
 use crate::build::builds::BuildOptions;
 use crate::build::recipe::Recipe;
 use crate::build::repo;
@@ -12,7 +12,7 @@ use crate::measure::engine::{Library, Reuse, Session, Side, Subject};
 use crate::measure::exec::slurm::Slurm;
 use crate::measure::exec::{Executor, Timing};
 use crate::measure::kernel::{Registry, ToolSpec};
-use crate::report::events::Sink;
+use crate::report::events::{Event, Sink};
 
 /// The tool, the repository and its recipe, the range and the cache, opened in the order a
 /// command reports their errors.
@@ -110,7 +110,7 @@ impl RangeSetup {
         tell: Tell<'s>,
     ) -> Result<(Session<'s>, Option<Session<'s>>)> {
         let exec = self.executor(plan, tell)?;
-        let counting = match plan.locate {
+        let counting = match plan.locate.filter(|&l| counts_here(l, tell)) {
             Some(by) => {
                 let timing = plan.count_timing(by);
                 let context = format!("{context} count");
@@ -121,6 +121,23 @@ impl RangeSetup {
         };
         let session = self.session(plan, (plan.timing, context), (exec, tell), commits)?;
         Ok((session, counting))
+    }
+}
+
+/// Whether the counts of `--locate` can be taken here: `auto` leaves them to the clock when
+/// valgrind is missing, and says so; `--locate METRIC` insists (its samples fail, one line).
+fn counts_here(locate: Locate, tell: Tell) -> bool {
+    if locate != Locate::Auto {
+        return true;
+    }
+    match crate::measure::metric::valgrind_version() {
+        Ok(_) => true,
+        Err(e) => {
+            tell.send(Event::Said(&format!(
+                "--locate auto: the counts cannot be taken here ({e:#}); the clock alone searches"
+            )));
+            false
+        }
     }
 }
 

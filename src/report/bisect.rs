@@ -703,7 +703,8 @@ mod saved;
 mod text;
 
 pub use live::{
-    confirmed_line, forecast_line, located_line, step_line, verdict_word, ForecastEvent,
+    auto_locate_line, confirmed_line, forecast_line, located_line, step_line, verdict_word,
+    ForecastEvent,
 };
 pub(crate) use page::truncate;
 pub use saved::{RunState, SavedBisect};

@@ -111,7 +111,7 @@ impl SimMeasurer {
         Ok(count)
     }
 
-    pub(super) fn samples_held(&self) -> usize {
+    pub(crate) fn samples_held(&self) -> usize {
         self.samples.values().map(Samples::len).sum()
     }
 

@@ -38,6 +38,9 @@ pub(super) fn run_locate(
     cs: &CountSim,
     m: &mut SimMeasurer,
 ) -> Result<TrialResult> {
+    if cs.auto && !locate::auto(n, &sc.cfg, m)?.counts {
+        return run_search(n, &sc.cfg, m);
+    }
     let seed = m.rng.gen();
     let mut count = m.counting(cs.noise, seed)?;
     let count_cfg = Config {

@@ -211,6 +211,7 @@ fn locating_by_count_finds_what_the_clock_alone_cannot() {
             max: 10,
         },
         seconds: 5.0,
+        auto: false,
     }));
     let found = |r: &SimReport, i: usize| r.steps_found[i].found;
     assert!(found(&clock, 0) < 0.5, "{clock:?}");
@@ -244,6 +245,7 @@ fn a_time_only_step_is_found_by_the_time_search_after_locating() {
                 max: 10,
             },
             seconds: 5.0,
+            auto: false,
         }),
         ..sc(vec![SimStep::at(0.20, Some(50)), time_only], 8)
     };

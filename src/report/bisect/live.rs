@@ -47,6 +47,31 @@ pub fn forecast_line(f: &Forecast, per_sample_s: Option<f64>, better: &[String])
     s
 }
 
+/// What `--locate auto` chose and why, before the search (a line, and a note of the result).
+pub fn auto_locate_line(c: &crate::analysis::locate::AutoChoice) -> String {
+    let Some(r) = &c.clock else {
+        return "--locate auto: the ends gave too few samples to tell their noise; the clock alone searches".into();
+    };
+    let seen = format!(
+        "at the ends' noise ({:.1}% per sample) the clock resolves",
+        r.noise * 100.0
+    );
+    if c.counts {
+        format!(
+            "--locate auto: {seen} {:.1}% at {} samples, short of --min-effect {:.1}%: instructions locate, the clock confirms",
+            r.smallest * 100.0,
+            r.cap,
+            r.min_effect * 100.0
+        )
+    } else {
+        format!(
+            "--locate auto: {seen} --min-effect {:.1}% within {} samples: the clock alone searches",
+            r.min_effect * 100.0,
+            r.cap
+        )
+    }
+}
+
 /// One line for a change point as soon as its confirmation block has decided (streamed output).
 pub fn confirmed_line(c: &ChangePointJson, spent: &str) -> String {
     let what = if c.range {
