@@ -728,6 +728,11 @@ fn scan_located_by_count_confirms_by_clock_synthetic_repo() {
         .map(|c| c.point.info.commit.as_str())
         .collect();
     assert_eq!(confirmed, vec![ids[5].as_str()], "{}", stderr(&o));
+    // The counts' grid is told as soon as it is fitted, before any search (it used to come
+    // after the whole located scan).
+    let err = stderr(&o);
+    let (grid, change) = (err.find(" level 1 "), err.find("change point confirmed"));
+    assert!(grid.is_some() && grid < change, "{err}");
     let cp = &scan.changes[0].point;
     let count = cp.located.expect("the count's figure beside the clock's");
     assert!(cp.ratio > 3.0 && count.ratio.ratio > 5.0, "{cp:?}");

@@ -36,7 +36,7 @@ use crate::analysis::within;
 use anyhow::Result;
 
 mod scan;
-pub use scan::{locate_scan, LocatedScan};
+pub use scan::{locate_scan, locate_scan_grid, LocatedScan};
 use serde::{Deserialize, Serialize};
 
 /// Which metric searched the range.

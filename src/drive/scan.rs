@@ -11,6 +11,7 @@ use super::ids::scan_id;
 use super::live::Live;
 use super::plan::{Locate, ScanPlan};
 use super::setup::RangeSetup;
+use crate::analysis::bisect::Config;
 use crate::analysis::locate::{self, Location};
 use crate::analysis::scan;
 use crate::build::{builds, repo};
@@ -66,15 +67,6 @@ pub fn scan(plan: &ScanPlan, sink: &dyn Sink) -> Result<ScanReport> {
     let searched = search_chosen(lives, &grid, plan, &mut notes);
     sink.send(Event::Finished);
     let (result, location) = searched?;
-    if let (Some(_), Some(by)) = (&location, r.locate) {
-        tell_grid(
-            sink,
-            &result.grid,
-            &grid,
-            commits,
-            (by.metric(), &r.threads),
-        );
-    }
     let sessions = (&session, counting.as_ref().zip(location.as_ref()));
     Ok(report(
         plan, &setup, &result, sessions, grid, notes, started,
@@ -206,43 +198,38 @@ impl GridPlan {
 /// are told as they are decided, like a bisect's steps.
 fn search(mut live: Live, grid: &GridPlan, plan: &ScanPlan) -> Result<scan::ScanResult> {
     let cfg = &plan.range.cfg;
-    let measured = scan::measure_grid(
-        &grid.positions,
-        plan.range.timing.metric.spread(),
-        cfg,
-        &mut live,
-    )?;
+    let measured = measure_grid(&mut live, grid, cfg, plan.range.timing.metric)?;
+    scan::search_intervals(measured, cfg, &mut live)
+}
+
+/// The grid measured in `metric` and fitted, then told: its levels, every point with its
+/// level, and the intervals it enters.
+fn measure_grid(
+    live: &mut Live,
+    grid: &GridPlan,
+    cfg: &Config,
+    metric: Metric,
+) -> Result<scan::Grid> {
+    let measured = scan::measure_grid(&grid.positions, metric.spread(), cfg, live)?;
     let sink = live.sink;
     sink.send(Event::GridMeasured {
         samples_per_point: measured.samples_per_point,
         levels: measured.segments.len(),
     });
-    let metric = plan.range.timing.metric;
-    tell_grid(sink, &measured, grid, live.commits, (metric, live.threads));
-    sink.send(Event::Entering {
-        entered: measured.intervals.iter().filter(|i| i.entered).count(),
-        intervals: measured.intervals.len(),
-    });
-    scan::search_intervals(measured, cfg, &mut live)
-}
-
-/// Every grid point with its level.
-fn tell_grid(
-    sink: &dyn Sink,
-    measured: &scan::Grid,
-    grid: &GridPlan,
-    commits: &[repo::CommitInfo],
-    (metric, threads): (Metric, &[usize]),
-) {
     for (p, moved) in measured.points.iter().zip(&grid.moved) {
         sink.send(Event::GridPoint {
             point: p,
             moved: *moved,
-            commit: &commits[p.commit],
+            commit: &live.commits[p.commit],
             metric,
-            threads,
+            threads: live.threads,
         });
     }
+    sink.send(Event::Entering {
+        entered: measured.intervals.iter().filter(|i| i.entered).count(),
+        intervals: measured.intervals.len(),
+    });
+    Ok(measured)
 }
 
 /// On the clock (`lives.0`) alone, or located by the counts (`lives.1`) and confirmed on the
@@ -269,8 +256,8 @@ fn search_chosen(
     }
 }
 
-/// Located by count (`lives.1`), confirmed on the clock (`lives.0`); the grid's points are told
-/// once the whole scan is done (the counts' grid is measured inside the located scan).
+/// Located by count (`lives.1`), confirmed on the clock (`lives.0`); the counts' grid is told
+/// as soon as it is measured, as the clock's is.
 fn search_located(
     lives: (Live, Live),
     grid: &GridPlan,
@@ -278,6 +265,11 @@ fn search_located(
 ) -> Result<locate::LocatedScan> {
     let (mut clock, mut count) = lives;
     let count_cfg = plan.range.count_config();
+    let by = plan
+        .range
+        .locate
+        .map_or(Metric::Instructions, Locate::metric);
+    let measured = measure_grid(&mut count, grid, &count_cfg, by)?;
     let cfg = &plan.range.cfg;
-    locate::locate_scan(&grid.positions, &count_cfg, cfg, &mut count, &mut clock)
+    locate::locate_scan_grid(measured, &count_cfg, cfg, &mut count, &mut clock)
 }

@@ -21,9 +21,24 @@ pub fn locate_scan(
     count: &mut dyn Measurer,
     clock: &mut dyn Measurer,
 ) -> Result<LocatedScan> {
+    let grid = scan::measure_grid(positions, scan::Spread::Count, count_cfg, count)?;
+    locate_scan_grid(grid, count_cfg, clock_cfg, count, clock)
+}
+
+/// [`locate_scan`] from the counts' grid, measured and fitted (a driver tells it before the
+/// searches begin).
+pub fn locate_scan_grid(
+    grid: scan::Grid,
+    count_cfg: &Config,
+    clock_cfg: &Config,
+    count: &mut dyn Measurer,
+    clock: &mut dyn Measurer,
+) -> Result<LocatedScan> {
+    let positions: Vec<usize> = grid.points.iter().map(|p| p.commit).collect();
+    let positions = &positions[..];
     let n = positions.last().map_or(0, |&p| p + 1);
     let (clock_ends, clock_resolution) = bisect::compare_ends(n, clock_cfg, clock)?;
-    let found = scan::scan(positions, scan::Spread::Count, count_cfg, count)?;
+    let found = scan::search_intervals(grid, count_cfg, count)?;
     let (count_ends, count_resolution) = bisect::compare_ends(n, count_cfg, count)?;
     let mut location = Location {
         searched_by: SearchedBy::Count,
