@@ -109,10 +109,8 @@ impl Metric {
     /// as time does, up to 10.
     pub fn default_schedule(&self) -> Schedule {
         match self {
-            Metric::Time => Schedule {
-                initial: 5,
-                max: 40,
-            },
+            // A search's own default: one place for 5..40.
+            Metric::Time => crate::analysis::bisect::Config::default().schedule,
             Metric::Instructions => Schedule {
                 initial: 3,
                 max: 10,
