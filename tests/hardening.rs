@@ -188,10 +188,16 @@ fn bisect_json<T: serde::de::DeserializeOwned>(
     range: &str,
     extra: &[&str],
 ) -> (T, Output) {
+    let mut args = bisect_args(repo, range);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    run_json(cache, args)
+}
+
+/// perfbisect with `args` and `--format json` on `cache`: its typed result, once it succeeded.
+fn run_json<T: serde::de::DeserializeOwned>(cache: &Path, args: Vec<String>) -> (T, Output) {
     let o = pb(cache)
-        .args(bisect_args(repo, range))
+        .args(args)
         .args(["--format", "json"])
-        .args(extra)
         .output()
         .unwrap();
     assert!(
@@ -620,13 +626,9 @@ fn locate_by_count_confirms_by_clock_synthetic_repo() {
     let (r, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let ids = regression_repo(r.path());
     let range = format!("{}..{}", ids[0], ids[8]);
-    let auto = ["--locate", "auto", "--format", "json"];
     let values = [("--min-effect", "0.5%"), ("--samples", "5")];
-    let o = (pb(c.path()).args(bisect_args_with(r.path(), &range, &values, &auto)))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let j: BisectReport = typed(&o);
+    let args = bisect_args_with(r.path(), &range, &values, &["--locate", "auto"]);
+    let (j, o): (BisectReport, _) = run_json(c.path(), args);
     assert!(
         j.notes.iter().any(|n| n.starts_with("--locate auto: ")
             && n.ends_with("short of --min-effect 0.5%: instructions locate, the clock confirms")),
@@ -662,19 +664,9 @@ fn auto_locate_leaves_a_resolving_clock_alone_synthetic_repo() {
     let (r, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let ids = regression_repo(r.path());
     let range = format!("{}..{}", ids[0], ids[8]);
-    let args = bisect_args_with(
-        r.path(),
-        &range,
-        &[("--samples", "5")],
-        &["--locate", "auto"],
-    );
-    let o = pb(c.path())
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let j: BisectReport = typed(&o);
+    let auto = ["--locate", "auto"];
+    let args = bisect_args_with(r.path(), &range, &[("--samples", "5")], &auto);
+    let (j, o): (BisectReport, _) = run_json(c.path(), args);
     assert_eq!(culprit_ids(&j), vec![ids[5].clone()], "{}", summary(&j));
     assert!(j.located.is_none(), "{}", summary(&j));
     assert!(
@@ -693,13 +685,7 @@ fn auto_locate_leaves_a_resolving_clock_alone_synthetic_repo() {
     use perfbisect::report::scan::ScanReport;
     let scan = ["--locate", "auto", "--scan", "--grid", "5"];
     let args = bisect_args_with(r.path(), &range, &[("--samples", "5")], &scan);
-    let o = pb(c.path())
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s: ScanReport = typed(&o);
+    let (s, o): (ScanReport, _) = run_json(c.path(), args);
     assert!(
         s.located.is_none() && s.grid_metric() == Metric::Time,
         "{}",
