@@ -681,6 +681,22 @@ fn auto_locate_leaves_a_resolving_clock_alone_synthetic_repo() {
         stderr(&o)
     );
     assert!(!stderr(&o).contains("instr"), "{}", stderr(&o));
+    // As a jsonl event, typed (the same run again, resumed from its samples).
+    let args = bisect_args_with(r.path(), &range, &[("--samples", "5")], &auto);
+    let o = pb(c.path())
+        .args(args)
+        .args(["--format", "jsonl"])
+        .output()
+        .unwrap();
+    let chosen: Vec<Value> = stdout(&o)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["event"] == "locate_chosen")
+        .collect();
+    assert_eq!(chosen.len(), 1, "{}", stdout(&o));
+    let data = &chosen[0]["data"];
+    assert_eq!(data["counts"], false, "{data}");
+    assert_eq!(data["clock"]["min_effect"], 1.0, "{data}");
     // A scan chooses the same way, before its grid.
     use perfbisect::report::scan::ScanReport;
     let scan = ["--locate", "auto", "--scan", "--grid", "5"];

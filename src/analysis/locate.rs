@@ -148,7 +148,7 @@ pub fn locate(
 }
 
 /// What `--locate auto` chose for a range, and from what.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct AutoChoice {
     /// The counts locate (the clock confirms); else the clock searches alone.
     pub counts: bool,

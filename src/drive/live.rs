@@ -34,9 +34,8 @@ impl Live<'_, '_> {
     /// told now and kept in `notes`.
     pub fn auto_locate(&mut self, n: usize, cfg: &Config, notes: &mut Vec<String>) -> Result<bool> {
         let choice = locate::auto(n, cfg, self)?;
-        let line = auto_locate_line(&choice);
-        self.sink.send(Event::Said(&line));
-        notes.push(line);
+        self.sink.send(Event::LocateChosen(&choice));
+        notes.push(auto_locate_line(&choice));
         Ok(choice.counts)
     }
 

@@ -11,10 +11,12 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use super::bisect::{
-    confirmed_line, located_line, step_line, ChangePointJson, ForecastEvent, StepJson,
+    auto_locate_line, confirmed_line, located_line, step_line, ChangePointJson, ForecastEvent,
+    StepJson,
 };
 use super::export::Jsonl;
 use crate::analysis::bisect::{Step, StepVerdict};
+use crate::analysis::locate::AutoChoice;
 use crate::analysis::scan::GridPoint;
 use crate::build::builds::{BuildNotice, Tell};
 use crate::build::repo::CommitInfo;
@@ -45,6 +47,8 @@ pub enum Event<'a> {
     Build(BuildNotice<'a>),
     /// A wave of samples is answered.
     Wave(&'a WaveDone),
+    /// What `--locate auto` chose for the range, and from what, before the search.
+    LocateChosen(&'a AutoChoice),
     /// A change point the counts located (`--locate`), before the clock confirms it.
     Located {
         point: &'a ChangePointJson,
@@ -215,6 +219,7 @@ impl Sink for Lines {
                 self.emit_event(&line, "forecast", &f);
             }
             Event::Decided(d) => self.decided(&d),
+            Event::LocateChosen(c) => self.emit_event(&auto_locate_line(c), "locate_chosen", c),
             Event::Located { point, metric } => {
                 self.emit_event(&located_line(point, metric), "located", point)
             }
