@@ -1,0 +1,293 @@
+//! The locate procedure on simulated counts and clocks.
+
+use super::*;
+use crate::analysis::simulate::noise::NoiseModel;
+use crate::analysis::simulate::SimMeasurer;
+
+/// A count with 0.25% noise and a clock with 15%, both seeing `count_steps`/`clock_steps`.
+fn pair(
+    n: usize,
+    count_steps: &[(usize, f64)],
+    clock_steps: &[(usize, f64)],
+    seed: u64,
+) -> (SimMeasurer, SimMeasurer) {
+    let count = SimMeasurer::new(n, count_steps, &NoiseModel::iid(0.0025), 0.0, seed).unwrap();
+    let clock = SimMeasurer::new(n, clock_steps, &NoiseModel::iid(0.15), 0.0, seed + 1).unwrap();
+    (count, clock)
+}
+
+fn count_cfg() -> Config {
+    Config {
+        schedule: crate::analysis::alpha::Schedule {
+            initial: 3,
+            max: 10,
+        },
+        ..Config::default()
+    }
+}
+
+fn changes(r: &SearchResult) -> Vec<(usize, bool, bool)> {
+    match &r.outcome {
+        Outcome::Changes(c) => c
+            .iter()
+            .map(|c| (c.first_new, c.confirmed, c.located.is_some()))
+            .collect(),
+        Outcome::NoChange => vec![],
+    }
+}
+
+/// `--locate auto` leaves a quiet clock to search alone, hands a noisy one's range to the
+/// counts, and the search after it takes no end sample again.
+#[test]
+fn auto_locates_by_count_only_where_the_clock_cannot_resolve_min_effect() {
+    for (noise, counts) in [(0.005, false), (0.15, true)] {
+        let mut clock =
+            SimMeasurer::new(300, &[(120, 1.3)], &NoiseModel::iid(noise), 0.0, 7).unwrap();
+        let cfg = Config::default();
+        let choice = auto(300, &cfg, &mut clock).unwrap();
+        let r = choice.clock.as_ref().expect("the ends' noise");
+        assert_eq!(choice.counts, counts, "noise {noise}: {r:?}");
+        assert_eq!(r.short(), counts, "{r:?}");
+        let held = clock.samples_held();
+        let ends = bisect::compare_ends(300, &cfg, &mut clock).unwrap();
+        assert_eq!(
+            clock.samples_held(),
+            held,
+            "the ends were sampled again: {ends:?}"
+        );
+    }
+}
+
+#[test]
+fn a_step_in_both_is_located_by_count_and_confirmed_by_clock() {
+    let (mut count, mut clock) = pair(300, &[(120, 1.3)], &[(120, 1.3)], 3);
+    let l = locate(
+        300,
+        &count_cfg(),
+        &Config::default(),
+        &mut count,
+        &mut clock,
+    )
+    .unwrap();
+    assert_eq!(l.location.searched_by, SearchedBy::Count);
+    assert_eq!(changes(&l.result), vec![(120, true, true)]);
+    let Outcome::Changes(cps) = &l.result.outcome else {
+        unreachable!()
+    };
+    // The clock's figures, with the count's beside them.
+    let located = cps[0].located.expect("count comparison kept");
+    assert!((located.ratio.ratio - 1.3).abs() < 0.01, "{located:?}");
+    assert!(cps[0].comparison.ratio.lo < 1.3 && cps[0].comparison.ratio.hi > 1.3);
+    assert_eq!(l.result.ends.verdict, Verdict::Slower);
+    assert_eq!(l.location.clock_confirmations, 1);
+}
+
+#[test]
+fn a_count_step_that_time_does_not_show_is_not_confirmed() {
+    // Counts +5%, time unchanged (a change the clock cannot see at 1% noise: refuted).
+    let count = SimMeasurer::new(200, &[(80, 1.05)], &NoiseModel::iid(0.0025), 0.0, 5);
+    let clock = SimMeasurer::new(200, &[], &NoiseModel::iid(0.01), 0.0, 6);
+    let (mut count, mut clock) = (count.unwrap(), clock.unwrap());
+    let l = locate(
+        200,
+        &count_cfg(),
+        &Config::default(),
+        &mut count,
+        &mut clock,
+    )
+    .unwrap();
+    assert_eq!(changes(&l.result), vec![(80, false, true)]);
+    let Outcome::Changes(cps) = &l.result.outcome else {
+        unreachable!()
+    };
+    assert_eq!(cps[0].comparison.verdict, Verdict::Same);
+    assert_eq!(l.result.explained, 0.0);
+}
+
+/// `locate` over `n` simulated commits: counts at 0.25% noise, the clock at `clock_noise`.
+fn located(
+    n: usize,
+    count_steps: &[(usize, f64)],
+    clock_steps: &[(usize, f64)],
+    clock_noise: f64,
+    seed: u64,
+) -> Located {
+    let count = SimMeasurer::new(n, count_steps, &NoiseModel::iid(0.0025), 0.0, seed);
+    let clock = SimMeasurer::new(n, clock_steps, &NoiseModel::iid(clock_noise), 0.0, seed + 1);
+    let (mut count, mut clock) = (count.unwrap(), clock.unwrap());
+    locate(n, &count_cfg(), &Config::default(), &mut count, &mut clock).unwrap()
+}
+
+#[test]
+fn time_the_located_change_points_do_not_explain_is_searched_in_time() {
+    // Counts see the +30% at 120; the clock sees it and a +50% at 60 that leaves the
+    // instructions alone: found by the time search of the stretch before 120.
+    let l = located(200, &[(120, 1.3)], &[(60, 1.5), (120, 1.3)], 0.03, 11);
+    assert_eq!(
+        changes(&l.result),
+        vec![(60, true, false), (120, true, true)]
+    );
+    let t = l
+        .location
+        .time_search
+        .as_ref()
+        .expect("the time was searched");
+    assert!(
+        t.moved.lo > 1.0 && t.moved.lo < 1.5 && t.moved.hi > 1.5,
+        "{t:?}"
+    );
+    assert_eq!(t.stretches, vec![(0, 119), (120, 199)]);
+    assert_eq!(t.found, 1);
+    assert_eq!(l.location.unexplained, None, "the two explain the time");
+    let shares: f64 = (l.result.explained - 1.0).abs();
+    assert!(shares < 0.2, "explained {}", l.result.explained);
+}
+
+/// A clock that keeps the shares it was told, as the live output would print them.
+struct Told {
+    clock: SimMeasurer,
+    shares: Vec<(usize, f64)>,
+}
+
+impl Measurer for Told {
+    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        self.clock.ensure(wants)
+    }
+    fn confirmed(&mut self, cp: &ChangePoint) {
+        self.shares.push((cp.first_new, cp.share));
+    }
+}
+
+#[test]
+fn a_change_found_in_time_is_told_with_its_share_of_the_whole_range() {
+    // As above: the +50% at 60 is found by the time search of the stretch 0..119, whose ends
+    // hold all of it; live, its share must be of the range's ends, as in the result.
+    let count = SimMeasurer::new(200, &[(120, 1.3)], &NoiseModel::iid(0.0025), 0.0, 11);
+    let clock = SimMeasurer::new(
+        200,
+        &[(60, 1.5), (120, 1.3)],
+        &NoiseModel::iid(0.03),
+        0.0,
+        12,
+    );
+    let mut told = Told {
+        clock: clock.unwrap(),
+        shares: Vec::new(),
+    };
+    let (mut count, cfg) = (count.unwrap(), Config::default());
+    let l = locate(200, &count_cfg(), &cfg, &mut count, &mut told).unwrap();
+    let Outcome::Changes(cps) = &l.result.outcome else {
+        unreachable!()
+    };
+    let found_in_time = cps.iter().find(|c| c.first_new == 60).expect("found");
+    let live = told.shares.iter().find(|(c, _)| *c == 60).expect("told");
+    assert!(
+        (live.1 - found_in_time.share).abs() < 1e-12,
+        "{live:?} {found_in_time:?}"
+    );
+    assert!(live.1 > 0.3 && live.1 < 0.9, "{live:?}");
+}
+
+#[test]
+fn time_still_unexplained_after_the_time_search_is_named() {
+    // A +50% spread over 40 commits in time only (a gradual change the stretch's search
+    // cannot pin to one commit at this noise) stays named with its size.
+    let clock: Vec<(usize, f64)> = (40..80).map(|c| (c, 1.5f64.powf(1.0 / 40.0))).collect();
+    let mut steps = clock.clone();
+    steps.push((120, 1.3));
+    let l = located(200, &[(120, 1.3)], &steps, 0.03, 17);
+    let t = l
+        .location
+        .time_search
+        .as_ref()
+        .expect("the time was searched");
+    assert_eq!(t.stretches[0], (0, 119));
+    let rest = l.location.unexplained.expect("still unexplained");
+    assert!(rest.lo > 1.0 && rest.hi > 1.5, "{rest:?}");
+    // The stretch's candidates are no single commit's change: none is confirmed.
+    let confirmed: Vec<_> = changes(&l.result).into_iter().filter(|c| c.1).collect();
+    assert_eq!(confirmed, vec![(120, true, true)]);
+}
+
+#[test]
+fn stretches_lie_between_the_confirmed_change_points() {
+    let l = located(200, &[(120, 1.3)], &[(120, 1.3)], 0.03, 19);
+    assert_eq!(
+        stretches(200, &confirmed(&l.result)),
+        vec![(0, 119), (120, 199)]
+    );
+    // What the two confirmations leave cannot be ruled out at this noise: searched, empty.
+    let t = l
+        .location
+        .time_search
+        .as_ref()
+        .expect("the stretches searched");
+    assert_eq!((t.stretches.len(), t.found), (2, 0));
+    assert_eq!(l.location.unexplained, None);
+    let Outcome::Changes(cps) = &l.result.outcome else {
+        unreachable!()
+    };
+    let with = |cp: ChangePoint| SearchResult {
+        outcome: Outcome::Changes(vec![cp]),
+        ..l.result.clone()
+    };
+    let first = ChangePoint {
+        last_old: 0,
+        first_new: 1,
+        ..cps[0].clone()
+    };
+    let r = with(first.clone());
+    assert_eq!(
+        stretches(200, &confirmed(&r)),
+        vec![(1, 199)],
+        "no stretch of one commit"
+    );
+    let refuted = with(ChangePoint {
+        confirmed: false,
+        ..first
+    });
+    assert_eq!(
+        stretches(200, &confirmed(&refuted)),
+        vec![(0, 199)],
+        "only confirmed ones cut"
+    );
+}
+
+#[test]
+fn time_the_located_change_points_explain_leaves_nothing_unexplained() {
+    let steps = [(60, 1.5), (120, 1.3)];
+    let l = located(200, &steps, &steps, 0.03, 13);
+    assert_eq!(changes(&l.result).len(), 2);
+    assert_eq!(l.location.unexplained, None);
+}
+
+#[test]
+fn time_that_moved_without_the_counts_is_searched_on_the_clock() {
+    let (mut count, mut clock) = pair(200, &[], &[(150, 1.5)], 7);
+    let l = locate(
+        200,
+        &count_cfg(),
+        &Config::default(),
+        &mut count,
+        &mut clock,
+    )
+    .unwrap();
+    assert_eq!(l.location.searched_by, SearchedBy::Clock);
+    assert_eq!(l.location.count_ends.verdict, Verdict::Same);
+    assert_eq!(changes(&l.result), vec![(150, true, false)]);
+}
+
+#[test]
+fn nothing_moved_is_no_change() {
+    let (mut count, mut clock) = pair(100, &[], &[], 9);
+    let l = locate(
+        100,
+        &count_cfg(),
+        &Config::default(),
+        &mut count,
+        &mut clock,
+    )
+    .unwrap();
+    assert_eq!(l.result.outcome, Outcome::NoChange);
+    assert_eq!(l.location.searched_by, SearchedBy::Count);
+}
