@@ -572,13 +572,20 @@ fn instruction_metric_refuses_several_threads() {
     assert_usage_error(&o, "use --threads 1");
 }
 
-/// `--locate instructions` confirms in time and counts one thread: every plan that cannot
-/// mean that is refused before anything is built.
+/// `--locate instructions` and `--locate auto` confirm in time and count one thread: every
+/// plan that cannot mean that is refused before anything is built, naming --locate.
 #[test]
 fn locate_refuses_what_it_cannot_mean() {
     let d = tempfile::tempdir().unwrap();
+    for locate in ["instructions", "auto"] {
+        refuses_locating(d.path(), locate);
+    }
+}
+
+fn refuses_locating(cache: &std::path::Path, locate: &str) {
+    let threads = format!("--locate {locate} counts instructions, one thread's work: it does not go with 4 threads (use --threads 1)");
     for (extra, needle) in [
-        (&["--threads", "4"][..], "use --threads 1"),
+        (&["--threads", "1,4"][..], threads.as_str()),
         (
             &["--metric", "instructions"][..],
             "confirms every change point in time",
@@ -587,10 +594,10 @@ fn locate_refuses_what_it_cannot_mean() {
             &["--scan", "--metric", "instructions"][..],
             "confirms every change point in time",
         ),
-        (&["--scan", "--threads", "4"][..], "use --threads 1"),
+        (&["--scan", "--threads", "4"][..], threads.as_str()),
     ] {
-        let o = perfbisect(d.path())
-            .args(["bisect", "--tool", "noop", "--locate", "instructions"])
+        let o = perfbisect(cache)
+            .args(["bisect", "--tool", "noop", "--locate", locate])
             .args(extra)
             .args(["a..b"])
             .output()

@@ -159,8 +159,11 @@ impl RangePlan {
                     self.timing.metric.name()
                 );
             }
-            for &t in &self.threads {
-                locate.metric().check_threads(t)?;
+            if let Some(t) = self.threads.iter().find(|&&t| t != 1) {
+                bail!(
+                    "--locate {} counts instructions, one thread's work: it does not go with {t} threads (use --threads 1)",
+                    locate.name()
+                );
             }
         }
         Ok(())
