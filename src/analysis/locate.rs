@@ -30,7 +30,7 @@
 use crate::analysis::bisect::{
     self, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult, Step,
 };
-use crate::analysis::resolution::{Forecast, Resolution};
+use crate::analysis::resolution::{Forecast, Resolution, MIN_SAMPLES};
 use crate::analysis::stats::{Comparison, RatioCi, Verdict};
 use crate::analysis::within;
 use anyhow::Result;
@@ -160,9 +160,26 @@ pub struct AutoChoice {
 /// `--locate auto`: the counts locate when the clock, at the noise of the range's ends, cannot
 /// resolve `--min-effect` at its cap ([`Resolution::short`]); noise not yet known is no reason to
 /// leave the clock. The ends are compared as every search of the range compares them, so the
-/// search that follows starts from these samples and takes none of them twice.
+/// search that follows starts from these samples and takes none of them twice. The noise is
+/// that of each end's first samples (its first look, at least [`MIN_SAMPLES`]), not of all it
+/// holds: a resumed run, whose ends hold the whole earlier run's samples, chooses as it did.
 pub fn auto(n: usize, clock_cfg: &Config, clock: &mut dyn Measurer) -> Result<AutoChoice> {
     let (_, resolution) = bisect::compare_ends(n, clock_cfg, clock)?;
+    let Some(all) = resolution else {
+        return Ok(AutoChoice {
+            counts: false,
+            clock: None,
+        });
+    };
+    let first = clock_cfg.schedule.initial.max(MIN_SAMPLES);
+    let ends: Vec<Vec<f64>> = (clock.ensure(&[(0, 0), (n - 1, 0)])?.into_iter())
+        .filter_map(|p| match p {
+            Probe::Samples(s) => Some(s.first(first).values),
+            Probe::Skip(_) => None,
+        })
+        .collect();
+    let values: Vec<&[f64]> = ends.iter().map(|v| &v[..]).collect();
+    let resolution = Resolution::of(&values, all.cap, all.alpha, all.min_effect);
     Ok(AutoChoice {
         counts: resolution.as_ref().is_some_and(Resolution::short),
         clock: resolution,

@@ -19,7 +19,7 @@ use super::stats;
 pub const POWER: f64 = 0.8;
 
 /// Fewer samples say too little about a subject's spread to count in the run's noise.
-const MIN_SAMPLES: usize = 5;
+pub const MIN_SAMPLES: usize = 5;
 
 /// What a run resolved, from its own noise.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

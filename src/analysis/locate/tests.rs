@@ -55,6 +55,15 @@ fn auto_locates_by_count_only_where_the_clock_cannot_resolve_min_effect() {
             held,
             "the ends were sampled again: {ends:?}"
         );
+        // Resumed, with every sample of a whole search held at the ends, it chooses again from
+        // the same first samples.
+        bisect::search(300, &cfg, &mut clock).unwrap();
+        assert!(clock.samples_held() > held);
+        assert_eq!(
+            auto(300, &cfg, &mut clock).unwrap(),
+            choice,
+            "noise {noise}"
+        );
     }
 }
 
