@@ -26,6 +26,11 @@ fn count_cfg() -> Config {
     }
 }
 
+/// `locate` over `0..n` with the counts' default schedule and the clock's default config.
+fn locate_by_default(n: usize, count: &mut SimMeasurer, clock: &mut SimMeasurer) -> Located {
+    locate(n, &count_cfg(), &Config::default(), count, clock).unwrap()
+}
+
 fn changes(r: &SearchResult) -> Vec<(usize, bool, bool)> {
     match &r.outcome {
         Outcome::Changes(c) => c
@@ -70,14 +75,7 @@ fn auto_locates_by_count_only_where_the_clock_cannot_resolve_min_effect() {
 #[test]
 fn a_step_in_both_is_located_by_count_and_confirmed_by_clock() {
     let (mut count, mut clock) = pair(300, &[(120, 1.3)], &[(120, 1.3)], 3);
-    let l = locate(
-        300,
-        &count_cfg(),
-        &Config::default(),
-        &mut count,
-        &mut clock,
-    )
-    .unwrap();
+    let l = locate_by_default(300, &mut count, &mut clock);
     assert_eq!(l.location.searched_by, SearchedBy::Count);
     assert_eq!(changes(&l.result), vec![(120, true, true)]);
     let Outcome::Changes(cps) = &l.result.outcome else {
@@ -97,14 +95,7 @@ fn a_count_step_that_time_does_not_show_is_not_confirmed() {
     let count = SimMeasurer::new(200, &[(80, 1.05)], &NoiseModel::iid(0.0025), 0.0, 5);
     let clock = SimMeasurer::new(200, &[], &NoiseModel::iid(0.01), 0.0, 6);
     let (mut count, mut clock) = (count.unwrap(), clock.unwrap());
-    let l = locate(
-        200,
-        &count_cfg(),
-        &Config::default(),
-        &mut count,
-        &mut clock,
-    )
-    .unwrap();
+    let l = locate_by_default(200, &mut count, &mut clock);
     assert_eq!(changes(&l.result), vec![(80, false, true)]);
     let Outcome::Changes(cps) = &l.result.outcome else {
         unreachable!()
@@ -273,14 +264,7 @@ fn time_the_located_change_points_explain_leaves_nothing_unexplained() {
 #[test]
 fn time_that_moved_without_the_counts_is_searched_on_the_clock() {
     let (mut count, mut clock) = pair(200, &[], &[(150, 1.5)], 7);
-    let l = locate(
-        200,
-        &count_cfg(),
-        &Config::default(),
-        &mut count,
-        &mut clock,
-    )
-    .unwrap();
+    let l = locate_by_default(200, &mut count, &mut clock);
     assert_eq!(l.location.searched_by, SearchedBy::Clock);
     assert_eq!(l.location.count_ends.verdict, Verdict::Same);
     assert_eq!(changes(&l.result), vec![(150, true, false)]);
@@ -289,14 +273,7 @@ fn time_that_moved_without_the_counts_is_searched_on_the_clock() {
 #[test]
 fn nothing_moved_is_no_change() {
     let (mut count, mut clock) = pair(100, &[], &[], 9);
-    let l = locate(
-        100,
-        &count_cfg(),
-        &Config::default(),
-        &mut count,
-        &mut clock,
-    )
-    .unwrap();
+    let l = locate_by_default(100, &mut count, &mut clock);
     assert_eq!(l.result.outcome, Outcome::NoChange);
     assert_eq!(l.location.searched_by, SearchedBy::Count);
 }
