@@ -381,9 +381,9 @@ fn run_threads(
     fns: &Fns,
 ) -> Result<(f64, f64, Vec<ThreadResult>)> {
     let barrier = Arc::new(Barrier::new(a.threads + 1));
-    // Under callgrind the workers warm up before it instruments anything: a warm-up (OpenSSL's
-    // lazy initialisation, the kernel's first operation) instrumented cost more valgrind time
-    // than the measured loop of a short sample.
+    // Under callgrind the workers warm up before it instruments anything, so OpenSSL's lazy
+    // initialisation and the kernel's first operation run uninstrumented (as client_request.rs
+    // says they do): what is collected is the same, only valgrind's time changes.
     let warmed = a.warmup.then(|| Arc::new(Barrier::new(a.threads + 1)));
     let stop = Arc::new(AtomicBool::new(false));
     let failed = Arc::new(AtomicBool::new(false));
