@@ -138,9 +138,7 @@ fn search<'s, 'a>(
         }
     }
     let n = range.commits.len();
-    if auto && count.is_some() && !clock.auto_locate(n, cfg, notes)? {
-        count = None;
-    }
+    let count = clock.counts_to_locate((n, cfg, plan.range.locate), count, notes)?;
     let found = match count {
         None => bisect::search(n, cfg, &mut clock).map(|r| (r, None)),
         Some(mut count) => locate::locate(n, &count_cfg, cfg, &mut count, &mut clock)

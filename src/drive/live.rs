@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
+use super::plan::Locate;
 use crate::analysis::bisect::{self, Config, Measurer, Probe, Step};
 use crate::analysis::locate;
 use crate::analysis::resolution::{smallest_change, Forecast};
@@ -30,13 +31,22 @@ pub struct Live<'s, 'a> {
 }
 
 impl Live<'_, '_> {
-    /// `--locate auto` on this clock over `0..n`: whether the counts locate; what it chose is
-    /// told now and kept in `notes`.
-    pub fn auto_locate(&mut self, n: usize, cfg: &Config, notes: &mut Vec<String>) -> Result<bool> {
+    /// The counts that will locate over `0..n`, as `--locate` asks: under `auto`, this clock
+    /// chooses ([`locate::auto`]), tells its choice now and keeps it in `notes`; otherwise the
+    /// counts as given.
+    pub fn counts_to_locate<'c, 'd>(
+        &mut self,
+        (n, cfg, locate): (usize, &Config, Option<Locate>),
+        count: Option<Live<'c, 'd>>,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<Live<'c, 'd>>> {
+        if locate != Some(Locate::Auto) || count.is_none() {
+            return Ok(count);
+        }
         let choice = locate::auto(n, cfg, self)?;
         self.sink.send(Event::LocateChosen(&choice));
         notes.push(auto_locate_line(&choice));
-        Ok(choice.counts)
+        Ok(count.filter(|_| choice.counts))
     }
 
     /// What would resolve more on this machine, given the forecast: more samples, and more

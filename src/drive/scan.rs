@@ -240,14 +240,9 @@ fn search_chosen(
     plan: &ScanPlan,
     notes: &mut Vec<String>,
 ) -> Result<(scan::ScanResult, Option<Location>)> {
-    let (mut clock, mut count) = lives;
-    let n = clock.commits.len();
-    if plan.range.locate == Some(Locate::Auto)
-        && count.is_some()
-        && !clock.auto_locate(n, &plan.range.cfg, notes)?
-    {
-        count = None;
-    }
+    let (mut clock, count) = lives;
+    let r = &plan.range;
+    let count = clock.counts_to_locate((clock.commits.len(), &r.cfg, r.locate), count, notes)?;
     match count {
         Some(count) => {
             search_located((clock, count), grid, plan).map(|l| (l.result, Some(l.location)))
