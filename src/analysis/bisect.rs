@@ -17,7 +17,8 @@
 //!    half holding the larger share of the change first; after a change point is found, the rest
 //!    of its range on either side is searched if that part's own ends differ (a sub-range check).
 //! 5. Each change point is confirmed as soon as it is found: parent against culprit on a fresh
-//!    block of samples (at least 2 × initial each), and handed to [`Measurer::confirmed`] so a
+//!    block of samples (at least 2 × initial each in time, initial in counts: see
+//!    [`Spread`]), and handed to [`Measurer::confirmed`] so a
 //!    user sees it while the search goes on.
 //! 6. Stopping: `max_changes` confirmed change points in the range's direction (one against it
 //!    never counts: with 1, the search goes on to the change the user asked about); a sub-range
@@ -56,7 +57,7 @@ mod result;
 mod sequential;
 mod step;
 
-pub use config::Config;
+pub use config::{Config, Spread};
 pub use measurer::{Measurer, Probe};
 use ranges::{Found, Range};
 pub use result::{

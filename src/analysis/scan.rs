@@ -6,7 +6,7 @@
 //! # Procedure
 //!
 //! 1. The grid: `2 × initial` samples of every grid point in time, `initial` in counts
-//!    ([`Spread`]), all in the same interleaved rounds (one
+//!    ([`Config::spread`]), all in the same interleaved rounds (one
 //!    `ensure` over every point). A point that cannot be measured is left out (its neighbours'
 //!    interval spans it); an unmeasurable end is an error, as in a search.
 //! 2. The fit: each round's effect (one pass of Tukey's median polish on the logs: the round's
@@ -36,7 +36,7 @@
 //! probability at most `alpha` (each search splits its share further exactly as a bisect does). The result carries the Bonferroni sum of
 //! the levels of every test run ([`ScanResult::family_alpha`]).
 
-use crate::analysis::alpha::{self, Schedule};
+use crate::analysis::alpha;
 use crate::analysis::bisect::{
     pool_key, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult,
 };
@@ -196,40 +196,14 @@ pub struct ScanResult {
     pub resolution: Option<Resolution>,
 }
 
-/// What a grid point's samples vary by, which sets how many the grid takes of each: the grid
-/// looks once and never grows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Spread {
-    /// Timing noise: twice a search's first look, for the step fit to average.
-    Clock,
-    /// Instruction counts, which vary by 0.001-0.3% from process to process: a search's first
-    /// look resolves their levels far below any minimum effect, and each count costs a process
-    /// under valgrind.
-    Count,
-}
-
-impl Spread {
-    pub fn grid_samples(self, schedule: &Schedule) -> usize {
-        match self {
-            Spread::Clock => schedule.initial * 2,
-            Spread::Count => schedule.initial,
-        }
-    }
-}
-
 /// Step 1 and 2: measure the grid (`positions`, ascending, ends first and last), fit, and choose
 /// the intervals to enter.
-pub fn measure_grid(
-    positions: &[usize],
-    spread: Spread,
-    cfg: &Config,
-    m: &mut dyn Measurer,
-) -> Result<Grid> {
+pub fn measure_grid(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> Result<Grid> {
     if positions.len() < 2 || positions.windows(2).any(|w| w[0] >= w[1]) {
         bail!("a scan needs at least 2 distinct grid points in ascending order");
     }
     cfg.validate(positions[positions.len() - 1] + 1)?;
-    let k = spread.grid_samples(&cfg.schedule);
+    let k = cfg.spread.fresh_block(&cfg.schedule);
     let (mut points, raw) = grid_points(positions, k, m)?;
     let round_level = round_levels(&raw);
     let mut fitted: Vec<(usize, Point)> = Vec::new();
@@ -567,19 +541,15 @@ fn resolution(grid: &Grid, cfg: &Config, held: &HashMap<usize, Vec<f64>>) -> Opt
 }
 
 /// The whole scan over the grid `positions` (see the module docs).
-pub fn scan(
-    positions: &[usize],
-    spread: Spread,
-    cfg: &Config,
-    m: &mut dyn Measurer,
-) -> Result<ScanResult> {
-    let grid = measure_grid(positions, spread, cfg, m)?;
+pub fn scan(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> Result<ScanResult> {
+    let grid = measure_grid(positions, cfg, m)?;
     search_intervals(grid, cfg, m)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::bisect::Spread;
     use crate::analysis::simulate::noise::NoiseModel;
     use crate::analysis::simulate::SimMeasurer;
 
@@ -619,7 +589,7 @@ mod tests {
         for seed in 0..3 {
             let mut m = sim(4000, &steps, seed);
             let g = grid_positions(4000, 16);
-            let r = scan(&g, Spread::Clock, &Config::default(), &mut m).unwrap();
+            let r = scan(&g, &Config::default(), &mut m).unwrap();
             assert_eq!(confirmed(&r), vec![500, 2600, 3300], "seed {seed}");
             assert_eq!(r.grid.segments.len(), 4);
             assert_eq!(r.grid.intervals.iter().filter(|i| i.entered).count(), 3);
@@ -636,13 +606,7 @@ mod tests {
     fn flat_range_enters_nothing() {
         for seed in 0..5 {
             let mut m = sim(2000, &[], 10 + seed);
-            let r = scan(
-                &grid_positions(2000, 16),
-                Spread::Clock,
-                &Config::default(),
-                &mut m,
-            )
-            .unwrap();
+            let r = scan(&grid_positions(2000, 16), &Config::default(), &mut m).unwrap();
             assert!(r.changes.is_empty(), "seed {seed}: {:?}", r.grid.segments);
             assert_eq!(r.grid.segments.len(), 1);
             assert!(r.grid.intervals.iter().all(|i| !i.entered));
@@ -655,7 +619,7 @@ mod tests {
     fn searches_use_samples_after_the_grid() {
         let mut m = sim(400, &[(130, 1.2)], 3);
         let g = grid_positions(400, 5);
-        let r = scan(&g, Spread::Clock, &Config::default(), &mut m).unwrap();
+        let r = scan(&g, &Config::default(), &mut m).unwrap();
         assert_eq!(confirmed(&r), vec![130]);
         let iv = r.grid.intervals.iter().find(|i| i.entered).unwrap();
         // the interval's ends were sampled again for its search: more than the grid's 10
@@ -673,11 +637,14 @@ mod tests {
     /// look in counts.
     #[test]
     fn a_grid_takes_fewer_counts_than_timings() {
-        let cfg = Config::default();
         let g = grid_positions(200, 6);
         for (spread, k) in [(Spread::Clock, 10), (Spread::Count, 5)] {
+            let cfg = Config {
+                spread,
+                ..Config::default()
+            };
             let mut m = sim(200, &[(120, 1.5)], 4);
-            let grid = measure_grid(&g, spread, &cfg, &mut m).unwrap();
+            let grid = measure_grid(&g, &cfg, &mut m).unwrap();
             assert_eq!(grid.samples_per_point, k, "{spread:?}");
             assert!(grid.points.iter().all(|p| p.n == k), "{spread:?}");
         }
@@ -686,8 +653,8 @@ mod tests {
     #[test]
     fn bad_grids_are_errors() {
         let mut m = sim(100, &[], 1);
-        assert!(scan(&[0], Spread::Clock, &Config::default(), &mut m).is_err());
-        assert!(scan(&[0, 50, 50, 99], Spread::Clock, &Config::default(), &mut m).is_err());
-        assert!(scan(&[10, 5], Spread::Clock, &Config::default(), &mut m).is_err());
+        assert!(scan(&[0], &Config::default(), &mut m).is_err());
+        assert!(scan(&[0, 50, 50, 99], &Config::default(), &mut m).is_err());
+        assert!(scan(&[10, 5], &Config::default(), &mut m).is_err());
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::args::StatsArgs;
 use super::args::{parse_count, parse_duration, parse_effect, unique, GridArg, ScheduleArgs};
 use super::Global;
-use crate::analysis::bisect::Config;
+use crate::analysis::bisect::{self, Config};
 use crate::analysis::fleet::shape::{self, Search, ShapeConfig};
 use crate::analysis::fleet::{
     self, BuildClass, BuildRecord, Ccache, Costs, Fleet, Intervals, Machines, Spread, Trace,
@@ -285,6 +285,7 @@ impl PlanArgs {
             schedule: self.schedule.schedule(),
             max_changes: None,
             min_share: None,
+            spread: bisect::Spread::Clock,
         }
     }
 

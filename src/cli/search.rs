@@ -26,17 +26,19 @@ pub struct RangeArgs<'a> {
 impl RangeArgs<'_> {
     /// The plan these arguments ask for; `stop` = (--max-changes, --min-share).
     pub fn plan(&self, g: &Global, stop: (Option<usize>, Option<f64>)) -> Result<RangePlan> {
+        let timing = self.sampling.timing.timing();
         let plan = RangePlan {
             range: self.range.to_string(),
             tool: self.tool.tool.clone(),
             threads: self.tool.thread_counts(),
-            timing: self.sampling.timing.timing(),
+            timing,
             cfg: Config {
                 alpha: self.stats.alpha.alpha,
                 min_effect: self.stats.min_effect,
                 schedule: self.sampling.schedule(),
                 max_changes: stop.0,
                 min_share: stop.1,
+                spread: timing.metric.spread(),
             },
             locate: self.locate.map(LocateBy::plan),
             count_duration: (self.sampling.timing).duration_for(Metric::Instructions),

@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 
 use super::args::{parse_effect, parse_threads, GridArg, ScheduleArgs, StatsArgs, StopArgs};
-use crate::analysis::bisect::Config;
+use crate::analysis::bisect::{Config, Spread};
 use crate::analysis::simulate::noise::{self, NoiseFit, NoiseModel};
 use crate::analysis::simulate::{self, SimConfig, SimStep};
 use crate::report::export::check_schema;
@@ -351,6 +351,7 @@ pub fn run(a: SimulateArgs) -> Result<Exit> {
             schedule: a.schedule.schedule(),
             max_changes: a.stop.max_changes(),
             min_share: a.stop.min_share,
+            spread: Spread::Clock,
         },
         baseline: a.baseline,
         jobs: a.jobs,

@@ -132,6 +132,7 @@ mod tests {
             },
             max_changes: None,
             min_share: None,
+            spread: Default::default(),
         };
         let key = ResumeKey {
             repo: "/repo",

@@ -170,13 +170,15 @@ impl RangePlan {
     }
 
     /// The counts' search configuration when locating: the clock's, on the count's own
-    /// schedule (a count decides in a few samples).
+    /// schedule and spread (a count decides in a few samples).
     pub fn count_config(&self) -> Config {
-        Config {
-            schedule: self
-                .locate
-                .map_or(self.cfg.schedule.clone(), |l| l.metric().default_schedule()),
-            ..self.cfg.clone()
+        match self.locate {
+            None => self.cfg.clone(),
+            Some(l) => Config {
+                schedule: l.metric().default_schedule(),
+                spread: l.metric().spread(),
+                ..self.cfg.clone()
+            },
         }
     }
 

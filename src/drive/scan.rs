@@ -210,7 +210,7 @@ fn measure_grid(
     cfg: &Config,
     metric: Metric,
 ) -> Result<scan::Grid> {
-    let measured = scan::measure_grid(&grid.positions, metric.spread(), cfg, live)?;
+    let measured = scan::measure_grid(&grid.positions, cfg, live)?;
     let sink = live.sink;
     sink.send(Event::GridMeasured {
         samples_per_point: measured.samples_per_point,

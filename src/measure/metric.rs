@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 use crate::analysis::alpha::Schedule;
-use crate::analysis::scan::Spread;
+use crate::analysis::bisect::Spread;
 
 /// The name callgrind's `--toggle-collect` switches collection on for
 /// (a `#[no_mangle]`, never-inlined function in runner.rs).

@@ -1211,7 +1211,7 @@ fn scan_report() -> super::scan::ScanReport {
     let steps = [(40, 1.30), (120, 1.15), (160, 0.92)];
     let mut m = SimMeasurer::new(200, &steps, &NoiseModel::iid(0.03), 0.0, 7).unwrap();
     let grid = scan::grid_positions(200, 9);
-    let r = scan::scan(&grid, scan::Spread::Clock, &Config::default(), &mut m).unwrap();
+    let r = scan::scan(&grid, &Config::default(), &mut m).unwrap();
     super::scan::ScanReport::new(
         &r,
         super::scan::ScanContext {

@@ -17,6 +17,35 @@ pub struct Config {
     /// Skip sub-ranges whose ends differ by less than this share of the ends' change (on the log
     /// scale, 0.1 = 10%).
     pub min_share: Option<f64>,
+    /// What the samples vary by, which sets the first look of a fresh block (a grid, a
+    /// confirmation). A property of the metric, so results leave it out.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub spread: Spread,
+}
+
+/// What one build's samples vary by, which sets how many a fresh block of them (a scan's grid,
+/// a change point's confirmation) takes at its first look.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Spread {
+    /// Timing noise: twice a search's first look, for the step fit and the confirmation to
+    /// average.
+    #[default]
+    Clock,
+    /// Instruction counts, which vary by 0.001-0.3% from process to process: a search's first
+    /// look resolves them far below any minimum effect, and each count costs a process under
+    /// valgrind.
+    Count,
+}
+
+impl Spread {
+    /// Samples per subject at a fresh block's first look.
+    pub fn fresh_block(self, schedule: &Schedule) -> usize {
+        match self {
+            Spread::Clock => schedule.initial * 2,
+            Spread::Count => schedule.initial,
+        }
+    }
 }
 
 impl Default for Config {
@@ -30,6 +59,7 @@ impl Default for Config {
             },
             max_changes: None,
             min_share: None,
+            spread: Spread::Clock,
         }
     }
 }

@@ -54,7 +54,8 @@ impl Searcher<'_> {
     }
 
     /// Confirm a change point: its parent against it on a fresh block of samples (after every
-    /// sample the search used), grown over the looks of the schedule from 2 × initial on, at
+    /// sample the search used), grown over the looks of the schedule from the spread's fresh
+    /// block on (2 × initial for the clock, initial for counts), at
     /// `alpha_look` per look and series. The reported numbers come from this block alone.
     pub(super) fn confirm(
         &mut self,
@@ -62,7 +63,7 @@ impl Searcher<'_> {
         ends: &[Comparison],
         alpha_look: f64,
     ) -> Result<ChangePoint> {
-        let min = self.cfg.schedule.initial * 2;
+        let min = self.cfg.spread.fresh_block(&self.cfg.schedule);
         let looks: Vec<usize> = self
             .schedule
             .iter()

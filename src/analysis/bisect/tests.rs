@@ -355,6 +355,29 @@ fn ends_with_identical_binaries_are_never_compared() {
     );
 }
 
+/// A change point's fresh block first looks at twice the first look in time, where the noise
+/// needs averaging, and at the first look in counts, which resolve far below any minimum effect
+/// there (each count is a process under valgrind).
+#[test]
+fn a_confirmation_takes_twice_the_first_look_in_time_and_the_first_look_in_counts() {
+    let initial = cfg().schedule.initial;
+    for (spread, block) in [(Spread::Clock, 2 * initial), (Spread::Count, initial)] {
+        let c = Config { spread, ..cfg() };
+        let mut m = Fake::new(100, &[(40, 0.5)], 3);
+        let r = search(100, &c, &mut m).unwrap();
+        let Outcome::Changes(cps) = &r.outcome else {
+            panic!("{spread:?}: no change found")
+        };
+        let cp = &cps[0];
+        assert!(
+            cp.confirmed && (cp.last_old, cp.first_new) == (39, 40),
+            "{cp:?}"
+        );
+        let n = (cp.comparison.a.n, cp.comparison.b.n);
+        assert_eq!(n, (block, block), "{spread:?}");
+    }
+}
+
 #[test]
 fn candidates_are_measured_with_both_ends() {
     let mut m = Fake::new(100, &[(40, 0.1)], 3);

@@ -139,12 +139,7 @@ pub fn trace(sc: &ShapeConfig, search: Search, trial: usize) -> Result<Trace> {
             })
         }
         Search::Scan { grid } => {
-            let r = scan::scan(
-                &scan::grid_positions(sc.commits, grid),
-                scan::Spread::Clock,
-                &sc.cfg,
-                &mut rec,
-            )?;
+            let r = scan::scan(&scan::grid_positions(sc.commits, grid), &sc.cfg, &mut rec)?;
             split_scan(rec.looks, &r)
         }
     }

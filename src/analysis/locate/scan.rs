@@ -21,7 +21,7 @@ pub fn locate_scan(
     count: &mut dyn Measurer,
     clock: &mut dyn Measurer,
 ) -> Result<LocatedScan> {
-    let grid = scan::measure_grid(positions, scan::Spread::Count, count_cfg, count)?;
+    let grid = scan::measure_grid(positions, count_cfg, count)?;
     locate_scan_grid(grid, count_cfg, clock_cfg, count, clock)
 }
 
@@ -52,7 +52,7 @@ pub fn locate_scan_grid(
     };
     let counts_moved = (found.changes.iter()).any(|c| c.cp.confirmed || c.cp.unresolved);
     if !counts_moved && moved(&clock_ends) {
-        let result = scan::scan(positions, scan::Spread::Clock, clock_cfg, clock)?;
+        let result = scan::scan(positions, clock_cfg, clock)?;
         location.searched_by = SearchedBy::Clock;
         return Ok(LocatedScan { result, location });
     }
@@ -155,6 +155,7 @@ mod tests {
                 initial: 3,
                 max: 10,
             },
+            spread: crate::analysis::bisect::Spread::Count,
             ..Config::default()
         };
         let grid = scan::grid_positions(n, 16);

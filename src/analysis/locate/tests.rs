@@ -22,6 +22,7 @@ fn count_cfg() -> Config {
             initial: 3,
             max: 10,
         },
+        spread: crate::analysis::bisect::Spread::Count,
         ..Config::default()
     }
 }

@@ -45,6 +45,7 @@ pub(super) fn run_locate(
     let mut count = m.counting(cs.noise, seed)?;
     let count_cfg = Config {
         schedule: cs.schedule.clone(),
+        spread: crate::analysis::bisect::Spread::Count,
         ..sc.cfg.clone()
     };
     let l = locate::locate(n, &count_cfg, &sc.cfg, &mut count, m)?;
@@ -71,7 +72,7 @@ pub(super) fn run_scan(
     cfg: &Config,
     m: &mut SimMeasurer,
 ) -> Result<TrialResult> {
-    let r = scan::scan(&scan::grid_positions(n, g), scan::Spread::Clock, cfg, m)?;
+    let r = scan::scan(&scan::grid_positions(n, g), cfg, m)?;
     let decisions = r.decisions();
     let bounds = r
         .grid
