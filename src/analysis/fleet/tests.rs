@@ -71,13 +71,13 @@ fn more_nodes_never_predict_slower() {
         for ccache in [Ccache::Shared, Ccache::Local] {
             for machines in [Machines::Shared, Machines::Separate] {
                 let mut last = (f64::INFINITY, f64::INFINITY);
-                for n in [1, 2, 3, 4, 5, 6, 8, 12, 16, 32] {
+                for n in [1, 2, 3, 4, 6, 8, 16] {
                     let f = Fleet {
                         machines,
                         ..fleet(n, ccache)
                     };
                     // The best split is searched per trace: at a few fleet sizes suffices.
-                    if [1, 4, 16].contains(&n) {
+                    if [1, 16].contains(&n) {
                         for t in &all {
                             let best = best_wall_time(t, &f, &c);
                             assert!(best.wall_s <= wall_time(t, &f, &c).wall_s);
