@@ -49,6 +49,13 @@ impl Metric {
         *self == Metric::Time
     }
 
+    /// Whether its samples may be taken side by side, one per core. A count is the
+    /// instructions one process executed, which a neighbouring process does not change; a time
+    /// is exactly what a neighbour disturbs (a build beside a measurement doubles its noise).
+    pub fn side_by_side(&self) -> bool {
+        !self.is_time()
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Metric::Time => "time",

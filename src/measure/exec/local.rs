@@ -1,7 +1,10 @@
 //! The local executor: builds into the cache and samples in fresh child processes on this
 //! machine, in this process, one answer per [`Executor::next`] — what every command did before
 //! there was a seam. Builds of a wave far apart in history go side by side
-//! ([`builds::ensure_all`]).
+//! ([`builds::ensure_all`]), and so do the samples of one round where the metric allows it
+//! ([`Metric::side_by_side`]: instruction counts, one per core).
+//!
+//! [`Metric::side_by_side`]: crate::measure::metric::Metric::side_by_side
 
 use std::collections::VecDeque;
 
@@ -46,6 +49,33 @@ struct Sampling {
     rounds: Rounds,
     have: Vec<Option<usize>>,
     round: usize,
+    /// A pick drawn past the last group taken (a new round, or the end), for the next group.
+    ahead: Option<Pick>,
+}
+
+impl Sampling {
+    /// The next runs to sample together: up to `at_once` picks of the current round (a round
+    /// starting ends a group, so every sample of a group belongs to one round); empty once the
+    /// block is done.
+    fn group(&mut self, at_once: usize, order: &mut StdRng) -> Vec<usize> {
+        let mut runs = Vec::new();
+        while runs.len() < at_once {
+            let have = &self.have;
+            let pick =
+                (self.ahead.take()).unwrap_or_else(|| self.rounds.next(|r| have[r], Some(order)));
+            match pick {
+                Pick::Take(r) => runs.push(r),
+                Pick::NewRound if runs.is_empty() => self.round += 1,
+                other => {
+                    if !runs.is_empty() {
+                        self.ahead = Some(other);
+                    }
+                    break;
+                }
+            }
+        }
+        runs
+    }
 }
 
 impl<'a> Local<'a> {
@@ -92,7 +122,8 @@ impl<'a> Local<'a> {
         p.built = true;
     }
 
-    /// The next sample of the wave's current block, or `None` when its blocks are done.
+    /// The next sample of the wave's current block, or `None` when its blocks are done. Samples
+    /// taken side by side are answered in the order they were picked.
     fn sample(&mut self, p: &mut Pending) -> Result<Option<Answer>> {
         while p.block < p.wave.blocks.len() {
             let block = &p.wave.blocks[p.block];
@@ -104,33 +135,59 @@ impl<'a> Local<'a> {
                 ),
                 have: block.runs.iter().map(|r| Some(r.have)).collect(),
                 round: 0,
+                ahead: None,
             });
-            match s.rounds.next(|r| s.have[r], Some(&mut self.order)) {
-                Pick::NewRound => s.round += 1,
-                Pick::Take(r) => {
-                    interrupt::check()?;
-                    let (outcome, retried) = take(self.cache, block, &block.runs[r])?;
-                    s.have[r] = outcome.is_ok().then(|| s.have[r].map_or(0, |h| h + 1));
-                    return Ok(Some(Answer::Sampled {
-                        ticket: p.ticket,
-                        block: p.block,
-                        run: r,
-                        outcome,
-                        retried,
-                        taken: Taken {
-                            host: self.host.clone(),
-                            round: s.round,
-                        },
-                    }));
-                }
-                Pick::Done => {
-                    p.block += 1;
-                    p.rounds = None;
-                }
+            let runs = s.group(at_once(block), &mut self.order);
+            if runs.is_empty() {
+                p.block += 1;
+                p.rounds = None;
+                continue;
             }
+            interrupt::check()?;
+            for (r, (outcome, retried)) in runs.iter().zip(take_group(self.cache, block, &runs)?) {
+                s.have[*r] = outcome.is_ok().then(|| s.have[*r].map_or(0, |h| h + 1));
+                p.answered.push_back(Answer::Sampled {
+                    ticket: p.ticket,
+                    block: p.block,
+                    run: *r,
+                    outcome,
+                    retried,
+                    taken: Taken {
+                        host: self.host.clone(),
+                        round: s.round,
+                    },
+                });
+            }
+            return Ok(p.answered.pop_front());
         }
         Ok(None)
     }
+}
+
+/// How many of a block's samples are taken at once: one per core where the metric allows it
+/// (see the module docs), else one.
+fn at_once(block: &Block) -> usize {
+    if !block.timing.metric.side_by_side() {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// One sample of each of `runs` (indices into the block), side by side when there are several:
+/// each outcome with its retries, in the order of `runs`.
+fn take_group(cache: &Cache, block: &Block, runs: &[usize]) -> Result<Vec<(SampleOutcome, usize)>> {
+    if let [r] = runs {
+        return Ok(vec![take(cache, block, &block.runs[*r])?]);
+    }
+    std::thread::scope(|scope| {
+        let children: Vec<_> = (runs.iter())
+            .map(|&r| scope.spawn(move || take(cache, block, &block.runs[r])))
+            .collect();
+        children
+            .into_iter()
+            .map(|c| c.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
 }
 
 /// One sample of `run` in a fresh child, a crashed or timed-out one taken again up to the
@@ -208,5 +265,73 @@ impl Executor for Local<'_> {
             }
             None => Ok(Some(Answer::WaveDone { ticket: p.ticket })),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sampling(wants: &[usize]) -> Sampling {
+        Sampling {
+            rounds: Rounds::new(&wants.iter().copied().enumerate().collect::<Vec<_>>()),
+            have: vec![Some(0); wants.len()],
+            round: 0,
+            ahead: None,
+        }
+    }
+
+    /// Every group lies within one round and holds no run twice; the rounds are those one
+    /// sample at a time would walk; every run gets its count and the block then ends.
+    #[test]
+    fn groups_of_side_by_side_samples_keep_to_their_round() {
+        for at_once in [1, 2, 3, 8] {
+            let mut s = sampling(&[3, 2, 3]);
+            let mut order = StdRng::seed_from_u64(7);
+            let mut per_round: Vec<Vec<usize>> = Vec::new();
+            loop {
+                let runs = s.group(at_once, &mut order);
+                if runs.is_empty() {
+                    break;
+                }
+                assert!(runs.len() <= at_once, "{at_once}: {runs:?}");
+                if per_round.len() < s.round {
+                    per_round.push(Vec::new());
+                }
+                let round = per_round.last_mut().unwrap();
+                for r in runs {
+                    assert!(!round.contains(&r), "{at_once}: {r} twice in a round");
+                    round.push(r);
+                    s.have[r] = s.have[r].map(|h| h + 1);
+                }
+            }
+            assert_eq!(s.have, [Some(3), Some(2), Some(3)], "{at_once}");
+            let sizes: Vec<usize> = per_round.iter().map(|r| r.len()).collect();
+            assert_eq!(sizes, [3, 3, 2], "{at_once}");
+            assert!(s.group(at_once, &mut order).is_empty());
+        }
+    }
+
+    /// A run that cannot be measured leaves the rounds: the others still get their count.
+    #[test]
+    fn a_failed_run_leaves_the_groups() {
+        let mut s = sampling(&[2, 2]);
+        let mut order = StdRng::seed_from_u64(1);
+        let mut taken = [0, 0];
+        loop {
+            let runs = s.group(2, &mut order);
+            if runs.is_empty() {
+                break;
+            }
+            for r in runs {
+                taken[r] += 1;
+                s.have[r] = if r == 1 {
+                    None
+                } else {
+                    s.have[r].map(|h| h + 1)
+                };
+            }
+        }
+        assert_eq!(taken, [2, 1]);
     }
 }

@@ -160,8 +160,9 @@ pub enum Answer {
     WaveDone { ticket: Ticket },
 }
 
-/// Runs waves and answers them. Answers of one block come in the order the samples were taken;
-/// nothing else about their order is promised.
+/// Runs waves and answers them. Answers of one block come in the order the samples were taken
+/// (those of one round taken side by side, in the order they were picked); nothing else about
+/// their order is promised.
 pub trait Executor {
     fn kind(&self) -> ExecutorKind;
     /// Whether builds run where no measurement is taken at the time, so that builds the search
