@@ -92,7 +92,7 @@ impl Live<'_, '_> {
         // +-5-30% steps locating finds what the clock cannot (docs/commands.md).
         if time && self.threads == [1] && r.short() && !self.locating {
             v.push(
-                "--locate instructions (counts locate, the clock confirms; 1 thread, about 2.6 s per count sample)"
+                "--locate instructions (counts locate, the clock confirms; 1 thread, about 2.6 s per count sample, one per core side by side)"
                     .into(),
             );
         }
