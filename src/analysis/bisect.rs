@@ -10,7 +10,8 @@
 //! 1. The ends, sampled interleaved and sequentially (initial, doubling, up to max) until
 //!    [`stats::compare`] decides. Same, or still undecided at the cap → [`Outcome::NoChange`].
 //! 2. Binary search. Each candidate is sampled together with fresh samples of both interval ends
-//!    and classified Old / New / Between / Ambiguous / Skipped (see [`StepVerdict`]).
+//!    (in counts, which do not drift, against the ends' first samples: only the candidate is
+//!    sampled) and classified Old / New / Between / Ambiguous / Skipped (see [`StepVerdict`]).
 //! 3. Skipped commits are left out and the unskipped commit nearest the middle is tried instead; if
 //!    only skipped commits remain between an Old and a New commit, the answer is that range.
 //! 4. Every change: a Between commit splits the range in two and both halves are searched, the
@@ -246,9 +247,24 @@ impl Searcher<'_> {
         self.claimed.get(&p).copied().unwrap_or(0)
     }
 
+    /// Marks `c`'s samples up to `upto` as used: what comes after them is fresh. Never lowers
+    /// the mark (a count's step reads its ends' first samples again, see `end_base`).
     fn claim(&mut self, c: usize, upto: usize) {
         let p = pool_key(&self.claimed, c, &*self.m);
-        self.claimed.insert(p, upto);
+        let mark = self.claimed.entry(p).or_insert(0);
+        *mark = (*mark).max(upto);
+    }
+
+    /// Where a step's window of the interval end `c` starts. In time, after every sample used
+    /// so far: the end is sampled afresh in the candidate's rounds, so drift between the rounds
+    /// cannot pass for a change. In counts there is no drift to pair against, so the end's first
+    /// samples serve every step and only the candidate is sampled (a third of the counts, each a
+    /// process under valgrind); a confirmation still takes a fresh block of both.
+    fn end_base(&self, c: usize) -> usize {
+        match self.cfg.spread {
+            Spread::Clock => self.claimed(c),
+            Spread::Count => 0,
+        }
     }
 
     fn record(&mut self, step: Step) {

@@ -92,7 +92,7 @@ impl Searcher<'_> {
             return Ok(same);
         }
         let commits = [c, lo, hi];
-        let bases = [self.claimed(c), self.claimed(lo), self.claimed(hi)];
+        let bases = [self.claimed(c), self.end_base(lo), self.end_base(hi)];
         let looks = self.schedule.clone();
         let mut result = None;
         for (li, &k) in looks.iter().enumerate() {

@@ -378,6 +378,30 @@ fn a_confirmation_takes_twice_the_first_look_in_time_and_the_first_look_in_count
     }
 }
 
+/// In time every candidate is sampled in fresh rounds with both ends of its interval; in
+/// counts the ends' first samples serve every step and only the candidate is sampled, and the
+/// same culprit is found with fewer samples.
+#[test]
+fn a_count_step_samples_its_candidate_and_reads_its_ends_again() {
+    let mut drawn = Vec::new();
+    for spread in [Spread::Clock, Spread::Count] {
+        let c = Config { spread, ..cfg() };
+        let mut m = Fake::new(200, &[(70, 0.5)], 5);
+        let r = search(200, &c, &mut m).unwrap();
+        assert_eq!(changes(&r), vec![(69, 70)], "{spread:?}");
+        let steps: Vec<&Vec<(usize, usize)>> = m.calls.iter().filter(|w| w.len() == 3).collect();
+        assert!(steps.len() >= 5, "{spread:?}: {:?}", m.calls);
+        // (candidate, old end, new end), each with the sample count asked for
+        let reread = |w: &Vec<(usize, usize)>| w[1].1 == w[0].1 && w[2].1 == w[0].1;
+        match spread {
+            Spread::Count => assert!(steps.iter().all(|w| reread(w)), "{steps:?}"),
+            Spread::Clock => assert!(steps.iter().skip(1).all(|w| !reread(w)), "{steps:?}"),
+        }
+        drawn.push(m.drawn);
+    }
+    assert!(drawn[1] * 3 < drawn[0] * 2, "clock, count: {drawn:?}");
+}
+
 #[test]
 fn candidates_are_measured_with_both_ends() {
     let mut m = Fake::new(100, &[(40, 0.1)], 3);
