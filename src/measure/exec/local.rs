@@ -49,32 +49,26 @@ struct Sampling {
     rounds: Rounds,
     have: Vec<Option<usize>>,
     round: usize,
-    /// A pick drawn past the last group taken (a new round, or the end), for the next group.
-    ahead: Option<Pick>,
 }
 
 impl Sampling {
-    /// The next runs to sample together: up to `at_once` picks of the current round (a round
-    /// starting ends a group, so every sample of a group belongs to one round); empty once the
-    /// block is done.
-    fn group(&mut self, at_once: usize, order: &mut StdRng) -> Vec<usize> {
-        let mut runs = Vec::new();
-        while runs.len() < at_once {
-            let have = &self.have;
-            let pick =
-                (self.ahead.take()).unwrap_or_else(|| self.rounds.next(|r| have[r], Some(order)));
-            match pick {
-                Pick::Take(r) => runs.push(r),
-                Pick::NewRound if runs.is_empty() => self.round += 1,
-                other => {
-                    if !runs.is_empty() {
-                        self.ahead = Some(other);
-                    }
-                    break;
-                }
+    /// The next samples to take together, each as (run, round): up to `at_once` picks in the
+    /// rounds' order. A group may run into the next round — side by side, a round's order
+    /// stands for no moment in time, and a one-subject block (a count search's candidate) would
+    /// otherwise use one core — so a run's picks in flight count as held. Empty once the block
+    /// is done.
+    fn group(&mut self, at_once: usize, order: &mut StdRng) -> Vec<(usize, usize)> {
+        let mut picks: Vec<(usize, usize)> = Vec::new();
+        while picks.len() < at_once {
+            let (have, taking) = (&self.have, &picks);
+            let held = |r: usize| have[r].map(|h| h + taking.iter().filter(|p| p.0 == r).count());
+            match self.rounds.next(held, Some(order)) {
+                Pick::Take(r) => picks.push((r, self.round)),
+                Pick::NewRound => self.round += 1,
+                Pick::Done => break,
             }
         }
-        runs
+        picks
     }
 }
 
@@ -135,26 +129,31 @@ impl<'a> Local<'a> {
                 ),
                 have: block.runs.iter().map(|r| Some(r.have)).collect(),
                 round: 0,
-                ahead: None,
             });
-            let runs = s.group(at_once(block), &mut self.order);
-            if runs.is_empty() {
+            let picks = s.group(at_once(block), &mut self.order);
+            if picks.is_empty() {
                 p.block += 1;
                 p.rounds = None;
                 continue;
             }
             interrupt::check()?;
-            for (r, (outcome, retried)) in runs.iter().zip(take_group(self.cache, block, &runs)?) {
-                s.have[*r] = outcome.is_ok().then(|| s.have[*r].map_or(0, |h| h + 1));
+            let runs: Vec<usize> = picks.iter().map(|&(r, _)| r).collect();
+            let taken = take_group(self.cache, block, &runs)?;
+            for (&(r, round), (outcome, retried)) in picks.iter().zip(taken) {
+                // A run that failed leaves the rounds; a sample of it still in flight is dropped.
+                s.have[r] = match (s.have[r], outcome.is_ok()) {
+                    (Some(h), true) => Some(h + 1),
+                    _ => None,
+                };
                 p.answered.push_back(Answer::Sampled {
                     ticket: p.ticket,
                     block: p.block,
-                    run: *r,
+                    run: r,
                     outcome,
                     retried,
                     taken: Taken {
                         host: self.host.clone(),
-                        round: s.round,
+                        round,
                     },
                 });
             }
@@ -277,39 +276,48 @@ mod tests {
             rounds: Rounds::new(&wants.iter().copied().enumerate().collect::<Vec<_>>()),
             have: vec![Some(0); wants.len()],
             round: 0,
-            ahead: None,
         }
     }
 
-    /// Every group lies within one round and holds no run twice; the rounds are those one
-    /// sample at a time would walk; every run gets its count and the block then ends.
+    /// Whatever the group size: no round holds a run twice, the rounds are those one sample at
+    /// a time walks, and every run gets exactly its count (picks in flight count as held).
     #[test]
-    fn groups_of_side_by_side_samples_keep_to_their_round() {
+    fn groups_of_side_by_side_samples_walk_the_rounds_and_take_no_more_than_wanted() {
         for at_once in [1, 2, 3, 8] {
             let mut s = sampling(&[3, 2, 3]);
             let mut order = StdRng::seed_from_u64(7);
-            let mut per_round: Vec<Vec<usize>> = Vec::new();
+            let mut rounds: Vec<Vec<usize>> = Vec::new();
             loop {
-                let runs = s.group(at_once, &mut order);
-                if runs.is_empty() {
+                let picks = s.group(at_once, &mut order);
+                if picks.is_empty() {
                     break;
                 }
-                assert!(runs.len() <= at_once, "{at_once}: {runs:?}");
-                if per_round.len() < s.round {
-                    per_round.push(Vec::new());
-                }
-                let round = per_round.last_mut().unwrap();
-                for r in runs {
-                    assert!(!round.contains(&r), "{at_once}: {r} twice in a round");
-                    round.push(r);
+                assert!(picks.len() <= at_once, "{at_once}: {picks:?}");
+                for (r, round) in picks {
+                    rounds.resize(rounds.len().max(round), Vec::new());
+                    let runs = &mut rounds[round - 1];
+                    assert!(!runs.contains(&r), "{at_once}: {r} twice in round {round}");
+                    runs.push(r);
                     s.have[r] = s.have[r].map(|h| h + 1);
                 }
             }
             assert_eq!(s.have, [Some(3), Some(2), Some(3)], "{at_once}");
-            let sizes: Vec<usize> = per_round.iter().map(|r| r.len()).collect();
+            let sizes: Vec<usize> = rounds.iter().map(|r| r.len()).collect();
             assert_eq!(sizes, [3, 3, 2], "{at_once}");
             assert!(s.group(at_once, &mut order).is_empty());
         }
+    }
+
+    /// A lone subject (a count search's candidate) is sampled on every core at once.
+    #[test]
+    fn a_lone_subject_fills_the_group() {
+        let mut s = sampling(&[3]);
+        let mut order = StdRng::seed_from_u64(1);
+        assert_eq!(s.group(2, &mut order), [(0, 1), (0, 2)]);
+        s.have[0] = Some(2);
+        assert_eq!(s.group(2, &mut order), [(0, 3)]);
+        s.have[0] = Some(3);
+        assert!(s.group(2, &mut order).is_empty());
     }
 
     /// A run that cannot be measured leaves the rounds: the others still get their count.
@@ -319,11 +327,11 @@ mod tests {
         let mut order = StdRng::seed_from_u64(1);
         let mut taken = [0, 0];
         loop {
-            let runs = s.group(2, &mut order);
-            if runs.is_empty() {
+            let picks = s.group(2, &mut order);
+            if picks.is_empty() {
                 break;
             }
-            for r in runs {
+            for (r, _) in picks {
                 taken[r] += 1;
                 s.have[r] = if r == 1 {
                     None
