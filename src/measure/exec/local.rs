@@ -1,8 +1,8 @@
 //! The local executor: builds into the cache and samples in fresh child processes on this
 //! machine, in this process, one answer per [`Executor::next`] — what every command did before
 //! there was a seam. Builds of a wave far apart in history go side by side
-//! ([`builds::ensure_all`]), and so do the samples of one round where the metric allows it
-//! ([`Metric::side_by_side`]: instruction counts, one per core).
+//! ([`builds::ensure_all`]), and so do a block's samples where the metric allows it
+//! ([`Metric::side_by_side`]: instruction counts, one per core, in the rounds' order).
 //!
 //! [`Metric::side_by_side`]: crate::measure::metric::Metric::side_by_side
 

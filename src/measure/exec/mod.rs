@@ -161,7 +161,7 @@ pub enum Answer {
 }
 
 /// Runs waves and answers them. Answers of one block come in the order the samples were taken
-/// (those of one round taken side by side, in the order they were picked); nothing else about
+/// (those taken side by side, in the order they were picked); nothing else about
 /// their order is promised.
 pub trait Executor {
     fn kind(&self) -> ExecutorKind;
