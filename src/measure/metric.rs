@@ -138,7 +138,8 @@ impl Metric {
         }
     }
 
-    /// How its samples of one build vary, which sets the samples of a scan's grid.
+    /// How one build's samples of this metric vary ([`Spread`]): it sets a fresh block's first
+    /// look, and whether a search's step reads its ends' samples again.
     pub fn spread(&self) -> Spread {
         match self {
             Metric::Time => Spread::Clock,
