@@ -5,6 +5,7 @@
 pub mod alpha;
 pub mod bisect;
 pub mod fleet;
+pub mod lanes;
 pub mod locate;
 pub mod profile;
 pub mod resolution;

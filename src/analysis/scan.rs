@@ -40,6 +40,7 @@ use crate::analysis::alpha;
 use crate::analysis::bisect::{
     pool_key, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult,
 };
+use crate::analysis::lanes;
 use crate::analysis::resolution::Resolution;
 use crate::analysis::segment::{self, Point};
 use crate::analysis::series::{self, Cancel, Series};
@@ -48,7 +49,7 @@ use crate::analysis::within::{self, Tracker};
 use crate::unavailable::Unavailable;
 use anyhow::{bail, Result};
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// `g` evenly spaced positions in `0..n`, ends included (fewer when the range is shorter).
 pub fn grid_positions(n: usize, g: usize) -> Vec<usize> {
@@ -377,39 +378,29 @@ fn intervals_between(
         .collect()
 }
 
-/// Step 3 and 4: search every entered interval of `grid` and put the profile together.
+/// Step 3 and 4: search every entered interval of `grid` and put the profile together: one
+/// interval at a time, or side by side, one per lane, when the measurer has several
+/// ([`lanes`]).
 pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> Result<ScanResult> {
     let mut t = Tracker::new(m, grid_values(&grid));
-    let mut used = grid_use(&grid, &mut t);
-    let (mut pending, candidates) = searchable_intervals(&grid);
+    let used = grid_use(&grid, &mut t);
+    let (pending, candidates) = searchable_intervals(&grid);
     let alpha_per_search = alpha::scan_per_search(cfg.alpha, candidates);
-    let searchable = candidates;
     let sub_cfg = Config {
         alpha: alpha_per_search,
         ..cfg.clone()
     };
+    if t.lanes() > 1 {
+        side_by_side(&mut grid, pending, &sub_cfg, &mut t)?;
+    } else {
+        one_at_a_time(&mut grid, pending, &sub_cfg, &mut t, used)?;
+    }
     let (mut tests, mut family) = (0, 0.0);
     let mut changes = Vec::new();
-    while let Some(ii) = pending.pop_first() {
-        let iv = &mut grid.intervals[ii];
-        if iv.search.is_some() {
-            continue;
-        }
-        iv.entered = true;
-        let r = within::search(iv.lo, iv.hi, &sub_cfg, &mut t, &mut used)?;
+    for (ii, iv) in grid.intervals.iter().enumerate() {
+        let Some(r) = &iv.search else { continue };
         tests += r.tests;
         family += r.family_alpha;
-        // Entered for a fitted step, but its ends agree on fresh samples: look beside it.
-        if r.outcome == Outcome::NoChange && !iv.fallback {
-            for j in [ii.wrapping_sub(1), ii + 1] {
-                if let Some(n) = grid.intervals.get_mut(j) {
-                    if !n.entered {
-                        n.fallback = true;
-                        pending.insert(j);
-                    }
-                }
-            }
-        }
         if let Outcome::Changes(cps) = &r.outcome {
             for cp in cps {
                 changes.push(ScanChange {
@@ -419,10 +410,7 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
                 });
             }
         }
-        grid.intervals[ii].search = Some(r);
     }
-    let commits_measured = t.seen.len();
-    let samples_taken = t.seen.values().sum();
     let resolution = resolution(&grid, &sub_cfg, &t.held);
     let mut r = ScanResult {
         grid,
@@ -430,16 +418,81 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
         by_share: Vec::new(),
         cancels: Vec::new(),
         series: Vec::new(),
-        searchable,
+        searchable: candidates,
         alpha_per_search,
         tests,
         family_alpha: family.min(1.0),
-        commits_measured,
-        samples_taken,
+        commits_measured: t.commits_measured(),
+        samples_taken: t.samples_taken(),
         resolution,
     };
     profile(&mut r, cfg.min_effect);
     Ok(r)
+}
+
+/// The intervals searched in turn, lowest first, each on samples no earlier phase or search
+/// used.
+fn one_at_a_time(
+    grid: &mut Grid,
+    mut pending: BTreeSet<usize>,
+    cfg: &Config,
+    t: &mut Tracker,
+    mut used: HashMap<usize, usize>,
+) -> Result<()> {
+    while let Some(ii) = pending.pop_first() {
+        let iv = &grid.intervals[ii];
+        if iv.search.is_some() {
+            continue;
+        }
+        let r = within::search(iv.lo, iv.hi, cfg, t, &mut used)?;
+        pending.extend(searched(grid, ii, r));
+    }
+    Ok(())
+}
+
+/// The intervals searched at once, one lane each (the lane's id is the interval's index).
+fn side_by_side(
+    grid: &mut Grid,
+    pending: BTreeSet<usize>,
+    cfg: &Config,
+    t: &mut Tracker,
+) -> Result<()> {
+    let lane = |g: &Grid, ii: usize| lanes::Lane {
+        id: ii,
+        lo: g.intervals[ii].lo,
+        hi: g.intervals[ii].hi,
+    };
+    let first = pending.iter().map(|&ii| lane(grid, ii)).collect();
+    lanes::search(t, cfg, first, |l, r| {
+        searched(grid, l.id, r.clone())
+            .into_iter()
+            .map(|ii| lane(grid, ii))
+            .collect()
+    })?;
+    Ok(())
+}
+
+/// Interval `ii`'s search is done: kept, and the intervals it sends the scan to next. Entered
+/// for a fitted step but its ends agree on fresh samples: the step may lie beside it.
+fn searched(grid: &mut Grid, ii: usize, r: SearchResult) -> Vec<usize> {
+    let look_beside = r.outcome == Outcome::NoChange && !grid.intervals[ii].fallback;
+    let iv = &mut grid.intervals[ii];
+    iv.entered = true;
+    iv.search = Some(r);
+    if !look_beside {
+        return Vec::new();
+    }
+    let mut next = Vec::new();
+    for j in [ii.wrapping_sub(1), ii + 1] {
+        if let Some(n) = grid.intervals.get_mut(j) {
+            if !n.entered {
+                n.entered = true;
+                n.fallback = true;
+                next.push(j);
+            }
+        }
+    }
+    next
 }
 
 /// The profile over `r`'s change points as they stand (after the searches, or after another
@@ -473,14 +526,13 @@ pub fn interval_of(grid: &Grid, c: usize) -> usize {
 /// The entered intervals (to search first), and how many intervals may be searched: the
 /// entered ones and their neighbours (a fallback). Known from the grid alone, so alpha can be
 /// split over them before any search runs.
-fn searchable_intervals(grid: &Grid) -> (std::collections::BTreeSet<usize>, usize) {
+fn searchable_intervals(grid: &Grid) -> (BTreeSet<usize>, usize) {
     let count = grid.intervals.len();
-    let entered: std::collections::BTreeSet<usize> =
-        (0..count).filter(|&i| grid.intervals[i].entered).collect();
+    let entered: BTreeSet<usize> = (0..count).filter(|&i| grid.intervals[i].entered).collect();
     let candidates = entered
         .iter()
         .flat_map(|&i| [i.saturating_sub(1), i, (i + 1).min(count - 1)])
-        .collect::<std::collections::BTreeSet<usize>>()
+        .collect::<BTreeSet<usize>>()
         .len();
     (entered, candidates)
 }

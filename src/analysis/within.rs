@@ -5,16 +5,19 @@
 //! the choice to enter it.
 
 use crate::analysis::bisect::{
-    self, pool_key, Config, Measurer, Outcome, Probe, SearchResult, Step,
+    self, pool_key, Config, LaneWants, Measurer, Outcome, Probe, SearchResult, SeriesProbes, Step,
 };
 use anyhow::Result;
 use std::collections::HashMap;
 
-/// Records the most samples seen per commit, for the totals and for what later phases must
-/// not reuse, and every value, for the noise.
+/// Records the most samples seen per commit (and per lane's commit), for the totals and for
+/// what later phases must not reuse, and every value, for the noise.
 pub struct Tracker<'a> {
     m: &'a mut dyn Measurer,
     pub seen: HashMap<usize, usize>,
+    /// Per (lane, commit): a lane's commits are subjects of their own.
+    pub lane_seen: HashMap<(usize, usize), usize>,
+    /// Each commit's samples (the most of any lane's), for the noise.
     pub held: HashMap<usize, Vec<f64>>,
 }
 
@@ -23,8 +26,22 @@ impl<'a> Tracker<'a> {
         Tracker {
             m,
             seen: HashMap::new(),
+            lane_seen: HashMap::new(),
             held,
         }
+    }
+
+    /// Commits sampled, by any phase or lane.
+    pub fn commits_measured(&self) -> usize {
+        let lanes = self.lane_seen.keys().map(|k| k.1);
+        let mut all: std::collections::HashSet<usize> = self.seen.keys().copied().collect();
+        all.extend(lanes);
+        all.len()
+    }
+
+    /// Samples held by every phase and lane.
+    pub fn samples_taken(&self) -> usize {
+        self.seen.values().sum::<usize>() + self.lane_seen.values().sum::<usize>()
     }
 }
 
@@ -55,6 +72,26 @@ impl Measurer for Tracker<'_> {
     }
     fn name(&self, i: usize) -> String {
         self.m.name(i)
+    }
+    fn lanes(&self) -> usize {
+        self.m.lanes()
+    }
+    fn ensure_lanes(&mut self, requests: &[LaneWants]) -> Result<Vec<SeriesProbes>> {
+        let r = self.m.ensure_lanes(requests)?;
+        for ((lane, wants), probes) in requests.iter().zip(&r) {
+            for (&(c, _), p) in wants.iter().zip(probes) {
+                let Some(Probe::Samples(v)) = p.first() else {
+                    continue;
+                };
+                let e = self.lane_seen.entry((*lane, c)).or_insert(0);
+                *e = (*e).max(v.len());
+                let held = self.held.entry(c).or_default();
+                if v.len() > held.len() {
+                    *held = v.values.clone();
+                }
+            }
+        }
+        Ok(r)
     }
 }
 

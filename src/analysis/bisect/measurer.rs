@@ -65,4 +65,23 @@ pub trait Measurer {
     fn name(&self, i: usize) -> String {
         format!("commit {i}")
     }
+    /// How many searches may sample at once, each on a measurement node of its own (see
+    /// [`crate::analysis::lanes`]). 1, the default: one search at a time, as on one machine.
+    fn lanes(&self) -> usize {
+        1
+    }
+    /// `ensure_series` for several searches at once: request `k` is lane `requests[k].0`'s. A
+    /// lane's commits are subjects of its own, whose samples no other lane or phase sees, all
+    /// taken on one node; every request's block runs at once, each on its lane's node. Asked
+    /// only of a measurer with more than one lane.
+    fn ensure_lanes(&mut self, requests: &[LaneWants]) -> Result<Vec<SeriesProbes>> {
+        let _ = requests;
+        bail!("this measurer samples for one search at a time")
+    }
 }
+
+/// One lane's wants: (lane, the (commit, n) pairs as `ensure` takes them).
+pub type LaneWants = (usize, Vec<(usize, usize)>);
+
+/// Per commit, one probe per series (see [`Measurer::ensure_series`]).
+pub type SeriesProbes = Vec<Vec<Probe>>;

@@ -23,6 +23,9 @@ pub struct SimMeasurer {
     pub(super) skip_rate: f64,
     pub(super) rng: StdRng,
     pub(super) samples: HashMap<usize, Samples>,
+    /// Searches that may sample at once, and each (lane, commit)'s samples.
+    pub(super) lanes: usize,
+    pub(super) lane_samples: HashMap<(usize, usize), Samples>,
     /// The round being sampled (samples of one round pair in the paired test).
     pub(super) round: u64,
     pub(super) skips: HashMap<usize, bool>,
@@ -61,6 +64,8 @@ impl SimMeasurer {
             skip_rate,
             rng,
             samples: HashMap::new(),
+            lanes: 1,
+            lane_samples: HashMap::new(),
             round: 0,
             skips: HashMap::new(),
             first_confirmed: None,
@@ -115,6 +120,48 @@ impl SimMeasurer {
         self.samples.values().map(Samples::len).sum()
     }
 
+    /// One sample of commit `c`, or `None` when it failed (the commit is then skipped for good,
+    /// as the engine does).
+    fn draw(&mut self, c: usize) -> Option<f64> {
+        if self.iid {
+            return Some(self.mean(c) * self.noise.sample(&mut self.rng).exp());
+        }
+        let log = self.mean(c).ln()
+            + self.offset(c)
+            + self.machine.sample_log(&self.model, &mut self.rng);
+        if self.model.fail_rate > 0.0 && self.rng.gen_bool(self.model.fail_rate) {
+            self.skips.insert(c, true);
+            return None;
+        }
+        Some(log.exp())
+    }
+
+    fn round_key(&self) -> RoundKey {
+        RoundKey {
+            session: 0,
+            round: self.round,
+        }
+    }
+
+    /// Searches that may sample at once (see [`crate::analysis::lanes`]); 1 by default.
+    pub fn with_lanes(mut self, lanes: usize) -> Self {
+        self.lanes = lanes;
+        self
+    }
+
+    /// The probes of `wants` from `held`, per commit (a skipped commit skips).
+    fn probes(&self, wants: &[(usize, usize)], held: impl Fn(usize) -> Samples) -> Vec<Probe> {
+        wants
+            .iter()
+            .map(|&(c, _)| match self.have(c) {
+                None => Probe::Skip(Unavailable::Simulated {
+                    message: "build failed (simulated)".into(),
+                }),
+                Some(_) => Probe::Samples(held(c)),
+            })
+            .collect()
+    }
+
     pub(super) fn is_skipped(&mut self, c: usize) -> bool {
         if c == 0 || c + 1 >= self.commits || self.skip_rate <= 0.0 {
             return false;
@@ -134,30 +181,47 @@ impl Sampler for SimMeasurer {
     }
 
     fn take_one(&mut self, c: usize) -> Result<()> {
-        let x = if self.iid {
-            self.mean(c) * self.noise.sample(&mut self.rng).exp()
-        } else {
-            let log = self.mean(c).ln()
-                + self.offset(c)
-                + self.machine.sample_log(&self.model, &mut self.rng);
-            if self.model.fail_rate > 0.0 && self.rng.gen_bool(self.model.fail_rate) {
-                // As the engine does today: a commit whose sample failed is skipped for good.
-                self.skips.insert(c, true);
-                return Ok(());
-            }
-            log.exp()
-        };
-        let round = RoundKey {
-            session: 0,
-            round: self.round,
-        };
-        self.samples.entry(c).or_default().push(x, Some(round));
+        if let Some(x) = self.draw(c) {
+            let round = self.round_key();
+            self.samples.entry(c).or_default().push(x, Some(round));
+        }
         Ok(())
     }
 
     fn new_round(&mut self) {
         self.round += 1;
         self.machine.new_round();
+    }
+}
+
+/// One lane's view of the simulated machine: its commits' samples are its own.
+struct LaneView<'a> {
+    sim: &'a mut SimMeasurer,
+    lane: usize,
+}
+
+impl Sampler for LaneView<'_> {
+    fn have(&self, c: usize) -> Option<usize> {
+        self.sim.have(c)?;
+        Some(
+            self.sim
+                .lane_samples
+                .get(&(self.lane, c))
+                .map_or(0, Samples::len),
+        )
+    }
+
+    fn take_one(&mut self, c: usize) -> Result<()> {
+        if let Some(x) = self.sim.draw(c) {
+            let round = self.sim.round_key();
+            let held = self.sim.lane_samples.entry((self.lane, c)).or_default();
+            held.push(x, Some(round));
+        }
+        Ok(())
+    }
+
+    fn new_round(&mut self) {
+        self.sim.new_round()
     }
 }
 
@@ -170,15 +234,38 @@ impl Measurer for SimMeasurer {
         let filled = rounds::fill(self, wants, order.as_mut());
         self.order = order;
         filled?;
-        Ok(wants
-            .iter()
-            .map(|&(c, _)| match self.have(c) {
-                None => Probe::Skip(Unavailable::Simulated {
-                    message: "build failed (simulated)".into(),
-                }),
-                Some(_) => Probe::Samples(self.samples.get(&c).cloned().unwrap_or_default()),
-            })
-            .collect())
+        Ok(self.probes(wants, |c| self.samples.get(&c).cloned().unwrap_or_default()))
+    }
+
+    fn lanes(&self) -> usize {
+        self.lanes
+    }
+
+    /// Each lane's block in turn, on the one simulated machine: the lanes' nodes are alike.
+    fn ensure_lanes(&mut self, requests: &[LaneWants]) -> Result<Vec<SeriesProbes>> {
+        let mut out = Vec::with_capacity(requests.len());
+        for (lane, wants) in requests {
+            for w in wants {
+                self.is_skipped(w.0);
+            }
+            let mut order = self.order.take();
+            let filled = rounds::fill(
+                &mut LaneView {
+                    sim: self,
+                    lane: *lane,
+                },
+                wants,
+                order.as_mut(),
+            );
+            self.order = order;
+            filled?;
+            let probes = self.probes(wants, |c| {
+                let held = self.lane_samples.get(&(*lane, c));
+                held.cloned().unwrap_or_default()
+            });
+            out.push(probes.into_iter().map(|p| vec![p]).collect());
+        }
+        Ok(out)
     }
 
     fn confirmed(&mut self, cp: &ChangePoint) {
