@@ -1,7 +1,8 @@
 //! The Slurm executor on a real one-node cluster (`scripts/slurm-up`, which `scripts/test` and
 //! `.ci/run` start): a bisect and a scan of the fake OpenSSL give the answers the local
 //! executor gives, every build and every block of samples ran as a Slurm job (checked against
-//! Slurm's own job records), and a measurement job cancelled mid-way is submitted again.
+//! Slurm's own job records), a measurement job cancelled mid-way is submitted again, and a
+//! scan with two lanes sends its two intervals' blocks in one wave.
 
 use crate::common;
 
@@ -299,6 +300,124 @@ fn bisect_and_scan_through_slurm_answer_as_the_local_executor_does() {
     };
     assert_eq!(confirmed(&scan), vec![ids[4].clone()]);
     assert_eq!(confirmed(&scan), confirmed(&local));
+}
+
+/// Thirteen commits: the third makes the fake kernel ten times slower, the eleventh ten times
+/// slower again (a speed-up would never reach `--min-effect 100%`).
+fn two_steps(dir: &Path) -> (PathBuf, Vec<String>) {
+    let repo = dir.join("repo");
+    let cost = |c: &str| format!("#define FAKE_COST {c}\n");
+    let (fast, slow, slower) = (cost("200"), cost("2000"), cost("20000"));
+    let note = |i: usize| (format!("notes/{i}.txt"), format!("{i}\n"));
+    let mut owned: Vec<(String, Vec<(String, String)>)> =
+        (0..13).map(|i| (format!("c{i}"), vec![note(i)])).collect();
+    owned[0].1.push(("fake_cost.h".into(), fast));
+    owned[2].1.push(("fake_cost.h".into(), slow));
+    owned[10].1.push(("fake_cost.h".into(), slower));
+    let files: Vec<Vec<(&str, &str)>> = owned
+        .iter()
+        .map(|(_, f)| f.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect())
+        .collect();
+    let commits: Vec<(&str, &[(&str, &str)])> = owned
+        .iter()
+        .zip(&files)
+        .map(|((m, _), f)| (m.as_str(), &f[..]))
+        .collect();
+    let ids = fake_openssl_repo(&repo, &commits);
+    (repo, ids)
+}
+
+#[test]
+fn a_scan_through_slurm_searches_its_intervals_side_by_side() {
+    require_cluster();
+    let d = tempfile::tempdir().unwrap();
+    let (repo, ids) = two_steps(d.path());
+    let scan = |cache: &str, executor: &[&str]| -> (Output, ScanReport) {
+        let o = perfbisect(&d.path().join(cache))
+            .arg("--kernels-dir")
+            .arg(test_kernels())
+            .args(["scan", "--grid", "4"])
+            .args(SAMPLING)
+            .args(executor)
+            .arg("--repo")
+            .arg(&repo)
+            .arg("HEAD~12..HEAD")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r = serde_json::from_slice(&o.stdout).unwrap();
+        (o, r)
+    };
+    let work = d.path().join("node-work").display().to_string();
+    let toml = d.path().join("slurm.toml");
+    std::fs::write(&toml, format!("[slurm]\nwork_dir = \"{work}\"\n")).unwrap();
+    let toml = toml.display().to_string();
+    let flags = [
+        "--executor",
+        "slurm",
+        "--slurm-lanes",
+        "2",
+        "--slurm-config",
+        &toml,
+    ];
+    let (o, lanes) = scan("slurm", &flags);
+
+    let confirmed = |r: &ScanReport| -> Vec<String> {
+        let c = r.changes.iter().filter(|c| c.point.confirmed);
+        c.map(|c| c.point.info.commit.clone()).collect()
+    };
+    // The two changes, each found in its own interval (the other test holds the Slurm
+    // executor's answers to the local executor's).
+    assert_eq!(
+        confirmed(&lanes),
+        vec![ids[2].clone(), ids[10].clone()],
+        "{}",
+        stderr(&o)
+    );
+
+    // The two intervals' searches went out together: one wave held a block of each, every
+    // block a lane's own, and each lane sampled only its own interval's commits.
+    let cache = d.path().join("slurm");
+    let jobs = submitted(&cache);
+    let records = records_of(&jobs);
+    let mut waves: HashMap<String, Vec<serde_json::Value>> = HashMap::new();
+    for j in jobs.iter().filter(|j| j.partition == "measure") {
+        assert_eq!(record(&records, j), ("COMPLETED".into(), "measure".into()));
+        let dir = Path::new(&j.what);
+        let name = dir.parent().unwrap().file_name().unwrap().to_string_lossy();
+        let wave = name.split("-block-").next().unwrap().to_string();
+        let block = std::fs::read_to_string(dir.join("block.json")).unwrap();
+        waves
+            .entry(wave)
+            .or_default()
+            .push(serde_json::from_str(&block).unwrap());
+    }
+    let lane_waves: Vec<&Vec<serde_json::Value>> = waves
+        .values()
+        .filter(|w| w.iter().all(|b| b["own_node"] == true))
+        .collect();
+    assert!(
+        lane_waves.iter().any(|w| w.len() == 2),
+        "no wave sampled two lanes: {waves:#?}"
+    );
+    let labels = |b: &serde_json::Value| -> Vec<String> {
+        let runs = b["runs"].as_array().unwrap();
+        runs.iter()
+            .map(|r| r["label"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Each lane's commits lie in one of the two intervals entered: 0..=4 and 8..=12.
+    let within = |ls: &[String], span: std::ops::RangeInclusive<usize>| {
+        ls.iter()
+            .all(|l| span.clone().any(|i| ids[i].starts_with(l.as_str())))
+    };
+    for w in lane_waves.iter().filter(|w| w.len() == 2) {
+        let (a, b) = (labels(&w[0]), labels(&w[1]));
+        assert!(
+            (within(&a, 0..=4) && within(&b, 8..=12)) || (within(&a, 8..=12) && within(&b, 0..=4)),
+            "{a:?} {b:?}"
+        );
+    }
 }
 
 #[test]

@@ -24,7 +24,7 @@ pub struct ExecArgs {
     #[arg(long, value_enum, default_value_t = ExecutorKind::Local)]
     pub executor: ExecutorKind,
     /// A TOML file whose [slurm] table sets build_partition, measure_partition, max_jobs,
-    /// sbatch_args, job_retries and work_dir (flags win over it)
+    /// lanes, sbatch_args, job_retries and work_dir (flags win over it)
     #[arg(long, value_name = "FILE")]
     pub slurm_config: Option<PathBuf>,
     /// Slurm partition for builds [default: build]
@@ -36,6 +36,10 @@ pub struct ExecArgs {
     /// Slurm jobs queued or running at once [default: 16]
     #[arg(long, value_name = "N", value_parser = parse_count)]
     pub slurm_max_jobs: Option<usize>,
+    /// A scan's searches sampled side by side, each on a measurement node of its own
+    /// [default: the measurement partition's nodes, at most --slurm-max-jobs]
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub slurm_lanes: Option<usize>,
     /// An argument for every sbatch, e.g. --sbatch-arg=--account=perf (repeatable)
     #[arg(long = "sbatch-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub sbatch_args: Vec<String>,
@@ -55,6 +59,7 @@ impl ExecArgs {
             || self.slurm_build_partition.is_some()
             || self.slurm_measure_partition.is_some()
             || self.slurm_max_jobs.is_some()
+            || self.slurm_lanes.is_some()
             || !self.sbatch_args.is_empty();
         if self.executor == ExecutorKind::Local {
             if slurm_flags {
@@ -74,6 +79,9 @@ impl ExecArgs {
         }
         if let Some(n) = self.slurm_max_jobs {
             cfg.max_jobs = n;
+        }
+        if let Some(n) = self.slurm_lanes {
+            cfg.lanes = Some(n);
         }
         cfg.sbatch_args.extend(self.sbatch_args.iter().cloned());
         Ok(Some(cfg))
@@ -107,6 +115,9 @@ fn read_config(path: &Path) -> Result<SlurmConfig> {
         .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message()))?;
     if f.slurm.max_jobs == 0 {
         bail!("{}: max_jobs must be at least 1", path.display());
+    }
+    if f.slurm.lanes == Some(0) {
+        bail!("{}: lanes must be at least 1", path.display());
     }
     Ok(f.slurm)
 }

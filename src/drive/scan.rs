@@ -86,9 +86,10 @@ fn report(
     let r = &plan.range;
     let commits = &setup.range.commits;
     let held = |s: &Session| -> usize {
-        (0..commits.len())
+        let commits: usize = (0..commits.len())
             .filter_map(|i| s.samples(i).ok().map(|s| s.len()))
-            .sum()
+            .sum();
+        commits + s.lane_samples_held()
     };
     let samples_total = held(session) + counted.map_or(0, |c| held(c.0));
     let mut builds = session.builds.clone();

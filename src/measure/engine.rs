@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use crate::analysis::bisect::{Measurer, Probe, Step};
+use crate::analysis::bisect::{LaneWants, Measurer, Probe, SeriesProbes, Step};
 use crate::analysis::samples::{RoundKey, Samples};
 use crate::build::builds::{self, BuildOptions};
 use crate::build::prefix::Prefix;
@@ -143,19 +143,23 @@ pub enum Side {
     Head,
     /// A bisect's culprit or parent, profiled by --explain.
     Explain,
+    /// A commit as one of a scan's searches side by side measures it, on that lane's node
+    /// (see [`crate::analysis::lanes`]): the lane's own samples.
+    Lane(usize),
 }
 
 impl Side {
     /// The text in the samples' key (the strings these were before they were a type, so
     /// existing caches keep their samples).
-    pub fn key(self) -> &'static str {
+    pub fn key(self) -> std::borrow::Cow<'static, str> {
         match self {
-            Side::Only => "",
-            Side::A => "a",
-            Side::B => "b",
-            Side::Base => "base",
-            Side::Head => "head",
-            Side::Explain => "explain",
+            Side::Only => "".into(),
+            Side::A => "a".into(),
+            Side::B => "b".into(),
+            Side::Base => "base".into(),
+            Side::Head => "head".into(),
+            Side::Explain => "explain".into(),
+            Side::Lane(n) => format!("lane {n}").into(),
         }
     }
 }
@@ -249,6 +253,8 @@ pub struct Session<'a> {
     in_flight: std::collections::HashSet<String>,
     /// Builds made ahead by [`builds::ensure_all`], taken by `prepare_library`.
     prebuilt: HashMap<String, Result<builds::Built>>,
+    /// (subject, lane) → the subject that lane measures it as ([`Session::lane_subject`]).
+    lane_subjects: HashMap<(usize, usize), usize>,
 }
 
 impl<'a> Session<'a> {
@@ -281,6 +287,7 @@ impl<'a> Session<'a> {
             ahead: HashMap::new(),
             in_flight: Default::default(),
             prebuilt: HashMap::new(),
+            lane_subjects: HashMap::new(),
         }
     }
 
@@ -407,6 +414,43 @@ impl<'a> Session<'a> {
         (self.samples_taken > 0).then(|| self.sampling_s / self.samples_taken as f64)
     }
 
+    /// Searches that may sample at once, one per node: the executor's.
+    pub fn lanes(&self) -> usize {
+        self.exec.lanes()
+    }
+
+    /// Subject `i` as lane `lane` measures it: the same library, kernel and threads, samples
+    /// of its own (added the first time it is asked for).
+    pub fn lane_subject(&mut self, i: usize, lane: usize) -> Result<usize> {
+        if let Some(&j) = self.lane_subjects.get(&(i, lane)) {
+            return Ok(j);
+        }
+        let s = &self.subjects[i].0;
+        let j = self.add_subject(Subject {
+            lib: s.lib,
+            spec: s.spec.clone(),
+            threads: s.threads,
+            side: Side::Lane(lane),
+        })?;
+        self.lane_subjects.insert((i, lane), j);
+        Ok(j)
+    }
+
+    /// Samples the lanes' subjects hold.
+    pub fn lane_samples_held(&self) -> usize {
+        let held = self.lane_subjects.values().filter(|&&j| self.root(j) == j);
+        held.filter_map(|&j| self.samples(j).ok().map(<[Sample]>::len))
+            .sum()
+    }
+
+    /// What subject `i` holds, as the search reads it.
+    fn probe(&self, i: usize) -> Probe {
+        match self.taken(i) {
+            Ok(v) => Probe::Samples(v),
+            Err(u) => Probe::Skip(u),
+        }
+    }
+
     /// Where this session's samples were taken, for reports.
     pub fn placement(&self) -> Placement {
         Placement {
@@ -422,12 +466,27 @@ impl<'a> Session<'a> {
 impl Measurer for Session<'_> {
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
         Session::ensure(self, wants)?;
-        Ok(wants
+        Ok(wants.iter().map(|&(i, _)| self.probe(i)).collect())
+    }
+
+    fn lanes(&self) -> usize {
+        Session::lanes(self)
+    }
+
+    /// Each lane's subjects in a block of its own, all in one wave.
+    fn ensure_lanes(&mut self, requests: &[LaneWants]) -> Result<Vec<SeriesProbes>> {
+        let mut blocks = Vec::with_capacity(requests.len());
+        for (lane, wants) in requests {
+            let mut block = Vec::with_capacity(wants.len());
+            for &(i, n) in wants {
+                block.push((self.lane_subject(i, *lane)?, n));
+            }
+            blocks.push(block);
+        }
+        self.ensure_blocks(&blocks, true)?;
+        Ok(blocks
             .iter()
-            .map(|&(i, _)| match self.taken(i) {
-                Ok(v) => Probe::Samples(v),
-                Err(u) => Probe::Skip(u),
-            })
+            .map(|b| b.iter().map(|&(j, _)| vec![self.probe(j)]).collect())
             .collect())
     }
 

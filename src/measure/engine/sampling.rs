@@ -8,53 +8,77 @@ impl Session<'_> {
     /// rounds. A subject that cannot be measured stays so; callers read why
     /// from [`Session::samples`].
     pub fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<()> {
-        self.build_ahead(wants)?;
-        for &(i, _) in wants {
+        self.ensure_blocks(&[wants.to_vec()], false)
+    }
+
+    /// [`Session::ensure`] for several blocks at once, one wave: each block's subjects in
+    /// rounds of their own, on one host. `own_nodes`: each block is a search's own (a lane's,
+    /// see [`crate::analysis::lanes`]), free to start on any node.
+    pub fn ensure_blocks(
+        &mut self,
+        requests: &[Vec<(usize, usize)>],
+        own_nodes: bool,
+    ) -> Result<()> {
+        let all: Vec<(usize, usize)> = requests.concat();
+        self.build_ahead(&all)?;
+        for &(i, _) in &all {
             self.prepare(i)?;
         }
-        // Subjects measured as another are filled through it, once.
-        let mut merged: Vec<(usize, usize)> = Vec::new();
-        for &(i, n) in wants {
-            let r = self.root(i);
-            match merged.iter_mut().find(|(j, _)| *j == r) {
-                Some(w) => w.1 = w.1.max(n),
-                None => merged.push((r, n)),
+        let mut blocks = Vec::new();
+        let mut subjects_of = Vec::new();
+        for wants in requests {
+            let (mut block, subjects) = self.block(&self.roots(wants));
+            if block.runs.iter().all(|r| r.want <= r.have) {
+                continue;
             }
+            block.own_node = own_nodes;
+            blocks.push(block);
+            subjects_of.push(subjects);
         }
-        let (block, subjects) = self.block(&merged);
-        let missing: usize = block
-            .runs
-            .iter()
-            .map(|r| r.want.saturating_sub(r.have))
-            .sum();
-        if missing == 0 {
+        if blocks.is_empty() {
             return Ok(());
         }
+        let missing: usize = blocks
+            .iter()
+            .flat_map(|b| &b.runs)
+            .map(|r| r.want.saturating_sub(r.have))
+            .sum();
         let bar = self
             .progress_bar
             .then(|| progress::bar(missing as u64, "sampling"));
         let started = std::time::Instant::now();
         let ticket = self.exec.submit(Wave {
             builds: Vec::new(),
-            blocks: vec![block],
+            blocks,
         })?;
-        let mut last_round = 0;
-        let (mut taken_now, mut hosts) = (0, std::collections::BTreeSet::new());
+        let mut done: Vec<WaveDone> = subjects_of
+            .iter()
+            .map(|s| WaveDone {
+                subjects: s.len(),
+                samples: 0,
+                rounds: 0,
+                hosts: Vec::new(),
+                seconds: 0.0,
+            })
+            .collect();
         while let Some(a) = self.exec.next()? {
             match a {
                 Answer::Sampled {
                     ticket: t,
+                    block,
                     run,
                     outcome,
                     retried,
                     taken,
-                    ..
                 } if t == ticket => {
                     self.retried += retried;
-                    last_round = last_round.max(taken.round as u64);
-                    taken_now += 1;
-                    hosts.insert(taken.host.clone());
-                    self.took(subjects[run], outcome, taken)?;
+                    let d = &mut done[block];
+                    d.rounds = d.rounds.max(taken.round as u64);
+                    d.samples += 1;
+                    if !d.hosts.contains(&taken.host) {
+                        d.hosts.push(taken.host.clone());
+                    }
+                    self.took(subjects_of[block][run], outcome, taken)?;
                     if let Some(b) = &bar {
                         b.inc(1);
                     }
@@ -63,18 +87,29 @@ impl Session<'_> {
                 other => self.stash(other)?,
             }
         }
-        let done = WaveDone {
-            subjects: subjects.len(),
-            samples: taken_now,
-            rounds: last_round,
-            hosts: hosts.into_iter().collect(),
-            seconds: started.elapsed().as_secs_f64(),
-        };
-        self.answered(&subjects, done);
+        for (subjects, mut d) in subjects_of.iter().zip(done) {
+            d.hosts.sort();
+            d.seconds = started.elapsed().as_secs_f64();
+            self.answered(subjects, d);
+        }
         if let Some(b) = bar {
             b.finish_and_clear();
         }
         Ok(())
+    }
+
+    /// Subjects measured as another are filled through it, once, at the most samples any of
+    /// them wants.
+    fn roots(&self, wants: &[(usize, usize)]) -> Vec<(usize, usize)> {
+        let mut merged: Vec<(usize, usize)> = Vec::new();
+        for &(i, n) in wants {
+            let r = self.root(i);
+            match merged.iter_mut().find(|(j, _)| *j == r) {
+                Some(w) => w.1 = w.1.max(n),
+                None => merged.push((r, n)),
+            }
+        }
+        merged
     }
 
     /// A wave of `subjects` is answered: a subject's samples of another host are never pooled
@@ -156,7 +191,13 @@ impl Session<'_> {
             metric: self.metric,
         };
         let host = self.host_of(&subjects);
-        (Block { timing, runs, host }, subjects)
+        let block = Block {
+            timing,
+            runs,
+            host,
+            own_node: false,
+        };
+        (block, subjects)
     }
 
     /// The host that took most of these subjects' samples so far (a resumed run's, from the

@@ -114,6 +114,11 @@ pub struct Block {
     /// measures there when it can, so one test does not pool two machines' samples.
     #[serde(default)]
     pub host: Option<String>,
+    /// Its subjects are a search's own, apart from the run's other blocks (a lane's, see
+    /// [`crate::analysis::lanes`]): without a `host` it may start on any free node, not only
+    /// where the run's first block ran.
+    #[serde(default)]
+    pub own_node: bool,
 }
 
 /// What the engine needs now: builds (of the probes it measures next, or ahead of them) and
@@ -177,6 +182,12 @@ pub trait Executor {
     /// taken (this machine); `None` where each block finds its node.
     fn measures_on(&self) -> Option<&str> {
         None
+    }
+    /// How many blocks of searches side by side may be sampled at once, each on a node of its
+    /// own (see [`crate::analysis::lanes`]). Default: one — on one machine a second block
+    /// beside the first doubles both their noise.
+    fn lanes(&self) -> usize {
+        1
     }
     /// Hand a wave over; its answers come from [`Executor::next`].
     fn submit(&mut self, wave: Wave) -> Result<Ticket>;

@@ -14,6 +14,9 @@ pub struct SlurmConfig {
     pub measure_partition: String,
     /// Jobs queued or running at once.
     pub max_jobs: usize,
+    /// A scan's searches sampled side by side, each on a node of its own. Default: one per
+    /// node of the measurement partition (at most `max_jobs`); more than the nodes queue.
+    pub lanes: Option<usize>,
     /// Given to every `sbatch` as they are (an account, a QOS, a constraint).
     pub sbatch_args: Vec<String>,
     /// A job that ends without its result is submitted again this many times.
@@ -31,6 +34,7 @@ impl Default for SlurmConfig {
             build_partition: "build".into(),
             measure_partition: "measure".into(),
             max_jobs: 16,
+            lanes: None,
             sbatch_args: Vec::new(),
             job_retries: 2,
             work_dir: std::env::temp_dir().join("perfbisect-work"),

@@ -105,6 +105,9 @@ impl<'a> Slurm<'a> {
         if cfg.max_jobs == 0 {
             bail!("the Slurm executor needs max_jobs of at least 1");
         }
+        if cfg.lanes == Some(0) {
+            bail!("the Slurm executor needs lanes of at least 1");
+        }
         let partitions = partitions()?;
         for p in [&cfg.build_partition, &cfg.measure_partition] {
             if !partitions.contains(p) {
@@ -295,15 +298,21 @@ impl<'a> Slurm<'a> {
             env: Vec::new(),
             log: log.clone(),
         };
+        let host = t
+            .block
+            .host
+            .clone()
+            .filter(|h| self.measure_nodes.contains(h));
         // A resumed run measures where its cached samples were taken, while that node is in
-        // the partition.
-        if self.measure_node.is_none() {
-            self.measure_node = t
-                .block
-                .host
-                .clone()
-                .filter(|h| self.measure_nodes.contains(h));
-        }
+        // the partition; a lane's block where its lane's samples were, else anywhere.
+        let node = if t.block.own_node {
+            host
+        } else {
+            if self.measure_node.is_none() {
+                self.measure_node = host;
+            }
+            self.measure_node.clone()
+        };
         let record = JobRecord {
             id: String::new(),
             name: "perfbisect-measure".into(),
@@ -311,7 +320,7 @@ impl<'a> Slurm<'a> {
             what: dir.to_string_lossy().into_owned(),
             attempt,
         };
-        let at = Placing::Exclusive(self.measure_node.as_deref());
+        let at = Placing::Exclusive(node.as_deref());
         let id = self.submit_job(&job, at, record)?;
         progress::detail(&format!(
             "  Slurm job {id}: {} sampled on partition {} (log {})",
@@ -388,7 +397,8 @@ impl<'a> Slurm<'a> {
                 }
                 None => {}
                 Some(r) => {
-                    if let (None, Some((state, node))) = (&self.measure_node, states.get(&r.id)) {
+                    let shared = !t.block.own_node && self.measure_node.is_none();
+                    if let (true, Some((state, node))) = (shared, states.get(&r.id)) {
                         if state == "RUNNING" && !node.is_empty() {
                             self.measure_node = Some(node.clone());
                         }
@@ -538,6 +548,11 @@ impl Executor for Slurm<'_> {
         self.prefetch
     }
 
+    fn lanes(&self) -> usize {
+        let nodes = self.measure_nodes.len().max(1);
+        self.cfg.lanes.unwrap_or(nodes).min(self.cfg.max_jobs)
+    }
+
     fn submit(&mut self, wave: Wave) -> Result<Ticket> {
         let ticket = Ticket(self.next_ticket);
         self.next_ticket += 1;
@@ -564,7 +579,10 @@ impl Executor for Slurm<'_> {
             .map(|block| {
                 self.next_block += 1;
                 BlockTask {
-                    dir: self.dir.join(format!("block-{}", self.next_block)),
+                    // Named by wave too: the blocks of one wave were sampled side by side.
+                    dir: self
+                        .dir
+                        .join(format!("wave-{}-block-{}", ticket.0, self.next_block)),
                     have: block.runs.iter().map(|r| Some(r.have)).collect(),
                     block,
                     rounds_before: 0,
