@@ -1,13 +1,14 @@
 //! Searches side by side: the intervals a scan enters are searched at once, each in a *lane* of
-//! its own — its own subjects and its own measurement node — with every running lane's next
-//! block of samples sent together as one wave ([`Measurer::ensure_lanes`]).
+//! its own — its own subjects and its own measurement node. A lane's next block of samples
+//! starts as soon as the lane asks ([`Measurer::start_lane`]), beside the blocks of the others,
+//! and the lane goes on as soon as its own block ends ([`Measurer::next_lane`]).
 //!
 //! Each search is the usual pure search ([`within::search`]) on a thread of its own, whose
 //! measurer ([`Link`]) hands every request to the one thread that owns the real measurer.
-//! That thread gathers a request from every running lane before it sends any, so a wave holds
-//! exactly one block per running lane, in lane order, and lanes start only at such a point,
-//! lowest first: the searches' answers depend on the samples alone, never on which thread
-//! happened to run first.
+//! That thread waits for the measurer only when no lane is still working out its next
+//! request, and starts a waiting lane (lowest first) only then too: so the measurer sees each
+//! lane's requests in order and one at a time, and a measurer that answers the lowest lane in
+//! flight first (the simulator) gives the same scan whichever thread runs first.
 //!
 //! A lane sees only its own samples, taken after the phase that chose to enter it, so its
 //! comparisons are independent of that choice as a search one at a time is (see
@@ -20,7 +21,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use anyhow::{anyhow, Result};
 
 use crate::analysis::bisect::{
-    ChangePoint, Config, LaneWants, Measurer, Probe, SearchResult, SeriesProbes, Step,
+    ChangePoint, Config, Measurer, Probe, SearchResult, SeriesProbes, Step,
 };
 use crate::analysis::within;
 
@@ -69,13 +70,13 @@ pub fn search(
         let mut c = Coordinator {
             m,
             replies: HashMap::new(),
-            parked: BTreeMap::new(),
+            in_flight: BTreeSet::new(),
             queue: first.into_iter().map(|l| (l.id, l)).collect(),
             started: BTreeSet::new(),
             done: BTreeMap::new(),
         };
         loop {
-            if c.parked.len() == c.replies.len() {
+            if c.in_flight.len() == c.replies.len() {
                 if c.replies.len() < cap && !c.queue.is_empty() {
                     while c.replies.len() < cap {
                         let Some((_, lane)) = c.queue.pop_first() else {
@@ -96,10 +97,10 @@ pub fn search(
                     }
                     continue;
                 }
-                if c.parked.is_empty() {
+                if c.in_flight.is_empty() {
                     return Ok(c.done);
                 }
-                c.send_wave()?;
+                c.answer_next()?;
                 continue;
             }
             let (id, ask) = asks.recv().map_err(|_| anyhow!("a search thread ended"))?;
@@ -115,14 +116,14 @@ pub fn search(
     })
 }
 
-/// The thread that owns the measurer: answers each lane's asks, and sends the wave once every
-/// running lane waits for samples.
+/// The thread that owns the measurer: answers each lane's asks, starts each block as it is
+/// asked for, and waits for the next block to end once every running lane waits for one.
 struct Coordinator<'m> {
     m: &'m mut dyn Measurer,
     /// The running lanes, and where their answers go.
     replies: HashMap<usize, (Lane, Sender<Reply>)>,
-    /// Running lanes waiting for samples, with what they want.
-    parked: BTreeMap<usize, Vec<(usize, usize)>>,
+    /// Running lanes whose block of samples is being taken.
+    in_flight: BTreeSet<usize>,
     queue: BTreeMap<usize, Lane>,
     started: BTreeSet<usize>,
     done: BTreeMap<usize, (Lane, SearchResult)>,
@@ -133,7 +134,8 @@ impl Coordinator<'_> {
     fn answer(&mut self, id: usize, ask: Ask) -> Result<Option<(Lane, SearchResult)>> {
         let reply = match ask {
             Ask::Ensure(wants) => {
-                self.parked.insert(id, wants);
+                self.m.start_lane(id, &wants)?;
+                self.in_flight.insert(id);
                 return Ok(None);
             }
             Ask::Done(r) => {
@@ -161,20 +163,13 @@ impl Coordinator<'_> {
         Ok(None)
     }
 
-    /// Every parked lane's block, as one wave.
-    fn send_wave(&mut self) -> Result<()> {
-        let requests: Vec<LaneWants> = std::mem::take(&mut self.parked).into_iter().collect();
-        let answers = self.m.ensure_lanes(&requests)?;
-        if answers.len() != requests.len() {
-            anyhow::bail!(
-                "measurer answered {} of {} lanes",
-                answers.len(),
-                requests.len()
-            );
+    /// The next lane whose block ended gets its samples.
+    fn answer_next(&mut self) -> Result<()> {
+        let (id, probes) = self.m.next_lane()?;
+        if !self.in_flight.remove(&id) {
+            anyhow::bail!("the measurer answered lane {id}, which has no block in flight");
         }
-        for ((id, _), probes) in requests.into_iter().zip(answers) {
-            self.reply(id, Reply::Probes(probes));
-        }
+        self.reply(id, Reply::Probes(probes));
         Ok(())
     }
 

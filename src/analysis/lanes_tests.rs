@@ -17,12 +17,29 @@ fn culprits(r: &ScanResult) -> Vec<(usize, usize)> {
     confirmed.map(|c| (c.cp.last_old, c.cp.first_new)).collect()
 }
 
-/// Every wave of samples a scan sent, as lanes' requests.
+/// A block started: (lane, wants, blocks of other lanes in flight).
+type Start = (usize, Vec<(usize, usize)>, usize);
+
+/// Every block a scan started, with how many were in flight beside it.
 struct Recorder {
     sim: SimMeasurer,
-    waves: Vec<Vec<LaneWants>>,
-    /// Fail the wave with this index.
+    starts: Vec<Start>,
+    in_flight: BTreeSet<usize>,
+    answered: usize,
+    /// Fail the block answered at this count.
     fail_at: Option<usize>,
+}
+
+impl Recorder {
+    fn new(sim: SimMeasurer, fail_at: Option<usize>) -> Self {
+        Recorder {
+            sim,
+            starts: Vec::new(),
+            in_flight: BTreeSet::new(),
+            answered: 0,
+            fail_at,
+        }
+    }
 }
 
 impl Measurer for Recorder {
@@ -32,24 +49,31 @@ impl Measurer for Recorder {
     fn lanes(&self) -> usize {
         self.sim.lanes()
     }
-    fn ensure_lanes(&mut self, requests: &[LaneWants]) -> Result<Vec<SeriesProbes>> {
-        if self.fail_at == Some(self.waves.len()) {
+    fn start_lane(&mut self, lane: usize, wants: &[(usize, usize)]) -> Result<()> {
+        self.starts
+            .push((lane, wants.to_vec(), self.in_flight.len()));
+        assert!(
+            self.in_flight.insert(lane),
+            "lane {lane} had a block in flight"
+        );
+        self.sim.start_lane(lane, wants)
+    }
+    fn next_lane(&mut self) -> Result<(usize, SeriesProbes)> {
+        if self.fail_at == Some(self.answered) {
             anyhow::bail!("the measurement node went away");
         }
-        self.waves.push(requests.to_vec());
-        self.sim.ensure_lanes(requests)
+        self.answered += 1;
+        let (lane, probes) = self.sim.next_lane()?;
+        self.in_flight.remove(&lane);
+        Ok((lane, probes))
     }
 }
 
-fn recorded(lanes: usize, fail_at: Option<usize>) -> (Result<ScanResult>, Vec<Vec<LaneWants>>) {
-    let mut m = Recorder {
-        sim: machine(lanes, 3),
-        waves: Vec::new(),
-        fail_at,
-    };
+fn recorded(lanes: usize, fail_at: Option<usize>) -> (Result<ScanResult>, Recorder) {
+    let mut m = Recorder::new(machine(lanes, 3), fail_at);
     let grid = scan::grid_positions(400, 9);
     let r = scan::scan(&grid, &Config::default(), &mut m);
-    (r, m.waves)
+    (r, m)
 }
 
 #[test]
@@ -65,33 +89,28 @@ fn searches_side_by_side_name_the_culprits_one_at_a_time_names() {
 }
 
 #[test]
-fn each_wave_holds_one_block_per_running_lane_and_a_lane_stays_in_its_interval() {
-    let (r, waves) = recorded(2, None);
+fn lanes_sample_side_by_side_within_the_cap_and_each_stays_in_its_interval() {
+    let (r, m) = recorded(2, None);
     let r = r.unwrap();
     let entered: Vec<usize> = (0..r.grid.intervals.len())
         .filter(|&i| r.grid.intervals[i].search.is_some())
         .collect();
     assert_eq!(entered.len(), 3, "{entered:?}");
-    assert!(waves.iter().all(|w| !w.is_empty() && w.len() <= 2));
-    assert_eq!(
-        waves[0].iter().map(|l| l.0).collect::<Vec<_>>(),
-        entered[..2]
-    );
-    for wave in &waves {
-        assert!(wave.windows(2).all(|w| w[0].0 < w[1].0), "lane order");
-        for (lane, wants) in wave {
-            let iv = &r.grid.intervals[*lane];
-            assert!(wants.iter().all(|&(c, _)| iv.lo <= c && c <= iv.hi));
-        }
+    for (lane, wants, _) in &m.starts {
+        let iv = &r.grid.intervals[*lane];
+        assert!(wants.iter().all(|&(c, _)| iv.lo <= c && c <= iv.hi));
     }
-    // The third lane waited for one of the first two, then ran beside the other.
-    let third = waves
-        .iter()
-        .position(|w| w.iter().any(|l| l.0 == entered[2]))
-        .unwrap();
-    let lanes = |w: &Vec<LaneWants>| w.iter().map(|l| l.0).collect::<Vec<_>>();
-    assert!(waves[..third].iter().all(|w| lanes(w) == entered[..2]));
-    assert_eq!(waves[third].len(), 2, "{:?}", lanes(&waves[third]));
+    // Never more than two blocks in flight, often two.
+    assert!(m.starts.iter().all(|s| s.2 <= 1));
+    assert!(m.starts.iter().filter(|s| s.2 == 1).count() > m.starts.len() / 2);
+    // The first two lanes started first (in whichever order their threads asked); the third
+    // once one of them was done.
+    let mut firsts: Vec<usize> = m.starts.iter().map(|s| s.0).take(2).collect();
+    firsts.sort_unstable();
+    assert_eq!(firsts, entered[..2]);
+    let third = m.starts.iter().position(|s| s.0 == entered[2]).unwrap();
+    let earlier: BTreeSet<usize> = m.starts[..third].iter().map(|s| s.0).collect();
+    assert_eq!(earlier, entered[..2].iter().copied().collect());
 }
 
 #[test]
@@ -105,25 +124,20 @@ fn the_same_samples_give_the_same_scan_whichever_thread_runs_first() {
 }
 
 #[test]
-fn a_failed_wave_ends_the_scan_with_its_error() {
-    let (r, waves) = recorded(3, Some(2));
+fn a_failed_block_ends_the_scan_with_its_error() {
+    let (r, m) = recorded(3, Some(4));
     let e = r.unwrap_err();
     assert!(
         format!("{e:#}").contains("the measurement node went away"),
         "{e:#}"
     );
-    assert_eq!(waves.len(), 2);
+    assert_eq!(m.answered, 4);
 }
 
 #[test]
 fn lanes_added_as_others_end_are_searched_once_each_within_the_cap() {
-    let mut m = Recorder {
-        sim: SimMeasurer::new(100, &[(30, 1.4)], &NoiseModel::iid(0.02), 0.0, 5)
-            .unwrap()
-            .with_lanes(2),
-        waves: Vec::new(),
-        fail_at: None,
-    };
+    let sim = SimMeasurer::new(100, &[(30, 1.4)], &NoiseModel::iid(0.02), 0.0, 5);
+    let mut m = Recorder::new(sim.unwrap().with_lanes(2), None);
     let lane = |id, lo, hi| Lane { id, lo, hi };
     let first = vec![lane(0, 0, 20), lane(1, 20, 50), lane(0, 0, 20)];
     let mut asked = Vec::new();
@@ -136,7 +150,7 @@ fn lanes_added_as_others_end_are_searched_once_each_within_the_cap() {
     assert_eq!(done.keys().copied().collect::<Vec<_>>(), vec![0, 1, 2]);
     asked.sort_unstable();
     assert_eq!(asked, vec![0, 1, 2]);
-    assert!(m.waves.iter().all(|w| w.len() <= 2));
+    assert!(m.starts.iter().all(|s| s.2 <= 1));
     let found = |id: usize| match &done[&id].1.outcome {
         Outcome::Changes(cps) => cps.iter().map(|c: &ChangePoint| c.first_new).collect(),
         Outcome::NoChange => Vec::new(),

@@ -13,8 +13,7 @@ use searches::*;
 
 use crate::analysis::alpha::Schedule;
 use crate::analysis::bisect::{
-    self, ChangePoint, Config, LaneWants, Measurer, Outcome, Probe, SearchResult, SeriesProbes,
-    Unexplored,
+    self, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult, SeriesProbes, Unexplored,
 };
 use crate::analysis::locate;
 use crate::analysis::rounds::{self, Sampler};

@@ -5,7 +5,7 @@
 //! the choice to enter it.
 
 use crate::analysis::bisect::{
-    self, pool_key, Config, LaneWants, Measurer, Outcome, Probe, SearchResult, SeriesProbes, Step,
+    self, pool_key, Config, Measurer, Outcome, Probe, SearchResult, SeriesProbes, Step,
 };
 use anyhow::Result;
 use std::collections::HashMap;
@@ -17,6 +17,8 @@ pub struct Tracker<'a> {
     pub seen: HashMap<usize, usize>,
     /// Per (lane, commit): a lane's commits are subjects of their own.
     pub lane_seen: HashMap<(usize, usize), usize>,
+    /// What each lane's block in flight asked for.
+    lane_wants: HashMap<usize, Vec<(usize, usize)>>,
     /// Each commit's samples (the most of any lane's), for the noise.
     pub held: HashMap<usize, Vec<f64>>,
 }
@@ -27,6 +29,7 @@ impl<'a> Tracker<'a> {
             m,
             seen: HashMap::new(),
             lane_seen: HashMap::new(),
+            lane_wants: HashMap::new(),
             held,
         }
     }
@@ -76,22 +79,26 @@ impl Measurer for Tracker<'_> {
     fn lanes(&self) -> usize {
         self.m.lanes()
     }
-    fn ensure_lanes(&mut self, requests: &[LaneWants]) -> Result<Vec<SeriesProbes>> {
-        let r = self.m.ensure_lanes(requests)?;
-        for ((lane, wants), probes) in requests.iter().zip(&r) {
-            for (&(c, _), p) in wants.iter().zip(probes) {
-                let Some(Probe::Samples(v)) = p.first() else {
-                    continue;
-                };
-                let e = self.lane_seen.entry((*lane, c)).or_insert(0);
-                *e = (*e).max(v.len());
-                let held = self.held.entry(c).or_default();
-                if v.len() > held.len() {
-                    *held = v.values.clone();
-                }
+    fn start_lane(&mut self, lane: usize, wants: &[(usize, usize)]) -> Result<()> {
+        self.m.start_lane(lane, wants)?;
+        self.lane_wants.insert(lane, wants.to_vec());
+        Ok(())
+    }
+    fn next_lane(&mut self) -> Result<(usize, SeriesProbes)> {
+        let (lane, probes) = self.m.next_lane()?;
+        let wants = self.lane_wants.remove(&lane).unwrap_or_default();
+        for (&(c, _), p) in wants.iter().zip(&probes) {
+            let Some(Probe::Samples(v)) = p.first() else {
+                continue;
+            };
+            let e = self.lane_seen.entry((lane, c)).or_insert(0);
+            *e = (*e).max(v.len());
+            let held = self.held.entry(c).or_default();
+            if v.len() > held.len() {
+                *held = v.values.clone();
             }
         }
-        Ok(r)
+        Ok((lane, probes))
     }
 }
 

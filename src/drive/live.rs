@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Result;
 
 use super::plan::Locate;
-use crate::analysis::bisect::{self, Config, LaneWants, Measurer, Probe, SeriesProbes, Step};
+use crate::analysis::bisect::{self, Config, Measurer, Probe, SeriesProbes, Step};
 use crate::analysis::locate;
 use crate::analysis::resolution::{smallest_change, Forecast};
 use crate::build::repo;
@@ -176,34 +176,29 @@ impl Measurer for Live<'_, '_> {
         self.session.lanes()
     }
 
-    /// Every lane's commits at every thread count, each lane in a block of its own.
-    fn ensure_lanes(&mut self, requests: &[LaneWants]) -> Result<Vec<SeriesProbes>> {
-        let shorts: Vec<&str> = requests
+    /// The lane's commits at every thread count, in a block of its own.
+    fn start_lane(&mut self, lane: usize, wants: &[(usize, usize)]) -> Result<()> {
+        let shorts: Vec<&str> = wants
             .iter()
-            .flat_map(|(_, w)| w)
             .filter_map(|(i, _)| self.commits.get(*i).map(|c| c.short.as_str()))
             .collect();
         self.sink.send(Event::Sampling(&shorts));
         let k = self.threads.len();
-        let subjects: Vec<LaneWants> = requests
+        let subjects: Vec<(usize, usize)> = wants
             .iter()
-            .map(|(lane, wants)| {
-                let w = wants
-                    .iter()
-                    .flat_map(|&(c, n)| (0..k).map(move |t| (c * k + t, n)));
-                (*lane, w.collect())
-            })
+            .flat_map(|&(c, n)| (0..k).map(move |t| (c * k + t, n)))
             .collect();
         let reused = self.session.samples_reused;
-        let answers = Measurer::ensure_lanes(&mut *self.session, &subjects)?;
+        Measurer::start_lane(&mut *self.session, lane, &subjects)?;
         self.tell_reused(reused, &shorts);
-        Ok(answers
-            .into_iter()
-            .map(|per_subject| {
-                let probes: Vec<Probe> = per_subject.into_iter().flatten().collect();
-                probes.chunks(k).map(<[Probe]>::to_vec).collect()
-            })
-            .collect())
+        Ok(())
+    }
+
+    fn next_lane(&mut self) -> Result<(usize, SeriesProbes)> {
+        let (lane, per_subject) = Measurer::next_lane(&mut *self.session)?;
+        let probes: Vec<Probe> = per_subject.into_iter().flatten().collect();
+        let k = self.threads.len();
+        Ok((lane, probes.chunks(k).map(<[Probe]>::to_vec).collect()))
     }
 
     fn prefetch(&mut self, commits: &[usize]) {

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use crate::analysis::bisect::{LaneWants, Measurer, Probe, SeriesProbes, Step};
+use crate::analysis::bisect::{Measurer, Probe, SeriesProbes, Step};
 use crate::analysis::samples::{RoundKey, Samples};
 use crate::build::builds::{self, BuildOptions};
 use crate::build::prefix::Prefix;
@@ -255,6 +255,32 @@ pub struct Session<'a> {
     prebuilt: HashMap<String, Result<builds::Built>>,
     /// (subject, lane) → the subject that lane measures it as ([`Session::lane_subject`]).
     lane_subjects: HashMap<(usize, usize), usize>,
+    /// Blocks of samples submitted and not ended.
+    blocks: HashMap<Ticket, InFlight>,
+    /// Blocks ended and not yet waited for.
+    ended: std::collections::VecDeque<Ended>,
+}
+
+/// A block of samples in flight.
+struct InFlight {
+    /// The lane it samples for, if any.
+    lane: Option<usize>,
+    /// The subjects as asked for, and as sampled (through those they are measured as).
+    asked: Vec<usize>,
+    subjects: Vec<usize>,
+    /// Its rounds are numbered after this one.
+    base: u64,
+    done: WaveDone,
+    started: std::time::Instant,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+/// A block that has ended.
+struct Ended {
+    /// `None`: nothing was missing, so nothing was submitted.
+    ticket: Option<Ticket>,
+    lane: Option<usize>,
+    asked: Vec<usize>,
 }
 
 impl<'a> Session<'a> {
@@ -288,6 +314,8 @@ impl<'a> Session<'a> {
             in_flight: Default::default(),
             prebuilt: HashMap::new(),
             lane_subjects: HashMap::new(),
+            blocks: HashMap::new(),
+            ended: Default::default(),
         }
     }
 
@@ -473,21 +501,17 @@ impl Measurer for Session<'_> {
         Session::lanes(self)
     }
 
-    /// Each lane's subjects in a block of its own, all in one wave.
-    fn ensure_lanes(&mut self, requests: &[LaneWants]) -> Result<Vec<SeriesProbes>> {
-        let mut blocks = Vec::with_capacity(requests.len());
-        for (lane, wants) in requests {
-            let mut block = Vec::with_capacity(wants.len());
-            for &(i, n) in wants {
-                block.push((self.lane_subject(i, *lane)?, n));
-            }
-            blocks.push(block);
+    fn start_lane(&mut self, lane: usize, wants: &[(usize, usize)]) -> Result<()> {
+        let mut own = Vec::with_capacity(wants.len());
+        for &(i, n) in wants {
+            own.push((self.lane_subject(i, lane)?, n));
         }
-        self.ensure_blocks(&blocks, true)?;
-        Ok(blocks
-            .iter()
-            .map(|b| b.iter().map(|&(j, _)| vec![self.probe(j)]).collect())
-            .collect())
+        self.start_lane_block(lane, &own)
+    }
+
+    fn next_lane(&mut self) -> Result<(usize, SeriesProbes)> {
+        let (lane, asked) = self.next_lane_block()?;
+        Ok((lane, asked.iter().map(|&j| vec![self.probe(j)]).collect()))
     }
 
     fn prepare(&mut self, i: usize) -> Result<()> {

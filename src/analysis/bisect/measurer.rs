@@ -70,18 +70,20 @@ pub trait Measurer {
     fn lanes(&self) -> usize {
         1
     }
-    /// `ensure_series` for several searches at once: request `k` is lane `requests[k].0`'s. A
-    /// lane's commits are subjects of its own, whose samples no other lane or phase sees, all
-    /// taken on one node; every request's block runs at once, each on its lane's node. Asked
-    /// only of a measurer with more than one lane.
-    fn ensure_lanes(&mut self, requests: &[LaneWants]) -> Result<Vec<SeriesProbes>> {
-        let _ = requests;
-        bail!("this measurer samples for one search at a time")
+    /// Lane `lane`'s next block, as `ensure_series` takes its wants, started now beside the
+    /// other lanes' blocks in flight. A lane's commits are subjects of its own, whose samples
+    /// no other lane or phase sees, all taken on the lane's node; a lane has one block in
+    /// flight at a time. Asked only of a measurer with more than one lane.
+    fn start_lane(&mut self, lane: usize, wants: &[(usize, usize)]) -> Result<()> {
+        let _ = wants;
+        bail!("this measurer samples for one search at a time, not for lane {lane}")
+    }
+    /// Waits until a lane's block in flight is done: that lane, and per commit it wanted one
+    /// probe per series.
+    fn next_lane(&mut self) -> Result<(usize, SeriesProbes)> {
+        bail!("this measurer has no lane in flight")
     }
 }
-
-/// One lane's wants: (lane, the (commit, n) pairs as `ensure` takes them).
-pub type LaneWants = (usize, Vec<(usize, usize)>);
 
 /// Per commit, one probe per series (see [`Measurer::ensure_series`]).
 pub type SeriesProbes = Vec<Vec<Probe>>;

@@ -26,6 +26,8 @@ pub struct SimMeasurer {
     /// Searches that may sample at once, and each (lane, commit)'s samples.
     pub(super) lanes: usize,
     pub(super) lane_samples: HashMap<(usize, usize), Samples>,
+    /// Each lane's block asked for and not sampled yet.
+    pub(super) lanes_in_flight: std::collections::BTreeMap<usize, Vec<(usize, usize)>>,
     /// The round being sampled (samples of one round pair in the paired test).
     pub(super) round: u64,
     pub(super) skips: HashMap<usize, bool>,
@@ -66,6 +68,7 @@ impl SimMeasurer {
             samples: HashMap::new(),
             lanes: 1,
             lane_samples: HashMap::new(),
+            lanes_in_flight: Default::default(),
             round: 0,
             skips: HashMap::new(),
             first_confirmed: None,
@@ -241,31 +244,32 @@ impl Measurer for SimMeasurer {
         self.lanes
     }
 
-    /// Each lane's block in turn, on the one simulated machine: the lanes' nodes are alike.
-    fn ensure_lanes(&mut self, requests: &[LaneWants]) -> Result<Vec<SeriesProbes>> {
-        let mut out = Vec::with_capacity(requests.len());
-        for (lane, wants) in requests {
-            for w in wants {
-                self.is_skipped(w.0);
-            }
-            let mut order = self.order.take();
-            let filled = rounds::fill(
-                &mut LaneView {
-                    sim: self,
-                    lane: *lane,
-                },
-                wants,
-                order.as_mut(),
-            );
-            self.order = order;
-            filled?;
-            let probes = self.probes(wants, |c| {
-                let held = self.lane_samples.get(&(*lane, c));
-                held.cloned().unwrap_or_default()
-            });
-            out.push(probes.into_iter().map(|p| vec![p]).collect());
+    fn start_lane(&mut self, lane: usize, wants: &[(usize, usize)]) -> Result<()> {
+        if self.lanes_in_flight.insert(lane, wants.to_vec()).is_some() {
+            bail!("lane {lane} started a block with one in flight");
         }
-        Ok(out)
+        Ok(())
+    }
+
+    /// The lowest lane in flight's block, sampled now: the simulated machine has no clock, and
+    /// this order makes a scan's samples independent of which search thread asked first.
+    fn next_lane(&mut self) -> Result<(usize, SeriesProbes)> {
+        let Some((lane, wants)) = self.lanes_in_flight.pop_first() else {
+            bail!("no lane has a block in flight");
+        };
+        for w in &wants {
+            self.is_skipped(w.0);
+        }
+        let mut order = self.order.take();
+        let mut view = LaneView { sim: self, lane };
+        let filled = rounds::fill(&mut view, &wants, order.as_mut());
+        self.order = order;
+        filled?;
+        let probes = self.probes(&wants, |c| {
+            let held = self.lane_samples.get(&(lane, c));
+            held.cloned().unwrap_or_default()
+        });
+        Ok((lane, probes.into_iter().map(|p| vec![p]).collect()))
     }
 
     fn confirmed(&mut self, cp: &ChangePoint) {

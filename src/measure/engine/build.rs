@@ -116,7 +116,8 @@ impl Session<'_> {
             .collect())
     }
 
-    /// Keeps a build's answer until its library is prepared.
+    /// Keeps a build's answer until its library is prepared; an answer of a block of samples
+    /// in flight goes to it.
     pub(super) fn stash(&mut self, a: Answer) -> Result<()> {
         match a {
             Answer::Built { ticket, job, built } => {
@@ -132,6 +133,11 @@ impl Session<'_> {
                 self.prebuilt.insert(key, built);
             }
             Answer::WaveDone { ticket } if self.ahead.remove(&ticket).is_some() => {}
+            Answer::Sampled { ticket, .. } | Answer::WaveDone { ticket }
+                if self.blocks.contains_key(&ticket) =>
+            {
+                self.block_answer(a)?
+            }
             _ => anyhow::bail!("the executor answered a wave that is not waited for"),
         }
         Ok(())

@@ -8,94 +8,138 @@ impl Session<'_> {
     /// rounds. A subject that cannot be measured stays so; callers read why
     /// from [`Session::samples`].
     pub fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<()> {
-        self.ensure_blocks(&[wants.to_vec()], false)
+        let bar = self.progress_bar;
+        let Some(ticket) = self.start_block(wants, None, bar)? else {
+            return Ok(());
+        };
+        self.wait_for(|e| e.ticket == Some(ticket))?;
+        Ok(())
     }
 
-    /// [`Session::ensure`] for several blocks at once, one wave: each block's subjects in
-    /// rounds of their own, on one host. `own_nodes`: each block is a search's own (a lane's,
-    /// see [`crate::analysis::lanes`]), free to start on any node.
-    pub fn ensure_blocks(
-        &mut self,
-        requests: &[Vec<(usize, usize)>],
-        own_nodes: bool,
-    ) -> Result<()> {
-        let all: Vec<(usize, usize)> = requests.concat();
-        self.build_ahead(&all)?;
-        for &(i, _) in &all {
-            self.prepare(i)?;
-        }
-        let mut blocks = Vec::new();
-        let mut subjects_of = Vec::new();
-        for wants in requests {
-            let (mut block, subjects) = self.block(&self.roots(wants));
-            if block.runs.iter().all(|r| r.want <= r.have) {
-                continue;
-            }
-            block.own_node = own_nodes;
-            blocks.push(block);
-            subjects_of.push(subjects);
-        }
-        if blocks.is_empty() {
-            return Ok(());
-        }
-        let missing: usize = blocks
-            .iter()
-            .flat_map(|b| &b.runs)
-            .map(|r| r.want.saturating_sub(r.have))
-            .sum();
-        let bar = self
-            .progress_bar
-            .then(|| progress::bar(missing as u64, "sampling"));
-        let started = std::time::Instant::now();
-        let ticket = self.exec.submit(Wave {
-            builds: Vec::new(),
-            blocks,
-        })?;
-        let mut done: Vec<WaveDone> = subjects_of
-            .iter()
-            .map(|s| WaveDone {
-                subjects: s.len(),
-                samples: 0,
-                rounds: 0,
-                hosts: Vec::new(),
-                seconds: 0.0,
-            })
-            .collect();
-        while let Some(a) = self.exec.next()? {
-            match a {
-                Answer::Sampled {
-                    ticket: t,
-                    block,
-                    run,
-                    outcome,
-                    retried,
-                    taken,
-                } if t == ticket => {
-                    self.retried += retried;
-                    let d = &mut done[block];
-                    d.rounds = d.rounds.max(taken.round as u64);
-                    d.samples += 1;
-                    if !d.hosts.contains(&taken.host) {
-                        d.hosts.push(taken.host.clone());
-                    }
-                    self.took(subjects_of[block][run], outcome, taken)?;
-                    if let Some(b) = &bar {
-                        b.inc(1);
-                    }
-                }
-                Answer::WaveDone { ticket: t } if t == ticket => break,
-                other => self.stash(other)?,
-            }
-        }
-        for (subjects, mut d) in subjects_of.iter().zip(done) {
-            d.hosts.sort();
-            d.seconds = started.elapsed().as_secs_f64();
-            self.answered(subjects, d);
-        }
-        if let Some(b) = bar {
-            b.finish_and_clear();
+    /// Lane `lane`'s block of `wants` (a lane's own subjects, see
+    /// [`crate::analysis::lanes`]), started now beside the blocks in flight, on any free node
+    /// until the lane has one.
+    pub fn start_lane_block(&mut self, lane: usize, wants: &[(usize, usize)]) -> Result<()> {
+        if self.start_block(wants, Some(lane), false)?.is_none() {
+            self.ended.push_back(Ended {
+                ticket: None,
+                lane: Some(lane),
+                asked: wants.iter().map(|w| w.0).collect(),
+            });
         }
         Ok(())
+    }
+
+    /// Waits until a lane's block has ended: the lane, and the subjects it asked for.
+    pub fn next_lane_block(&mut self) -> Result<(usize, Vec<usize>)> {
+        let e = self.wait_for(|e| e.lane.is_some())?;
+        Ok((e.lane.expect("waited for a lane"), e.asked))
+    }
+
+    /// The block that brings `wants` to their counts, submitted (`None`: nothing is missing).
+    fn start_block(
+        &mut self,
+        wants: &[(usize, usize)],
+        lane: Option<usize>,
+        bar: bool,
+    ) -> Result<Option<Ticket>> {
+        self.build_ahead(wants)?;
+        for &(i, _) in wants {
+            self.prepare(i)?;
+        }
+        let (mut block, subjects) = self.block(&self.roots(wants));
+        let missing: usize = block
+            .runs
+            .iter()
+            .map(|r| r.want.saturating_sub(r.have))
+            .sum();
+        if missing == 0 {
+            return Ok(None);
+        }
+        block.own_node = lane.is_some();
+        let ticket = self.exec.submit(Wave {
+            builds: Vec::new(),
+            blocks: vec![block],
+        })?;
+        let done = WaveDone {
+            subjects: subjects.len(),
+            samples: 0,
+            rounds: 0,
+            hosts: Vec::new(),
+            seconds: 0.0,
+        };
+        let flight = InFlight {
+            lane,
+            asked: wants.iter().map(|w| w.0).collect(),
+            subjects,
+            base: self.rounds,
+            done,
+            started: std::time::Instant::now(),
+            bar: bar.then(|| progress::bar(missing as u64, "sampling")),
+        };
+        self.blocks.insert(ticket, flight);
+        Ok(Some(ticket))
+    }
+
+    /// Takes the executor's answers until a block that `is` has ended.
+    fn wait_for(&mut self, is: impl Fn(&Ended) -> bool) -> Result<Ended> {
+        loop {
+            if let Some(at) = self.ended.iter().position(&is) {
+                return Ok(self.ended.remove(at).expect("found above"));
+            }
+            let a = self.exec.next()?.ok_or_else(|| {
+                anyhow::anyhow!("the executor stopped answering before its samples were taken")
+            })?;
+            self.stash(a)?;
+        }
+    }
+
+    /// An answer of a block in flight: a sample kept, or the block ended.
+    pub(super) fn block_answer(&mut self, a: Answer) -> Result<()> {
+        match a {
+            Answer::Sampled {
+                ticket,
+                run,
+                outcome,
+                retried,
+                taken,
+                ..
+            } => {
+                let f = self.blocks.get_mut(&ticket).expect("a block in flight");
+                let d = &mut f.done;
+                d.rounds = d.rounds.max(taken.round as u64);
+                d.samples += 1;
+                if !d.hosts.contains(&taken.host) {
+                    d.hosts.push(taken.host.clone());
+                }
+                if let Some(b) = &f.bar {
+                    b.inc(1);
+                }
+                let (subject, base) = (f.subjects[run], f.base);
+                self.retried += retried;
+                self.took(subject, outcome, taken, base)
+            }
+            Answer::WaveDone { ticket } => {
+                let f = self.blocks.remove(&ticket).expect("a block in flight");
+                let mut done = f.done;
+                done.hosts.sort();
+                done.seconds = f.started.elapsed().as_secs_f64();
+                // Blocks side by side may share round numbers: their subjects never meet in
+                // one test. A lane's next block starts after its last.
+                self.rounds = self.rounds.max(f.base + done.rounds);
+                self.answered(&f.subjects, done);
+                if let Some(b) = f.bar {
+                    b.finish_and_clear();
+                }
+                self.ended.push_back(Ended {
+                    ticket: Some(ticket),
+                    lane: f.lane,
+                    asked: f.asked,
+                });
+                Ok(())
+            }
+            Answer::Built { .. } => unreachable!("a build is not a block's answer"),
+        }
     }
 
     /// Subjects measured as another are filled through it, once, at the most samples any of
@@ -122,7 +166,6 @@ impl Session<'_> {
                 }
             }
         }
-        self.rounds += done.rounds;
         self.sampling_s += done.seconds;
         if let Some(tell) = self.on_wave {
             tell.wave(&done);
@@ -256,7 +299,7 @@ impl Session<'_> {
 
     /// A sample of subject `i` has come back (or why it cannot be measured any more): it counts
     /// only if it passes the library's checks, and is kept in the sample cache.
-    fn took(&mut self, i: usize, outcome: SampleOutcome, taken: Taken) -> Result<()> {
+    fn took(&mut self, i: usize, outcome: SampleOutcome, taken: Taken, base: u64) -> Result<()> {
         let (subject, state) = &self.subjects[i];
         let (SubjectState::Ready(_), LibState::Ready(target)) = (state, &self.libs[subject.lib].1)
         else {
@@ -280,7 +323,7 @@ impl Session<'_> {
         if let Err(why) = self.same_code_path(&s) {
             anyhow::bail!("{}: {why}", what);
         }
-        s.round = Some(self.rounds + taken.round as u64);
+        s.round = Some(base + taken.round as u64);
         s.session = Some(self.session);
         self.hosts.insert(taken.host.clone());
         s.host = Some(taken.host);

@@ -53,6 +53,10 @@ pub struct JobRecord {
     pub what: String,
     /// 1 for the first try.
     pub attempt: usize,
+    /// This run's measurement jobs queued or running when it was submitted (a scan's lanes
+    /// keep several in flight).
+    #[serde(default)]
+    pub alongside: usize,
 }
 
 /// The record of every job of a run (a test checks them against Slurm's own accounting).

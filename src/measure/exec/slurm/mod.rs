@@ -82,6 +82,9 @@ pub struct Slurm<'a> {
     prefetch: bool,
     /// The nodes of the measurement partition.
     measure_nodes: Vec<String>,
+    /// Measurement jobs of this run queued or running, as of the last look at the queue and
+    /// the submissions since.
+    measuring: usize,
     /// The node the first block ran on: every later block runs there too, so that no test
     /// pools samples of two machines.
     measure_node: Option<String>,
@@ -138,6 +141,7 @@ impl<'a> Slurm<'a> {
             next_ticket: 0,
             next_block: 0,
             measure_node: None,
+            measuring: 0,
             prefetch: false,
             measure_nodes: nodes(&cfg_measure)?,
         };
@@ -268,6 +272,7 @@ impl<'a> Slurm<'a> {
             partition: self.cfg.build_partition.clone(),
             what: key,
             attempt,
+            alongside: self.measuring,
         };
         let id = self.submit_job(&job, Placing::Any, record)?;
         progress::detail(&format!(
@@ -319,9 +324,11 @@ impl<'a> Slurm<'a> {
             partition: self.cfg.measure_partition.clone(),
             what: dir.to_string_lossy().into_owned(),
             attempt,
+            alongside: self.measuring,
         };
         let at = Placing::Exclusive(node.as_deref());
         let id = self.submit_job(&job, at, record)?;
+        self.measuring += 1;
         progress::detail(&format!(
             "  Slurm job {id}: {} sampled on partition {} (log {})",
             describe(&t.block),
@@ -341,6 +348,13 @@ impl<'a> Slurm<'a> {
             .cfg
             .max_jobs
             .saturating_sub(self.waves.iter().map(running).sum());
+        self.measuring = self
+            .waves
+            .iter()
+            .flat_map(|p| &p.blocks)
+            .filter_map(|b| b.running.as_ref())
+            .filter(|r| !ended(states, &r.id))
+            .count();
         let mut result = Ok(());
         for mut p in std::mem::take(&mut self.waves) {
             if result.is_ok() {
@@ -579,10 +593,7 @@ impl Executor for Slurm<'_> {
             .map(|block| {
                 self.next_block += 1;
                 BlockTask {
-                    // Named by wave too: the blocks of one wave were sampled side by side.
-                    dir: self
-                        .dir
-                        .join(format!("wave-{}-block-{}", ticket.0, self.next_block)),
+                    dir: self.dir.join(format!("block-{}", self.next_block)),
                     have: block.runs.iter().map(|r| Some(r.have)).collect(),
                     block,
                     rounds_before: 0,
