@@ -259,6 +259,16 @@ pub struct Session<'a> {
     blocks: HashMap<Ticket, InFlight>,
     /// Blocks ended and not yet waited for.
     ended: std::collections::VecDeque<Ended>,
+    /// Lanes whose next block waits for its builds.
+    lanes_building: Vec<Building>,
+}
+
+/// A lane's block waiting for its builds.
+struct Building {
+    lane: usize,
+    wants: Vec<(usize, usize)>,
+    /// Commit keys of the builds it waits for.
+    builds: Vec<String>,
 }
 
 /// A block of samples in flight.
@@ -316,6 +326,7 @@ impl<'a> Session<'a> {
             lane_subjects: HashMap::new(),
             blocks: HashMap::new(),
             ended: Default::default(),
+            lanes_building: Vec::new(),
         }
     }
 

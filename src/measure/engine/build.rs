@@ -66,7 +66,8 @@ impl Session<'_> {
         for &(i, _) in wants {
             let lib = &self.libs[self.subjects[i].0.lib];
             if let (Library::Revision { label, commit }, LibState::Unknown) = (&lib.0, &lib.1) {
-                if !jobs.iter().any(|j| j.commit.key() == commit.key()) {
+                let made = self.prebuilt.contains_key(&commit.key());
+                if !made && !jobs.iter().any(|j| j.commit.key() == commit.key()) {
                     jobs.push(BuildJob {
                         label: label.clone(),
                         commit: commit.clone(),
@@ -149,35 +150,44 @@ impl Session<'_> {
         if !self.exec.builds_apart() {
             return;
         }
+        // A hint only: the build is made when it is needed.
+        if let Err(e) = self.build_in_background(subjects) {
+            progress::detail(&format!("  cannot build ahead: {e:#}"));
+        }
+    }
+
+    /// Submits the builds these subjects' revisions need and nothing has asked for yet, without
+    /// waiting for them; returns the commit keys of every build of theirs still to answer.
+    pub(super) fn build_in_background(&mut self, subjects: &[usize]) -> Result<Vec<String>> {
         let mut jobs: Vec<BuildJob> = Vec::new();
+        let mut pending = Vec::new();
         for &i in subjects {
             let lib = &self.libs[self.subjects[i].0.lib];
             if let (Library::Revision { label, commit }, LibState::Unknown) = (&lib.0, &lib.1) {
                 let key = commit.key();
-                let known = self.in_flight.contains(&key) || self.prebuilt.contains_key(&key);
-                if !known && !jobs.iter().any(|j| j.commit.key() == key) {
+                if self.prebuilt.contains_key(&key) || pending.contains(&key) {
+                    continue;
+                }
+                if !self.in_flight.contains(&key) {
                     jobs.push(BuildJob {
                         label: label.clone(),
                         commit: commit.clone(),
                     });
                 }
+                pending.push(key);
             }
         }
         if jobs.is_empty() {
-            return;
+            return Ok(pending);
         }
         let keys: Vec<String> = jobs.iter().map(|j| j.commit.key()).collect();
-        match self.exec.submit(Wave {
+        let ticket = self.exec.submit(Wave {
             builds: jobs,
             blocks: Vec::new(),
-        }) {
-            Ok(ticket) => {
-                self.in_flight.extend(keys.iter().cloned());
-                self.ahead.insert(ticket, keys);
-            }
-            // A hint only: the build is made when it is needed.
-            Err(e) => progress::detail(&format!("  cannot build ahead: {e:#}")),
-        }
+        })?;
+        self.in_flight.extend(keys.iter().cloned());
+        self.ahead.insert(ticket, keys);
+        Ok(pending)
     }
 
     /// Library, version check, kernel compile and cached samples of subject `i`.

@@ -17,23 +17,53 @@ impl Session<'_> {
     }
 
     /// Lane `lane`'s block of `wants` (a lane's own subjects, see
-    /// [`crate::analysis::lanes`]), started now beside the blocks in flight, on any free node
-    /// until the lane has one.
+    /// [`crate::analysis::lanes`]): its builds submitted now, its samples once they are made,
+    /// on any free node until the lane has one. Neither waits: the other lanes go on.
     pub fn start_lane_block(&mut self, lane: usize, wants: &[(usize, usize)]) -> Result<()> {
-        if self.start_block(wants, Some(lane), false)?.is_none() {
-            self.ended.push_back(Ended {
-                ticket: None,
-                lane: Some(lane),
-                asked: wants.iter().map(|w| w.0).collect(),
-            });
-        }
-        Ok(())
+        let subjects: Vec<usize> = wants.iter().map(|w| w.0).collect();
+        let builds = self.build_in_background(&subjects)?;
+        self.lanes_building.push(Building {
+            lane,
+            wants: wants.to_vec(),
+            builds,
+        });
+        self.start_built_lanes()
     }
 
     /// Waits until a lane's block has ended: the lane, and the subjects it asked for.
     pub fn next_lane_block(&mut self) -> Result<(usize, Vec<usize>)> {
-        let e = self.wait_for(|e| e.lane.is_some())?;
-        Ok((e.lane.expect("waited for a lane"), e.asked))
+        loop {
+            self.start_built_lanes()?;
+            if let Some(at) = self.ended.iter().position(|e| e.lane.is_some()) {
+                let e = self.ended.remove(at).expect("found above");
+                return Ok((e.lane.expect("a lane's"), e.asked));
+            }
+            let a = self.exec.next()?.ok_or_else(|| {
+                anyhow::anyhow!(
+                    "the executor stopped answering before the lanes' samples were taken"
+                )
+            })?;
+            self.stash(a)?;
+        }
+    }
+
+    /// Every lane whose builds have all answered gets its block of samples.
+    fn start_built_lanes(&mut self) -> Result<()> {
+        let (ready, building): (Vec<Building>, Vec<Building>) =
+            std::mem::take(&mut self.lanes_building)
+                .into_iter()
+                .partition(|b| b.builds.iter().all(|k| !self.in_flight.contains(k)));
+        self.lanes_building = building;
+        for b in ready {
+            if self.start_block(&b.wants, Some(b.lane), false)?.is_none() {
+                self.ended.push_back(Ended {
+                    ticket: None,
+                    lane: Some(b.lane),
+                    asked: b.wants.iter().map(|w| w.0).collect(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The block that brings `wants` to their counts, submitted (`None`: nothing is missing).
