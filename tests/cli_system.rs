@@ -447,6 +447,10 @@ fn bad_run_inputs_exit_2_with_one_line() {
             &["run", "--tool", "noop", "--samples", "0"],
             "positive number of samples",
         ),
+        (
+            &["scan", "--executor", "slurm", "--slurm-lanes", "0", "A..B"],
+            "not a count of at least 1",
+        ),
         (&["run"], "--tool"),
         (&["frobnicate"], "unrecognized subcommand"),
     ];

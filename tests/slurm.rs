@@ -440,4 +440,18 @@ fn slurm_that_cannot_serve_the_run_is_one_line_and_exit_2() {
         ],
     );
     assert_usage_error(&o, "unknown field `max_job`");
+    std::fs::write(d.path().join("zero.toml"), "[slurm]\nlanes = 0\n").unwrap();
+    let zero = d.path().join("zero.toml");
+    let o = search(
+        &cache,
+        &repo,
+        "scan",
+        &[
+            "--executor",
+            "slurm",
+            "--slurm-config",
+            zero.to_str().unwrap(),
+        ],
+    );
+    assert_usage_error(&o, "lanes must be at least 1");
 }

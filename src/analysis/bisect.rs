@@ -59,7 +59,7 @@ mod sequential;
 mod step;
 
 pub use config::{Config, Spread};
-pub use measurer::{Measurer, Probe, SeriesProbes};
+pub use measurer::{first_series, Measurer, Probe, SeriesProbes};
 use ranges::{Found, Range};
 pub use result::{
     ChangePoint, LeftBecause, Outcome, SearchResult, SeriesPoint, Step, StepVerdict, Unexplored,

@@ -21,7 +21,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use anyhow::{anyhow, Result};
 
 use crate::analysis::bisect::{
-    ChangePoint, Config, Measurer, Probe, SearchResult, SeriesProbes, Step,
+    self, ChangePoint, Config, Measurer, Probe, SearchResult, SeriesProbes, Step,
 };
 use crate::analysis::within;
 
@@ -210,11 +210,7 @@ impl Link {
 
 impl Measurer for Link {
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
-        Ok(self
-            .ensure_series(wants)?
-            .into_iter()
-            .map(|mut p| p.swap_remove(0))
-            .collect())
+        Ok(bisect::first_series(self.ensure_series(wants)?))
     }
 
     fn ensure_series(&mut self, wants: &[(usize, usize)]) -> Result<SeriesProbes> {

@@ -99,6 +99,30 @@ impl Live<'_, '_> {
         v
     }
 
+    /// `take` run on the session for `wants` at every thread count (commit c at the t-th is
+    /// subject c·k + t), told as sampling, and what it took up from the cache told after.
+    fn sampled<T>(
+        &mut self,
+        wants: &[(usize, usize)],
+        take: impl FnOnce(&mut Session, &[(usize, usize)]) -> Result<T>,
+    ) -> Result<T> {
+        let commits = self.commits;
+        let shorts: Vec<&str> = wants
+            .iter()
+            .filter_map(|(i, _)| commits.get(*i).map(|c| c.short.as_str()))
+            .collect();
+        self.sink.send(Event::Sampling(&shorts));
+        let k = self.threads.len();
+        let subjects: Vec<(usize, usize)> = wants
+            .iter()
+            .flat_map(|&(c, n)| (0..k).map(move |t| (c * k + t, n)))
+            .collect();
+        let reused = self.session.samples_reused;
+        let taken = take(&mut *self.session, &subjects)?;
+        self.tell_reused(reused, &shorts);
+        Ok(taken)
+    }
+
     /// Samples of `commits` taken up from the cache since the session held `before` of them.
     fn tell_reused(&self, before: usize, commits: &[&str]) {
         let samples = self.session.samples_reused - before;
@@ -144,28 +168,15 @@ impl Measurer for Live<'_, '_> {
     }
 
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
-        Ok(self
-            .ensure_series(wants)?
-            .into_iter()
-            .map(|mut p| p.swap_remove(0))
-            .collect())
+        Ok(bisect::first_series(self.ensure_series(wants)?))
     }
 
     /// Every listed commit at every thread count, in the engine's interleaved rounds.
     fn ensure_series(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Vec<Probe>>> {
-        let shorts: Vec<&str> = wants
-            .iter()
-            .filter_map(|(i, _)| self.commits.get(*i).map(|c| c.short.as_str()))
-            .collect();
-        self.sink.send(Event::Sampling(&shorts));
         let k = self.threads.len();
-        let subjects: Vec<(usize, usize)> = wants
-            .iter()
-            .flat_map(|&(c, n)| (0..k).map(move |t| (c * k + t, n)))
-            .collect();
-        let reused = self.session.samples_reused;
-        let mut probes = Measurer::ensure(&mut *self.session, &subjects)?.into_iter();
-        self.tell_reused(reused, &shorts);
+        let mut probes = self
+            .sampled(wants, |s, subjects| Measurer::ensure(s, subjects))?
+            .into_iter();
         Ok(wants
             .iter()
             .map(|_| probes.by_ref().take(k).collect())
@@ -178,20 +189,7 @@ impl Measurer for Live<'_, '_> {
 
     /// The lane's commits at every thread count, in a block of its own.
     fn start_lane(&mut self, lane: usize, wants: &[(usize, usize)]) -> Result<()> {
-        let shorts: Vec<&str> = wants
-            .iter()
-            .filter_map(|(i, _)| self.commits.get(*i).map(|c| c.short.as_str()))
-            .collect();
-        self.sink.send(Event::Sampling(&shorts));
-        let k = self.threads.len();
-        let subjects: Vec<(usize, usize)> = wants
-            .iter()
-            .flat_map(|&(c, n)| (0..k).map(move |t| (c * k + t, n)))
-            .collect();
-        let reused = self.session.samples_reused;
-        Measurer::start_lane(&mut *self.session, lane, &subjects)?;
-        self.tell_reused(reused, &shorts);
-        Ok(())
+        self.sampled(wants, |s, subjects| Measurer::start_lane(s, lane, subjects))
     }
 
     fn next_lane(&mut self) -> Result<(usize, SeriesProbes)> {

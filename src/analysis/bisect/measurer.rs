@@ -87,3 +87,8 @@ pub trait Measurer {
 
 /// Per commit, one probe per series (see [`Measurer::ensure_series`]).
 pub type SeriesProbes = Vec<Vec<Probe>>;
+
+/// Per commit, the first series' probe (`ensure` of a measurer that answers by series).
+pub fn first_series(probes: SeriesProbes) -> Vec<Probe> {
+    probes.into_iter().map(|mut p| p.swap_remove(0)).collect()
+}
