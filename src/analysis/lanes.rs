@@ -192,7 +192,17 @@ struct Link {
 impl Link {
     fn run(mut self, lane: Lane, cfg: &Config) {
         // A lane's subjects hold no sample of an earlier phase: nothing to hide.
-        let r = within::search(lane.lo, lane.hi, cfg, &mut self, &mut HashMap::new());
+        let search = std::panic::AssertUnwindSafe(|| {
+            within::search(lane.lo, lane.hi, cfg, &mut self, &mut HashMap::new())
+        });
+        // A search that panicked must still say it is done, or the scan would wait for it.
+        let r = std::panic::catch_unwind(search).unwrap_or_else(|_| {
+            Err(anyhow!(
+                "the search of {}..{} failed (a bug: it panicked)",
+                lane.lo,
+                lane.hi
+            ))
+        });
         let _ = self.asks.send((self.lane, Ask::Done(Box::new(r))));
     }
 
