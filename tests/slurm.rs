@@ -426,32 +426,14 @@ fn slurm_that_cannot_serve_the_run_is_one_line_and_exit_2() {
     );
     let o = search(&cache, &repo, "bisect", &["--slurm-max-jobs", "2"]);
     assert_usage_error(&o, "--slurm-* and --sbatch-arg need --executor slurm");
-    std::fs::write(d.path().join("bad.toml"), "[slurm]\nmax_job = 3\n").unwrap();
-    let bad = d.path().join("bad.toml");
-    let o = search(
-        &cache,
-        &repo,
-        "bisect",
-        &[
-            "--executor",
-            "slurm",
-            "--slurm-config",
-            bad.to_str().unwrap(),
-        ],
-    );
-    assert_usage_error(&o, "unknown field `max_job`");
-    std::fs::write(d.path().join("zero.toml"), "[slurm]\nlanes = 0\n").unwrap();
-    let zero = d.path().join("zero.toml");
-    let o = search(
-        &cache,
-        &repo,
-        "scan",
-        &[
-            "--executor",
-            "slurm",
-            "--slurm-config",
-            zero.to_str().unwrap(),
-        ],
-    );
-    assert_usage_error(&o, "lanes must be at least 1");
+    // A config file the run refuses, in one line.
+    let refused = |command: &str, table: &str, needle: &str| {
+        let file = d.path().join("slurm.toml");
+        std::fs::write(&file, format!("[slurm]\n{table}\n")).unwrap();
+        let file = file.to_string_lossy().into_owned();
+        let flags = ["--executor", "slurm", "--slurm-config", &file];
+        assert_usage_error(&search(&cache, &repo, command, &flags), needle);
+    };
+    refused("bisect", "max_job = 3", "unknown field `max_job`");
+    refused("scan", "lanes = 0", "lanes must be at least 1");
 }
