@@ -94,6 +94,19 @@ fn scan_finds_a_slowdown_and_its_undo_synthetic_repo() {
         err.contains("builds for the grid: 5 needed, 2 in the cache, 3 to build"),
         "{err}"
     );
+    // Each change is told as soon as it is confirmed; the ends agree, so without a share.
+    let told: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("change point confirmed:"))
+        .collect();
+    assert_eq!(told.len(), 2, "{err}");
+    assert!(told[0].contains(&ids[4][..10]), "{told:?}");
+    assert!(told[1].contains(&ids[8][..10]), "{told:?}");
+    assert!(
+        told.iter()
+            .all(|l| l.contains("the range's ends did not move")),
+        "{told:?}"
+    );
     let grid: Vec<usize> = j.grid.iter().map(|g| g.index).collect();
     assert_eq!(grid, [0, 3, 6, 9, 12]);
     assert_eq!(j.segments.len(), 3, "{:?}", j.segments);

@@ -375,6 +375,24 @@ fn a_scan_through_slurm_searches_its_intervals_side_by_side() {
         stderr(&o)
     );
 
+    // Each change was told as soon as its lane confirmed it, with its share of the range's
+    // change (each ×10 of a ×100 range: about half).
+    let err = stderr(&o);
+    let told: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("change point confirmed:"))
+        .collect();
+    assert_eq!(told.len(), 2, "{err}");
+    for l in &told {
+        let share: f64 = l
+            .split("% of the range's change")
+            .next()
+            .and_then(|h| h.rsplit(' ').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no share in {l}"));
+        assert!((35.0..=65.0).contains(&share), "{l}");
+    }
+
     // The two intervals' searches ran side by side: a lane's block was submitted while
     // another was queued or running, every block after the grid's was a lane's own, and each
     // lane sampled only its own interval's commits (0..=4 or 8..=12).

@@ -270,7 +270,7 @@ impl Measurer for OfWholeRange<'_> {
     }
     fn confirmed(&mut self, cp: &ChangePoint) {
         self.inner.confirmed(&ChangePoint {
-            share: share_of(cp, self.ln_ends),
+            share: cp.share_of(self.ln_ends),
             ..cp.clone()
         })
     }
@@ -300,18 +300,13 @@ impl Measurer for OfWholeRange<'_> {
     }
 }
 
-/// `cp`'s share of a change whose log ratio is `ln_ends`.
-fn share_of(cp: &ChangePoint, ln_ends: f64) -> f64 {
-    cp.comparison.ratio.ratio.ln() / ln_ends
-}
-
 /// Change points found on the clock (no count comparison) get their share of the whole
 /// range's ends, not of their stretch's; the change points oldest first again.
 fn share_of_ends(r: &mut SearchResult) {
     let ln_ends = r.ends.ratio.ratio.ln();
     if let Outcome::Changes(cps) = &mut r.outcome {
         for c in cps.iter_mut().filter(|c| c.located.is_none()) {
-            c.share = share_of(c, ln_ends);
+            c.share = c.share_of(ln_ends);
         }
         cps.sort_by_key(|c| c.last_old);
     }

@@ -383,6 +383,7 @@ fn intervals_between(
 /// ([`lanes`]).
 pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> Result<ScanResult> {
     let mut t = Tracker::new(m, grid_values(&grid));
+    t.ln_ends = ln_ends(&grid, cfg.min_effect);
     let used = grid_use(&grid, &mut t);
     let (pending, candidates) = searchable_intervals(&grid);
     let alpha_per_search = alpha::scan_per_search(cfg.alpha, candidates);
@@ -513,6 +514,15 @@ impl ScanResult {
         let searches = self.grid.intervals.iter().filter_map(|i| i.search.as_ref());
         1 + searches.map(|s| s.decisions).sum::<usize>()
     }
+}
+
+/// The log ratio of the fitted levels at the range's ends, when they moved as much as an
+/// interval's fitted step must to be entered (else a change's share of it means nothing: a
+/// slowdown undone later would read thousands of percent).
+fn ln_ends(grid: &Grid, min_effect: f64) -> Option<f64> {
+    let (first, last) = (grid.segments.first()?, grid.segments.last()?);
+    let ln = (last.level / first.level).ln();
+    (ln.is_finite() && ln.abs() >= (1.0 + min_effect / 2.0).ln()).then_some(ln)
 }
 
 /// The grid interval holding commit `c` (the last whose low end is at or before it).

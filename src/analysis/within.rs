@@ -21,6 +21,10 @@ pub struct Tracker<'a> {
     lane_wants: HashMap<usize, Vec<(usize, usize)>>,
     /// Each commit's samples (the most of any lane's), for the noise.
     pub held: HashMap<usize, Vec<f64>>,
+    /// The log ratio of the whole range's ends, if they moved: a confirmed change is told with
+    /// its share of it (a sub-range's own ends made a live line read "1432% of the range's
+    /// change"), or with none.
+    pub ln_ends: Option<f64>,
 }
 
 impl<'a> Tracker<'a> {
@@ -31,6 +35,7 @@ impl<'a> Tracker<'a> {
             lane_seen: HashMap::new(),
             lane_wants: HashMap::new(),
             held,
+            ln_ends: None,
         }
     }
 
@@ -69,6 +74,14 @@ impl Measurer for Tracker<'_> {
     }
     fn identical(&self, a: usize, b: usize) -> bool {
         self.m.identical(a, b)
+    }
+    fn confirmed(&mut self, cp: &bisect::ChangePoint) {
+        // Not a number when the range's ends did not move: no share to tell.
+        let share = self.ln_ends.map_or(f64::NAN, |ln| cp.share_of(ln));
+        self.m.confirmed(&bisect::ChangePoint {
+            share,
+            ..cp.clone()
+        })
     }
     fn prefetch(&mut self, commits: &[usize]) {
         self.m.prefetch(commits)

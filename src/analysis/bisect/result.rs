@@ -82,6 +82,12 @@ pub struct ChangePoint {
 }
 
 impl ChangePoint {
+    /// This change's share of a change whose log ratio is `ln_ends` (a wider range's ends than
+    /// the search's own, whose share `share` is).
+    pub fn share_of(&self, ln_ends: f64) -> f64 {
+        self.comparison.ratio.ratio.ln() / ln_ends
+    }
+
     /// The direction of this change: the primary series' when it changed there, else that of the
     /// thread count that changed most.
     pub fn verdict(&self) -> Verdict {

@@ -83,7 +83,9 @@ pub fn confirmed_line(c: &ChangePointJson, spent: &str) -> String {
     } else {
         format!("{} {}", c.info.short, c.info.subject)
     };
-    let share = if c.share < 0.0 {
+    let share = if !c.share.is_finite() {
+        "the range's ends did not move".to_string()
+    } else if c.share < 0.0 {
         format!(
             "{}, against the range's direction ({:.0}% of its change)",
             change_word(c.comparison.verdict),
