@@ -4,7 +4,7 @@
 //! and the lane goes on as soon as its own block ends ([`Measurer::next_lane`]).
 //!
 //! Each search is the usual pure search ([`within::search`]) on a thread of its own, whose
-//! measurer ([`Link`]) hands every request to the one thread that owns the real measurer.
+//! measurer (`Link`) hands every request to the one thread that owns the real measurer.
 //! That thread waits for the measurer only when no lane is still working out its next
 //! request, and starts a waiting lane (lowest first) only then too: so the measurer sees each
 //! lane's requests in order and one at a time, and a measurer that answers the lowest lane in
