@@ -191,8 +191,7 @@ impl Ran<'_, '_> {
                 .map(|s| StepJson::new(s, commits, threads))
                 .collect(),
             builds: builds_used(session, counted.map(|c| c.0)),
-            samples: samples_total(session, commits.len() * threads.len())
-                + counted.map_or(0, |c| samples_total(c.0, commits.len())),
+            samples: session.samples_held() + counted.map_or(0, |c| c.0.samples_held()),
             samples_taken_now: session.samples_taken + counted.map_or(0, |c| c.0.samples_taken),
             placement: session.placement(),
             shared_probes: session.shared,
@@ -245,15 +244,6 @@ pub(super) fn builds_used(clock: &Session, count: Option<&Session>) -> Vec<Build
         builds.entry(k.clone()).or_insert_with(|| b.clone());
     }
     builds.into_values().collect()
-}
-
-/// Samples of every subject (each commit at each thread count); one measured as a
-/// byte-identical build has none of its own.
-fn samples_total(session: &Session, subjects: usize) -> usize {
-    (0..subjects)
-        .filter(|&i| session.root(i) == i)
-        .filter_map(|i| session.samples(i).ok().map(|s| s.len()))
-        .sum()
 }
 
 /// The command that goes on where a spent --budget stopped.

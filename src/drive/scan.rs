@@ -85,13 +85,7 @@ fn report(
 ) -> ScanReport {
     let r = &plan.range;
     let commits = &setup.range.commits;
-    let held = |s: &Session| -> usize {
-        let commits: usize = (0..commits.len())
-            .filter_map(|i| s.samples(i).ok().map(|s| s.len()))
-            .sum();
-        commits + s.lane_samples_held()
-    };
-    let samples_total = held(session) + counted.map_or(0, |c| held(c.0));
+    let samples_total = session.samples_held() + counted.map_or(0, |c| c.0.samples_held());
     let mut builds = session.builds.clone();
     for (k, b) in counted.iter().flat_map(|c| &c.0.builds) {
         builds.entry(k.clone()).or_insert_with(|| b.clone());

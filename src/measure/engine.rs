@@ -475,10 +475,12 @@ impl<'a> Session<'a> {
         Ok(j)
     }
 
-    /// Samples the lanes' subjects hold.
-    pub fn lane_samples_held(&self) -> usize {
-        let held = self.lane_subjects.values().filter(|&&j| self.root(j) == j);
-        held.filter_map(|&j| self.samples(j).ok().map(<[Sample]>::len))
+    /// Samples every subject holds (lanes' included); one measured as a byte-identical build
+    /// has none of its own.
+    pub fn samples_held(&self) -> usize {
+        (0..self.subjects.len())
+            .filter(|&i| self.root(i) == i)
+            .filter_map(|i| self.samples(i).ok().map(<[Sample]>::len))
             .sum()
     }
 
