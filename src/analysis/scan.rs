@@ -446,7 +446,8 @@ fn one_at_a_time(
             continue;
         }
         let r = within::search(iv.lo, iv.hi, cfg, t, &mut used)?;
-        pending.extend(searched(grid, ii, r));
+        pending.extend(look_beside(grid, ii, &r));
+        grid.intervals[ii].search = Some(r);
     }
     Ok(())
 }
@@ -464,23 +465,21 @@ fn side_by_side(
         hi: g.intervals[ii].hi,
     };
     let first = pending.iter().map(|&ii| lane(grid, ii)).collect();
-    lanes::search(t, cfg, first, |l, r| {
-        searched(grid, l.id, r.clone())
-            .into_iter()
-            .map(|ii| lane(grid, ii))
-            .collect()
+    let done = lanes::search(t, cfg, first, |l, r| {
+        let next = look_beside(grid, l.id, r);
+        next.into_iter().map(|ii| lane(grid, ii)).collect()
     })?;
+    for (ii, (_, r)) in done {
+        grid.intervals[ii].search = Some(r);
+    }
     Ok(())
 }
 
-/// Interval `ii`'s search is done: kept, and the intervals it sends the scan to next. Entered
-/// for a fitted step but its ends agree on fresh samples: the step may lie beside it.
-fn searched(grid: &mut Grid, ii: usize, r: SearchResult) -> Vec<usize> {
-    let look_beside = r.outcome == Outcome::NoChange && !grid.intervals[ii].fallback;
-    let iv = &mut grid.intervals[ii];
-    iv.entered = true;
-    iv.search = Some(r);
-    if !look_beside {
+/// Interval `ii` is searched (`r`): the intervals it sends the scan to next, marked entered.
+/// Entered for a fitted step but its ends agree on fresh samples: the step may lie beside it.
+fn look_beside(grid: &mut Grid, ii: usize, r: &SearchResult) -> Vec<usize> {
+    grid.intervals[ii].entered = true;
+    if r.outcome != Outcome::NoChange || grid.intervals[ii].fallback {
         return Vec::new();
     }
     let mut next = Vec::new();
