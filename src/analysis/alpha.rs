@@ -75,21 +75,42 @@ pub fn per_test_of_decision(alpha: f64, schedule: &Schedule, tests_per_look: usi
     alpha / (schedule.len() * tests_per_look.max(1)) as f64
 }
 
-/// Per-test level of a search over `n` commits:
+/// Per-test level of a search over `n` commits that probes `width` commits per wave (1: a binary
+/// search; W: a search across W measurement nodes, see `bisect::wide`):
 ///
 /// ```text
 /// alpha_per_test = alpha / (decisions × looks × 2 × series)
-///   decisions = ceil(log2 n) + 4   the binary-search steps, the ends, the verification and the two
-///                                  sub-range checks beside the change point
+///   decisions = W × waves + 4      the probes (W per wave; waves = the least t with
+///                                  (W + 1)^t ≥ n, which is ceil(log2 n) for W = 1), the ends, the
+///                                  verification and the two sub-range checks beside the change
+///                                  point
 ///   looks     = sample sizes in the schedule (5, 10, 20, 40 by default → 4)
 ///   2         = tests per look: a candidate is compared against both interval ends
 ///   series    = thread counts measured at every probe (`--threads 1,8,32` → 3): a commit counts
 ///               as a change point when any of them changed, so every decision runs its tests
 ///               once per thread count and pays for each (Bonferroni over the thread counts)
 /// ```
-pub fn search_per_test(alpha: f64, n: usize, schedule: &Schedule, series: usize) -> f64 {
-    let decisions = (n.max(2) as f64).log2().ceil() + 4.0;
+pub fn search_per_test(
+    alpha: f64,
+    n: usize,
+    schedule: &Schedule,
+    series: usize,
+    width: usize,
+) -> f64 {
+    let decisions = (width.max(1) * waves(n, width) + 4) as f64;
     alpha / (decisions * schedule.len() as f64 * 2.0 * series.max(1) as f64)
+}
+
+/// Waves of `width` probes each that narrow `n` commits to two neighbours: each wave splits its
+/// range into `width + 1` parts.
+pub fn waves(n: usize, width: usize) -> usize {
+    let (n, parts) = (n.max(2), width.max(1) + 1);
+    let (mut t, mut reach) = (0, 1usize);
+    while reach < n {
+        reach = reach.saturating_mul(parts);
+        t += 1;
+    }
+    t
 }
 
 /// Per-look level of the `j`-th confirmation of a search (1-based), which runs as soon as its
@@ -151,15 +172,27 @@ mod tests {
     }
 
     #[test]
+    fn waves_split_a_range_into_width_plus_one_parts() {
+        assert_eq!(waves(1000, 1), 10);
+        assert_eq!(waves(1024, 1), 10);
+        assert_eq!(waves(1025, 1), 11);
+        assert_eq!(waves(1000, 4), 5);
+        assert_eq!(waves(2, 1), 1);
+        assert_eq!(waves(2, 16), 1);
+        assert_eq!(waves(0, 0), 1);
+    }
+
+    #[test]
     fn splits() {
         let s = sched(5, 40).unwrap();
         // 0.01 / ((ceil(log2 1000) + 4) × 4 looks × 2 tests)
-        assert!((search_per_test(0.01, 1000, &s, 1) - 0.01 / (14.0 * 4.0 * 2.0)).abs() < 1e-15);
+        let one = search_per_test(0.01, 1000, &s, 1, 1);
+        assert!((one - 0.01 / (14.0 * 4.0 * 2.0)).abs() < 1e-15);
         // three thread counts: each decision tests each, at a third of the level
-        assert!(
-            (search_per_test(0.01, 1000, &s, 3) * 3.0 - search_per_test(0.01, 1000, &s, 1)).abs()
-                < 1e-15
-        );
+        assert!((search_per_test(0.01, 1000, &s, 3, 1) * 3.0 - one).abs() < 1e-15);
+        // four probes per wave: 5^5 >= 1000 > 5^4, so 5 waves of 4 decisions
+        let four = search_per_test(0.01, 1000, &s, 1, 4);
+        assert!((four - 0.01 / (24.0 * 4.0 * 2.0)).abs() < 1e-15);
         // confirmations as they come: the levels of any number of them sum to at most alpha
         let total: f64 = (1..10_000)
             .map(|j| confirmation_per_look(0.01, &s, j, None, 1) * s.len() as f64)

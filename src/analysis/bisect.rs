@@ -12,6 +12,9 @@
 //! 2. Binary search. Each candidate is sampled together with fresh samples of both interval ends
 //!    (in counts, which do not drift, against the ends' first samples: only the candidate is
 //!    sampled) and classified Old / New / Between / Ambiguous / Skipped (see [`StepVerdict`]).
+//!    A measurer with W lanes (W measurement nodes) gets W candidates per wave, each in a lane
+//!    of its own with its own samples of the ends (see `wide`): about log2(W + 1) times fewer
+//!    waves, each paid for as W decisions.
 //! 3. Skipped commits are left out and the unskipped commit nearest the middle is tried instead; if
 //!    only skipped commits remain between an Old and a New commit, the answer is that range.
 //! 4. Every change: a Between commit splits the range in two and both halves are searched, the
@@ -57,6 +60,7 @@ mod ranges;
 mod result;
 mod sequential;
 mod step;
+mod wide;
 
 pub use config::{Config, Spread};
 pub use measurer::{first_series, Measurer, Probe, SeriesProbes};
@@ -98,6 +102,15 @@ pub(crate) fn pool_key(counts: &HashMap<usize, usize>, c: usize, m: &dyn Measure
         .filter(|&p| m.identical(c, p))
         .min()
         .unwrap_or(c)
+}
+
+/// What a look asks of the measurer: `k` samples after each commit's base.
+fn wants(commits: &[usize], bases: &[usize], k: usize) -> Vec<(usize, usize)> {
+    commits
+        .iter()
+        .zip(bases)
+        .map(|(&c, &b)| (c, b + k))
+        .collect()
 }
 
 /// The unskipped commit strictly between `lo` and `hi` closest to the middle (like `git bisect
@@ -151,6 +164,14 @@ fn dominant(cs: &[Comparison], pick: impl Fn(&Comparison) -> bool) -> usize {
     best(true).or_else(|| best(false)).unwrap_or(0)
 }
 
+/// Whose samples of a commit a decision reads: the search's own, or a lane's (subjects of its
+/// own, measured on its own node: see [`wide`]). Samples of two pools never meet in one test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Pool {
+    Main,
+    Lane(usize),
+}
+
 fn significant(c: &Comparison) -> bool {
     matches!(c.verdict, Verdict::Slower | Verdict::Faster)
 }
@@ -162,14 +183,17 @@ struct Searcher<'a> {
     /// Series (thread counts) measured at every probe.
     k: usize,
     alpha: f64,
+    /// Commits probed per wave: the measurer's lanes (1: a binary search).
+    width: usize,
     schedule: Vec<usize>,
-    /// Samples of each commit already used by earlier decisions: every decision works on a fresh
-    /// window after these, so the samples it compares were taken interleaved with each other.
-    claimed: HashMap<usize, usize>,
-    /// The most samples seen per (commit, series).
-    seen: HashMap<(usize, usize), usize>,
-    /// Every sample value seen per (commit, series): the run's noise.
-    held: HashMap<(usize, usize), Vec<f64>>,
+    /// Samples of each commit already used by earlier decisions, per pool: every decision works
+    /// on a fresh window after these, so the samples it compares were taken interleaved with
+    /// each other.
+    claimed: HashMap<Pool, HashMap<usize, usize>>,
+    /// The most samples seen per (pool, commit, series).
+    seen: HashMap<(Pool, usize, usize), usize>,
+    /// Every sample value seen per (pool, commit, series): the run's noise.
+    held: HashMap<(Pool, usize, usize), Vec<f64>>,
     skipped: HashMap<usize, Unavailable>,
     steps: Vec<Step>,
     decisions: usize,
@@ -198,17 +222,24 @@ impl Searcher<'_> {
     /// Slicing (rather than using everything `ensure` returns) keeps the search a function of the
     /// requested samples, so a resumed search with a warm cache replays the same decisions.
     fn windows(&mut self, commits: &[usize], bases: &[usize], k: usize) -> Result<Vec<Window>> {
-        let wants: Vec<(usize, usize)> = commits
-            .iter()
-            .zip(bases)
-            .map(|(&c, &b)| (c, b + k))
-            .collect();
-        let probes = self.m.ensure_series(&wants)?;
-        if probes.len() != wants.len() {
+        let probes = self.m.ensure_series(&wants(commits, bases, k))?;
+        self.cut(Pool::Main, commits, bases, k, probes)
+    }
+
+    /// The windows of `k` samples after `bases` of what the measurer gave `pool` for `commits`.
+    fn cut(
+        &mut self,
+        pool: Pool,
+        commits: &[usize],
+        bases: &[usize],
+        k: usize,
+        probes: SeriesProbes,
+    ) -> Result<Vec<Window>> {
+        if probes.len() != commits.len() {
             bail!(
                 "measurer returned {} results for {} commits",
                 probes.len(),
-                wants.len()
+                commits.len()
             );
         }
         let mut out = Vec::with_capacity(probes.len());
@@ -223,12 +254,12 @@ impl Searcher<'_> {
             let mut series = Vec::with_capacity(ps.len());
             let mut skip = None;
             for (t, p) in ps.into_iter().enumerate() {
-                let seen = self.seen.entry((c, t)).or_insert(0);
+                let seen = self.seen.entry((pool, c, t)).or_insert(0);
                 match p {
                     Probe::Samples(v) => {
                         *seen = (*seen).max(v.len());
                         series.push(v.window(base, base + k));
-                        self.held.insert((c, t), v.values);
+                        self.held.insert((pool, c, t), v.values);
                     }
                     // A commit that cannot be measured at one thread count is skipped whole.
                     Probe::Skip(reason) => skip = skip.or(Some(reason)),
@@ -243,15 +274,27 @@ impl Searcher<'_> {
     }
 
     fn claimed(&self, c: usize) -> usize {
-        let p = pool_key(&self.claimed, c, &*self.m);
-        self.claimed.get(&p).copied().unwrap_or(0)
+        self.claimed_in(Pool::Main, c)
     }
 
-    /// Marks `c`'s samples up to `upto` as used: what comes after them is fresh. Never lowers
-    /// the mark (a count's step reads its ends' first samples again, see `end_base`).
+    fn claimed_in(&self, pool: Pool, c: usize) -> usize {
+        let Some(marks) = self.claimed.get(&pool) else {
+            return 0;
+        };
+        let p = pool_key(marks, c, &*self.m);
+        marks.get(&p).copied().unwrap_or(0)
+    }
+
     fn claim(&mut self, c: usize, upto: usize) {
-        let p = pool_key(&self.claimed, c, &*self.m);
-        let mark = self.claimed.entry(p).or_insert(0);
+        self.claim_in(Pool::Main, c, upto)
+    }
+
+    /// Marks `c`'s samples in `pool` up to `upto` as used: what comes after them is fresh. Never
+    /// lowers the mark (a count's step reads its ends' first samples again, see `end_base`).
+    fn claim_in(&mut self, pool: Pool, c: usize, upto: usize) {
+        let marks = self.claimed.entry(pool).or_default();
+        let p = pool_key(marks, c, &*self.m);
+        let mark = marks.entry(p).or_insert(0);
         *mark = (*mark).max(upto);
     }
 
@@ -260,9 +303,9 @@ impl Searcher<'_> {
     /// cannot pass for a change. In counts there is no drift to pair against, so the end's first
     /// samples serve every step and only the candidate is sampled (a third of the counts, each a
     /// process under valgrind); a confirmation still takes a fresh block of both.
-    fn end_base(&self, c: usize) -> usize {
+    fn end_base(&self, pool: Pool, c: usize) -> usize {
         match self.cfg.spread {
-            Spread::Clock => self.claimed(c),
+            Spread::Clock => self.claimed_in(pool, c),
             Spread::Count => 0,
         }
     }
@@ -301,7 +344,7 @@ impl Searcher<'_> {
         let values: Vec<&[f64]> = self
             .held
             .iter()
-            .filter(|((_, s), _)| *s == t)
+            .filter(|((_, _, s), _)| *s == t)
             .map(|(_, v)| &v[..])
             .collect();
         let max = self.cfg.schedule.max;
@@ -429,7 +472,7 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
     let resolution = s.resolution(primary);
     let mut unexplored = s.unexplored;
     unexplored.sort_by_key(|u| (u.lo, u.hi));
-    let commits_measured = s.seen.keys().map(|(c, _)| *c).collect::<HashSet<_>>().len();
+    let commits_measured = s.seen.keys().map(|k| k.1).collect::<HashSet<_>>().len();
     let samples_taken = s.seen.values().sum();
     Ok(SearchResult {
         ends,
@@ -452,12 +495,14 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
 impl<'a> Searcher<'a> {
     fn new(n: usize, cfg: &'a Config, m: &'a mut dyn Measurer) -> Searcher<'a> {
         let k = m.series().max(1);
+        let width = m.lanes().max(1);
         Searcher {
             cfg,
             m,
             n,
             k,
-            alpha: cfg.alpha_per_test(n, k),
+            alpha: cfg.alpha_per_test(n, k, width),
+            width,
             schedule: cfg.schedule.looks(),
             claimed: HashMap::new(),
             seen: HashMap::new(),

@@ -596,7 +596,7 @@ fn grid_values(grid: &Grid) -> HashMap<usize, Vec<f64>> {
 /// runs at (the longest interval's).
 fn resolution(grid: &Grid, cfg: &Config, held: &HashMap<usize, Vec<f64>>) -> Option<Resolution> {
     let longest = grid.intervals.iter().map(|i| i.hi - i.lo + 1).max()?;
-    let alpha = cfg.alpha_per_test(longest, 1) / alpha::TWO_TESTS;
+    let alpha = cfg.alpha_per_test(longest, 1, 1) / alpha::TWO_TESTS;
     let values: Vec<&[f64]> = held.values().map(|v| &v[..]).collect();
     Resolution::of(&values, cfg.schedule.max, alpha, cfg.min_effect)
 }

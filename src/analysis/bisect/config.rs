@@ -91,8 +91,8 @@ impl Config {
     }
 
     /// Per-test significance level for a search over `n` commits measured at `series` thread
-    /// counts.
-    pub fn alpha_per_test(&self, n: usize, series: usize) -> f64 {
-        alpha::search_per_test(self.alpha, n, &self.schedule, series)
+    /// counts, probing `width` commits per wave.
+    pub fn alpha_per_test(&self, n: usize, series: usize, width: usize) -> f64 {
+        alpha::search_per_test(self.alpha, n, &self.schedule, series, width)
     }
 }

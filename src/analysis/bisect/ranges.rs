@@ -14,6 +14,7 @@ pub(super) enum EndsCheck {
 }
 
 /// A sub-range still to search: `lo` is known to differ from `hi` (unless it waits for its check).
+#[derive(Clone)]
 pub(super) struct Range {
     pub(super) lo: usize,
     pub(super) hi: usize,
@@ -247,8 +248,9 @@ impl Searcher<'_> {
         Ok(Some(r))
     }
 
-    /// Narrow one range by classifying candidates until it holds a change point (confirmed
-    /// here) or splits at a Between commit (its halves queued), or the search must stop.
+    /// Narrow one range by classifying candidates (one at a time, or a wave of one per lane)
+    /// until it holds a change point (confirmed here) or splits at a Between commit (its halves
+    /// queued), or the search must stop.
     pub(super) fn narrow(
         &mut self,
         range: Range,
@@ -265,52 +267,57 @@ impl Searcher<'_> {
                 return Ok(());
             }
             let skipped = |i: usize| self.skipped.contains_key(&i);
-            let Some(c) = pick_candidate(r.lo, r.hi, skipped) else {
+            let cands = wide::candidates(r.lo, r.hi, self.width, skipped);
+            if cands.is_empty() {
                 return self.found(&r, (range_lo, r.lo, r.hi, range_hi), ends, work);
-            };
-            // The probe itself first: a build queue must never hold it behind a guess.
-            let next: Vec<usize> = [
-                Some(c),
-                pick_candidate(r.lo, c, skipped),
-                pick_candidate(c, r.hi, skipped),
-            ]
-            .into_iter()
-            .flatten()
-            .collect();
-            self.m.prefetch(&next);
-            let (step, status) = self.classify(c, r.lo, r.hi, &r.active)?;
-            let verdict = step.verdict.clone();
-            let position = step.position;
-            self.record(step);
-            if !matches!(verdict, StepVerdict::Skipped(_)) {
-                self.decisions += 1;
             }
-            match verdict {
-                StepVerdict::Skipped(why) => {
-                    self.skipped.insert(c, why);
-                }
-                StepVerdict::Old => r.lo = c,
-                StepVerdict::New => r.hi = c,
-                StepVerdict::Between => {
-                    // The commits this range already passed as Old or New were judged against
-                    // ends that have since turned out to hold two changes: check the parts
-                    // outside lo..hi again (last, after the halves), as after a change point.
-                    let bounds = (range_lo, r.lo, r.hi, range_hi);
-                    let newer = self.newer_part_larger(bounds)?;
-                    push_outer_checks(work, bounds, r.uncertain, self.k, newer);
-                    self.split(&r, c, position, &status, work);
-                    return Ok(());
-                }
-                StepVerdict::Ambiguous => {
-                    r.uncertain = true;
-                    if position.is_some_and(|p| p < 0.5) {
-                        r.lo = c;
-                    } else {
-                        r.hi = c;
-                    }
-                }
+            let between = if self.width > 1 {
+                self.wave_step(&mut r, &cands)?
+            } else {
+                self.binary_step(&mut r, cands[0])?
+            };
+            if let Some(b) = between {
+                // The commits this range already passed as Old or New were judged against
+                // ends that have since turned out to hold two changes: check the parts
+                // outside lo..hi again (last, after the halves), as after a change point.
+                let bounds = (range_lo, r.lo, r.hi, range_hi);
+                let newer = self.newer_part_larger(bounds)?;
+                push_outer_checks(work, bounds, r.uncertain, self.k, newer);
+                self.split(&r, b.commit, b.position, &b.status, work);
+                return Ok(());
             }
         }
+    }
+
+    /// One probe of a binary search: `c` classified, `r`'s ends moved by its verdict; `Some`
+    /// (c's position and statuses) when it lies between two changes.
+    fn binary_step(&mut self, r: &mut Range, c: usize) -> Result<Option<wide::Between>> {
+        let skipped = |i: usize| self.skipped.contains_key(&i);
+        // The probe itself first: a build queue must never hold it behind a guess.
+        let next: Vec<usize> = [
+            Some(c),
+            pick_candidate(r.lo, c, skipped),
+            pick_candidate(c, r.hi, skipped),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        self.m.prefetch(&next);
+        let (step, status) = self.classify(c, r.lo, r.hi, &r.active)?;
+        let position = step.position;
+        let moved = wide::apply(r, c, &step);
+        if let StepVerdict::Skipped(why) = &step.verdict {
+            self.skipped.insert(c, why.clone());
+        } else {
+            self.decisions += 1;
+        }
+        self.record(step);
+        let between = wide::Between {
+            commit: c,
+            position,
+            status,
+        };
+        Ok(matches!(moved, wide::Moved::Between).then_some(between))
     }
 
     /// No candidate left: lo..hi is a change point. It is confirmed at once, and the parts of

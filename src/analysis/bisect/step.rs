@@ -92,51 +92,69 @@ impl Searcher<'_> {
             return Ok(same);
         }
         let commits = [c, lo, hi];
-        let bases = [self.claimed(c), self.end_base(lo), self.end_base(hi)];
+        let bases = [
+            self.claimed(c),
+            self.end_base(Pool::Main, lo),
+            self.end_base(Pool::Main, hi),
+        ];
         let looks = self.schedule.clone();
-        let mut result = None;
         for (li, &k) in looks.iter().enumerate() {
             let w = self.windows(&commits, &bases, k)?;
             for (i, &cm) in commits.iter().enumerate() {
                 self.claim(cm, bases[i] + k);
             }
-            let x = match &w[0] {
-                Window::Samples(x) => x.clone(),
-                Window::Skip(r) => {
-                    let st = Self::step(c, &[], 0, StepVerdict::Skipped(r.clone()), None, &[]);
-                    return Ok((st, vec![SeriesStatus::Pending; self.k]));
-                }
-            };
-            let (xo, xn) = match (&w[1], &w[2]) {
-                (Window::Samples(o), Window::Samples(n)) => (o, n),
-                (Window::Skip(r), _) | (_, Window::Skip(r)) => {
-                    bail!("commit {lo} or {hi} was measured before but now cannot be: {r}")
-                }
-            };
-            let (status, positions, spread) = self.series_statuses(&x, xo, xn, active);
-            let verdict = combined_verdict(&status);
-            // The position that steers the search: of the active series whose ends are furthest
-            // apart (the single series when there is one).
-            let lead = (0..self.k)
-                .filter(|&t| status[t] != SeriesStatus::Inactive && positions[t].is_some())
-                .max_by(|&a, &b| spread[a].total_cmp(&spread[b]));
-            let point = lead.and_then(|t| positions[t]);
-            let shown = lead.unwrap_or(self.primary);
-            let decided = verdict.is_some();
-            let st = Self::step(
-                c,
-                &x,
-                if self.k > 1 { self.primary } else { shown },
-                verdict.unwrap_or(StepVerdict::Ambiguous),
-                point,
-                &positions,
-            );
-            result = Some((st, status));
-            if decided || li + 1 == looks.len() {
-                break;
+            if let Some(done) = self.judge(c, (lo, hi), active, &w, li + 1 == looks.len())? {
+                return Ok(done);
             }
         }
-        result.ok_or_else(|| anyhow::anyhow!("empty sample schedule"))
+        bail!("empty sample schedule")
+    }
+
+    /// One look at `c` against the ends `lo..hi` (`w`: the windows of c, lo and hi): the step
+    /// and each series' status once it is decided, skipped or at the `last` look, else `None`
+    /// (the look after it decides).
+    pub(super) fn judge(
+        &mut self,
+        c: usize,
+        (lo, hi): (usize, usize),
+        active: &[bool],
+        w: &[Window],
+        last: bool,
+    ) -> Result<Option<(Step, Vec<SeriesStatus>)>> {
+        let x = match &w[0] {
+            Window::Samples(x) => x,
+            Window::Skip(r) => {
+                let st = Self::step(c, &[], 0, StepVerdict::Skipped(r.clone()), None, &[]);
+                return Ok(Some((st, vec![SeriesStatus::Pending; self.k])));
+            }
+        };
+        let (xo, xn) = match (&w[1], &w[2]) {
+            (Window::Samples(o), Window::Samples(n)) => (o, n),
+            (Window::Skip(r), _) | (_, Window::Skip(r)) => {
+                bail!("commit {lo} or {hi} was measured before but now cannot be: {r}")
+            }
+        };
+        let (status, positions, spread) = self.series_statuses(x, xo, xn, active);
+        let verdict = combined_verdict(&status);
+        if verdict.is_none() && !last {
+            return Ok(None);
+        }
+        // The position that steers the search: of the active series whose ends are furthest
+        // apart (the single series when there is one).
+        let lead = (0..self.k)
+            .filter(|&t| status[t] != SeriesStatus::Inactive && positions[t].is_some())
+            .max_by(|&a, &b| spread[a].total_cmp(&spread[b]));
+        let point = lead.and_then(|t| positions[t]);
+        let shown = lead.unwrap_or(self.primary);
+        let st = Self::step(
+            c,
+            x,
+            if self.k > 1 { self.primary } else { shown },
+            verdict.unwrap_or(StepVerdict::Ambiguous),
+            point,
+            &positions,
+        );
+        Ok(Some((st, status)))
     }
 
     /// A commit that loads the same binaries as an end behaves as that end: measuring it
@@ -153,16 +171,34 @@ impl Searcher<'_> {
         ];
         for (end, verdict, status, point) in ends {
             if self.m.identical(c, end) {
-                let k = self.claimed(end).max(1);
-                let xs = match self.windows(&[end], &[0], k)?.pop() {
-                    Some(Window::Samples(v)) => v,
-                    _ => Vec::new(),
-                };
+                let xs = self.end_samples(end)?;
                 let st = Self::step(c, &xs, self.primary, verdict, Some(point), &[]);
                 return Ok(Some((st, vec![status; self.k])));
             }
         }
         Ok(None)
+    }
+
+    /// What the search holds of `end`, to show a commit that behaves as it: its claimed
+    /// samples, else (an end only lanes measured) the most any lane holds; none taken anew.
+    fn end_samples(&mut self, end: usize) -> Result<Vec<Samples>> {
+        let k = self.claimed(end);
+        if k > 0 || self.width == 1 {
+            return Ok(match self.windows(&[end], &[0], k.max(1))?.pop() {
+                Some(Window::Samples(v)) => v,
+                _ => Vec::new(),
+            });
+        }
+        // The lowest lane among those holding the most: the same whatever the map's order.
+        let most = |t: usize| {
+            (self.held.iter())
+                .filter(|((_, c, s), _)| *c == end && *s == t)
+                .max_by(|a, b| a.1.len().cmp(&b.1.len()).then(b.0.cmp(a.0)))
+                .map(|(_, v)| v.clone())
+        };
+        Ok((0..self.k)
+            .map(|t| Samples::unpaired(most(t).unwrap_or_default()))
+            .collect())
     }
 
     /// One look's tests of `x` against the old end `xo` and the new end `xn` at every active

@@ -694,7 +694,7 @@ fn a_change_at_eight_threads_and_up_only() {
             .iter()
             .all(|s| s.series.len() == 3 || matches!(s.verdict, StepVerdict::Skipped(_))));
         // Bonferroni over the three thread counts
-        assert!((r.alpha_per_test * 3.0 - cfg().alpha_per_test(100, 1)).abs() < 1e-15);
+        assert!((r.alpha_per_test * 3.0 - cfg().alpha_per_test(100, 1, 1)).abs() < 1e-15);
         assert!(r.family_alpha <= 0.02, "{}", r.family_alpha);
     }
     // no change at any thread count: nothing found, both ends measured at each
@@ -823,8 +823,8 @@ fn config_is_validated() {
 fn alpha_split_comes_from_the_error_control_module() {
     let s = cfg().schedule;
     assert_eq!(
-        cfg().alpha_per_test(1000, 1),
-        alpha::search_per_test(0.01, 1000, &s, 1)
+        cfg().alpha_per_test(1000, 1, 1),
+        alpha::search_per_test(0.01, 1000, &s, 1, 1)
     );
 }
 

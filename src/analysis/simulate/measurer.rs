@@ -119,8 +119,10 @@ impl SimMeasurer {
         Ok(count)
     }
 
+    /// Samples taken, lanes' included.
     pub(crate) fn samples_held(&self) -> usize {
-        self.samples.values().map(Samples::len).sum()
+        let lanes = self.lane_samples.values();
+        self.samples.values().chain(lanes).map(Samples::len).sum()
     }
 
     /// One sample of commit `c`, or `None` when it failed (the commit is then skipped for good,
@@ -149,6 +151,12 @@ impl SimMeasurer {
     /// Searches that may sample at once (see [`crate::analysis::lanes`]); 1 by default.
     pub fn with_lanes(mut self, lanes: usize) -> Self {
         self.lanes = lanes;
+        self
+    }
+
+    /// These commits' builds fail, whatever the skip rate.
+    pub fn failing(mut self, commits: &[usize]) -> Self {
+        self.skips.extend(commits.iter().map(|&c| (c, true)));
         self
     }
 

@@ -1,0 +1,218 @@
+//! Waves of probes: with W measurement nodes (the measurer's lanes), a range is narrowed by W
+//! candidates at once. Each candidate is classified in a lane of its own, as a lone candidate
+//! is: against its own samples of the range's two ends, all three taken in interleaved rounds on
+//! the lane's node and grown over the schedule. No test meets samples of two nodes.
+//!
+//! The wave's verdicts, read from the oldest candidate up, narrow the range to about a
+//! (W + 1)-th of it: each Old candidate becomes the old end, the first New one the new end (the
+//! candidates beyond it are only shown: what hides there is found by the checks beside the
+//! change point, as in a binary search). A Between splits the range as it had been at the
+//! wave's start (the tests that made it Between were against those ends).
+//!
+//! Every candidate is a decision, so a search pays W per wave ([`alpha::search_per_test`]):
+//! W / log2(W + 1) times a binary search's decisions, for log2(W + 1) times fewer waves.
+
+use super::*;
+use std::collections::BTreeMap;
+
+/// Up to `width` unskipped commits strictly between `lo` and `hi`, oldest first, each the free
+/// one nearest to one of the points that cut `lo..hi` into `width + 1` equal parts.
+pub(crate) fn candidates<F: Fn(usize) -> bool>(
+    lo: usize,
+    hi: usize,
+    width: usize,
+    is_skipped: F,
+) -> Vec<usize> {
+    let mut chosen: Vec<usize> = Vec::with_capacity(width);
+    if hi <= lo + 1 {
+        return chosen;
+    }
+    let free =
+        |c: usize, chosen: &[usize]| c > lo && c < hi && !is_skipped(c) && !chosen.contains(&c);
+    for j in 1..=width {
+        // Rounded down, and newer first at equal distance: one candidate is a binary search's.
+        let at = lo + (hi - lo) * j / (width + 1);
+        let near = (0..hi - lo).find_map(|d| {
+            [at + d, at.wrapping_sub(d)]
+                .into_iter()
+                .find(|&c| free(c, &chosen))
+        });
+        match near {
+            Some(c) => chosen.push(c),
+            None => break,
+        }
+    }
+    chosen.sort_unstable();
+    chosen
+}
+
+/// A lane's candidate, while its samples are taken.
+struct Flight {
+    /// The candidate, then the range's old and new ends.
+    commits: [usize; 3],
+    bases: [usize; 3],
+    look: usize,
+}
+
+/// A candidate that lies between two changes, where its range splits.
+pub(super) struct Between {
+    pub(super) commit: usize,
+    pub(super) position: Option<f64>,
+    pub(super) status: Vec<SeriesStatus>,
+}
+
+/// What a verdict does to the range being narrowed.
+pub(super) enum Moved {
+    /// Its old end moved up to the candidate (Old, or Ambiguous nearer the old end).
+    Lo,
+    /// Its new end moved down to it (New, or Ambiguous nearer the new end).
+    Hi,
+    /// Nothing: the candidate could not be measured.
+    Skipped,
+    /// It lies between two changes: the range splits there.
+    Between,
+}
+
+/// Moves `r`'s ends by `c`'s step.
+pub(super) fn apply(r: &mut Range, c: usize, step: &Step) -> Moved {
+    match step.verdict {
+        StepVerdict::Skipped(_) => Moved::Skipped,
+        StepVerdict::Between => Moved::Between,
+        StepVerdict::Old => {
+            r.lo = c;
+            Moved::Lo
+        }
+        StepVerdict::New => {
+            r.hi = c;
+            Moved::Hi
+        }
+        StepVerdict::Ambiguous => {
+            r.uncertain = true;
+            if step.position.is_some_and(|p| p < 0.5) {
+                r.lo = c;
+                Moved::Lo
+            } else {
+                r.hi = c;
+                Moved::Hi
+            }
+        }
+    }
+}
+
+impl Searcher<'_> {
+    /// The commits to build while a wave of `cands` in `r` is measured: the wave's own, then
+    /// the first probe of the next wave in each part they cut `r` into (a hint: which part the
+    /// next wave searches is not known yet, and more guesses would queue ahead of it).
+    fn wave_hints(&self, r: &Range, cands: &[usize]) -> Vec<usize> {
+        let skipped = |i: usize| self.skipped.contains_key(&i);
+        let mut ends = vec![r.lo];
+        ends.extend_from_slice(cands);
+        ends.push(r.hi);
+        let next = ends
+            .windows(2)
+            .filter_map(|p| candidates(p[0], p[1], self.width, skipped).first().copied());
+        cands.iter().copied().chain(next).collect()
+    }
+
+    /// Classifies `cands` against `r`'s ends, each in lane `i` (its place in `cands`), all at
+    /// once: a lane's next look starts as soon as its last one ends. The steps, in the order of
+    /// `cands`, with each series' status.
+    pub(super) fn wave(
+        &mut self,
+        r: &Range,
+        cands: &[usize],
+    ) -> Result<Vec<(Step, Vec<SeriesStatus>)>> {
+        let hints = self.wave_hints(r, cands);
+        self.m.prefetch(&hints);
+        let looks = self.schedule.clone();
+        let mut done: Vec<Option<(Step, Vec<SeriesStatus>)>> = vec![None; cands.len()];
+        let mut flying: BTreeMap<usize, Flight> = BTreeMap::new();
+        for (lane, &c) in cands.iter().enumerate() {
+            self.m.prepare(c)?;
+            if let Some(same) = self.as_identical_end(c, r.lo, r.hi)? {
+                done[lane] = Some(same);
+                continue;
+            }
+            let pool = Pool::Lane(lane);
+            let commits = [c, r.lo, r.hi];
+            let bases = [
+                self.claimed_in(pool, c),
+                self.end_base(pool, r.lo),
+                self.end_base(pool, r.hi),
+            ];
+            self.m
+                .start_lane(lane, &wants(&commits, &bases, looks[0]))?;
+            let f = Flight {
+                commits,
+                bases,
+                look: 0,
+            };
+            flying.insert(lane, f);
+        }
+        while !flying.is_empty() {
+            let (lane, probes) = self.m.next_lane()?;
+            let Some(f) = flying.get_mut(&lane) else {
+                bail!("the measurer answered lane {lane}, which has no probe in flight");
+            };
+            let (pool, k) = (Pool::Lane(lane), looks[f.look]);
+            let w = self.cut(pool, &f.commits, &f.bases, k, probes)?;
+            for (&c, &base) in f.commits.iter().zip(&f.bases) {
+                self.claim_in(pool, c, base + k);
+            }
+            let last = f.look + 1 == looks.len();
+            match self.judge(f.commits[0], (r.lo, r.hi), &r.active, &w, last)? {
+                Some(step) => {
+                    done[lane] = Some(step);
+                    flying.remove(&lane);
+                }
+                None => {
+                    f.look += 1;
+                    let next = wants(&f.commits, &f.bases, looks[f.look]);
+                    self.m.start_lane(lane, &next)?;
+                }
+            }
+        }
+        Ok(done.into_iter().flatten().collect())
+    }
+
+    /// One wave over `r`: its old end moved to the newest Old candidate, its new end to the
+    /// first New one. `Some` with the Between candidate (its position and statuses) when one
+    /// splits the range as it was at the wave's start, which is then left in `r`.
+    pub(super) fn wave_step(&mut self, r: &mut Range, cands: &[usize]) -> Result<Option<Between>> {
+        let steps = self.wave(r, cands)?;
+        let start = r.clone();
+        let mut split = None;
+        let mut past_new = false;
+        for (&c, (step, status)) in cands.iter().zip(steps) {
+            let position = step.position;
+            if !past_new && split.is_none() {
+                match apply(r, c, &step) {
+                    Moved::Skipped => {}
+                    Moved::Lo => {}
+                    Moved::Hi => past_new = true,
+                    Moved::Between => {
+                        split = Some(Between {
+                            commit: c,
+                            position,
+                            status,
+                        })
+                    }
+                }
+            }
+            if let StepVerdict::Skipped(why) = &step.verdict {
+                self.skipped.insert(c, why.clone());
+            } else {
+                self.decisions += 1;
+            }
+            self.record(step);
+        }
+        if split.is_some() {
+            *r = start;
+        }
+        Ok(split)
+    }
+}
+
+#[cfg(test)]
+#[path = "wide_tests.rs"]
+mod tests;
