@@ -426,6 +426,135 @@ fn a_scan_through_slurm_searches_its_intervals_side_by_side() {
     assert!(lane_blocks.iter().any(|(_, b)| in_span(b, 8..=12)));
 }
 
+/// A measurement job's block, as the executor wrote it for the job.
+fn block_of(job: &JobRecord) -> serde_json::Value {
+    let text = std::fs::read_to_string(Path::new(&job.what).join("block.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The commits a block samples, by their place in `ids`.
+fn block_commits(block: &serde_json::Value, ids: &[String]) -> Vec<usize> {
+    let runs = block["runs"].as_array().unwrap();
+    let mut at: Vec<usize> = runs
+        .iter()
+        .map(|r| {
+            let label = r["label"].as_str().unwrap();
+            ids.iter().position(|id| id.starts_with(label)).unwrap()
+        })
+        .collect();
+    at.sort_unstable();
+    at
+}
+
+/// Eight commits that each build other binaries (a cost one higher each time), the fifth ten
+/// times slower: none is measured as another's twin, so each probe of a wave needs a lane.
+fn distinct(dir: &Path) -> (PathBuf, Vec<String>) {
+    let repo = dir.join("repo");
+    let costs: Vec<String> = (0..8)
+        .map(|i| format!("#define FAKE_COST {}\n", if i < 4 { 200 } else { 2000 } + i))
+        .collect();
+    let files: Vec<[(&str, &str); 1]> = costs
+        .iter()
+        .map(|c| [("fake_cost.h", c.as_str())])
+        .collect();
+    let names: Vec<String> = (0..8).map(|i| format!("c{i}")).collect();
+    let commits: Vec<(&str, &[(&str, &str)])> = names
+        .iter()
+        .zip(&files)
+        .map(|(m, f)| (m.as_str(), &f[..]))
+        .collect();
+    let ids = fake_openssl_repo(&repo, &commits);
+    (repo, ids)
+}
+
+#[test]
+fn a_bisect_through_slurm_probes_a_wave_of_commits_side_by_side() {
+    require_cluster();
+    let d = tempfile::tempdir().unwrap();
+    let (repo, ids) = distinct(d.path());
+    let work = d.path().join("node-work").display().to_string();
+    let toml = d.path().join("slurm.toml");
+    std::fs::write(&toml, format!("[slurm]\nwork_dir = \"{work}\"\n")).unwrap();
+    let toml = toml.display().to_string();
+    let flags = [
+        "--executor",
+        "slurm",
+        "--slurm-lanes",
+        "3",
+        "--slurm-config",
+        &toml,
+    ];
+    let bisect = |cache: &str, executor: &[&str]| -> (Output, BisectReport) {
+        let o = search(&d.path().join(cache), &repo, "bisect", executor);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r = serde_json::from_slice(&o.stdout).unwrap();
+        (o, r)
+    };
+    let (_, local) = bisect("local", &[]);
+    let (o, wide) = bisect("slurm", &flags);
+    let culprits = |r: &BisectReport| -> Vec<String> {
+        r.changes.iter().map(|c| c.info.commit.clone()).collect()
+    };
+    assert_eq!(culprits(&wide), vec![ids[4].clone()], "{}", stderr(&o));
+    assert_eq!(culprits(&wide), culprits(&local));
+
+    // The first wave: three candidates cutting 0..7 into four, each in a block of its own
+    // with the range's two ends, submitted while the others were queued or running; then the
+    // one commit left between the newest Old and the first New.
+    let cache = d.path().join("slurm");
+    let jobs = submitted(&cache);
+    let records = records_of(&jobs);
+    let lane_blocks: Vec<(&JobRecord, Vec<usize>)> = jobs
+        .iter()
+        .filter(|j| j.partition == "measure")
+        .map(|j| (j, block_of(j)))
+        .filter(|(_, b)| b["own_node"] == true)
+        .map(|(j, b)| (j, block_commits(&b, &ids)))
+        .collect();
+    // A lane's later looks ask for the same three commits again.
+    let mut waves: Vec<&Vec<usize>> = Vec::new();
+    for (_, c) in &lane_blocks {
+        if !waves.contains(&c) {
+            waves.push(c);
+        }
+    }
+    assert_eq!(
+        waves,
+        [
+            &vec![0, 1, 7],
+            &vec![0, 3, 7],
+            &vec![0, 5, 7],
+            &vec![3, 4, 5]
+        ],
+        "{lane_blocks:?}"
+    );
+    let alongside: Vec<usize> = lane_blocks
+        .iter()
+        .take(3)
+        .map(|(j, _)| j.alongside)
+        .collect();
+    assert_eq!(alongside, [0, 1, 2], "{jobs:#?}");
+    for (j, _) in &lane_blocks {
+        assert_eq!(record(&records, j), ("COMPLETED".into(), "measure".into()));
+    }
+    // The report counts every lane's samples, as the jobs answered them.
+    let answered: usize = jobs
+        .iter()
+        .filter(|j| j.partition == "measure")
+        .map(|j| {
+            let t = std::fs::read_to_string(Path::new(&j.what).join("answers.jsonl")).unwrap();
+            t.lines().filter(|l| l.contains("\"sampled\"")).count()
+        })
+        .sum();
+    assert_eq!(answered, wide.samples_taken_now);
+    assert_eq!(wide.samples, wide.samples_taken_now);
+
+    // The same command again replays the same waves on the lanes' samples: nothing new.
+    let (o, again) = bisect("slurm", &flags);
+    assert_eq!(culprits(&again), culprits(&wide), "{}", stderr(&o));
+    assert_eq!(again.samples_taken_now, 0, "{}", stderr(&o));
+}
+
 #[test]
 fn slurm_that_cannot_serve_the_run_is_one_line_and_exit_2() {
     require_cluster();

@@ -154,6 +154,21 @@ impl Measurer for Live<'_, '_> {
         Ok(())
     }
 
+    fn prepare_all(&mut self, commits: &[usize]) -> Result<()> {
+        let k = self.threads.len();
+        let reused = self.session.samples_reused;
+        let subjects: Vec<usize> = commits
+            .iter()
+            .flat_map(|c| (0..k).map(move |t| c * k + t))
+            .collect();
+        Measurer::prepare_all(self.session, &subjects)?;
+        let shorts: Vec<&str> = (commits.iter())
+            .filter_map(|&c| self.commits.get(c).map(|x| x.short.as_str()))
+            .collect();
+        self.tell_reused(reused, &shorts);
+        Ok(())
+    }
+
     fn identical(&self, a: usize, b: usize) -> bool {
         let k = self.threads.len();
         self.session.identical(a * k, b * k)

@@ -531,6 +531,10 @@ impl Measurer for Session<'_> {
         Session::prepare(self, i)
     }
 
+    fn prepare_all(&mut self, subjects: &[usize]) -> Result<()> {
+        Session::prepare_all(self, subjects)
+    }
+
     fn prefetch(&mut self, subjects: &[usize]) {
         Session::prefetch(self, subjects)
     }

@@ -37,6 +37,11 @@ pub trait Measurer {
     fn prepare(&mut self, _c: usize) -> Result<()> {
         Ok(())
     }
+    /// [`Measurer::prepare`] for several commits, whose builds may run side by side (a wave's
+    /// candidates). Default: one after another.
+    fn prepare_all(&mut self, commits: &[usize]) -> Result<()> {
+        commits.iter().try_for_each(|&c| self.prepare(c))
+    }
     /// Whether commits `a` and `b` load byte-identical libraries and modules (then no change of
     /// speed can lie between them, and `ensure` may give both one pool of samples: the search
     /// counts the samples it claimed per pool, see [`pool_key`]). Default: not known.

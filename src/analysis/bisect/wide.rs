@@ -127,8 +127,16 @@ impl Searcher<'_> {
         let looks = self.schedule.clone();
         let mut done: Vec<Option<(Step, Vec<SeriesStatus>)>> = vec![None; cands.len()];
         let mut flying: BTreeMap<usize, Flight> = BTreeMap::new();
+        // Every candidate's build at once: whether one behaves as an end is known only built.
+        self.m.prepare_all(cands)?;
+        // A candidate that loads the same binaries as an older one is measured once, as that
+        // one: apart, noise could send two copies of one build to either side of the change.
+        let twin = |j: usize| (0..j).find(|&i| self.m.identical(cands[i], cands[j]));
+        let twins: Vec<Option<usize>> = (0..cands.len()).map(twin).collect();
         for (lane, &c) in cands.iter().enumerate() {
-            self.m.prepare(c)?;
+            if twins[lane].is_some() {
+                continue;
+            }
             if let Some(same) = self.as_identical_end(c, r.lo, r.hi)? {
                 done[lane] = Some(same);
                 continue;
@@ -170,6 +178,19 @@ impl Searcher<'_> {
                     let next = wants(&f.commits, &f.bases, looks[f.look]);
                     self.m.start_lane(lane, &next)?;
                 }
+            }
+        }
+        for (j, i) in twins.iter().enumerate() {
+            if let Some(&i) = i.as_ref() {
+                done[j] = done[i].clone().map(|(step, status)| {
+                    (
+                        Step {
+                            commit: cands[j],
+                            ..step
+                        },
+                        status,
+                    )
+                });
             }
         }
         Ok(done.into_iter().flatten().collect())

@@ -191,6 +191,13 @@ impl Session<'_> {
     }
 
     /// Library, version check, kernel compile and cached samples of subject `i`.
+    /// [`Session::prepare`] for each subject, their builds made in one wave.
+    pub fn prepare_all(&mut self, subjects: &[usize]) -> Result<()> {
+        let wants: Vec<(usize, usize)> = subjects.iter().map(|&i| (i, 0)).collect();
+        self.build_ahead(&wants)?;
+        subjects.iter().try_for_each(|&i| self.prepare(i))
+    }
+
     pub fn prepare(&mut self, i: usize) -> Result<()> {
         if !matches!(self.subjects[i].1, SubjectState::Unknown) {
             return Ok(());
