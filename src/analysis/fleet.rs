@@ -29,6 +29,7 @@
 
 pub mod shape;
 
+use crate::analysis::bisect;
 use serde::Serialize;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
@@ -75,6 +76,28 @@ pub enum Intervals {
     Concurrent,
     /// One after another, as `scan` does today.
     Sequential,
+}
+
+/// How many commits a bisect probes per wave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Probes {
+    /// One per measurement node (at most [`bisect::WIDEST`]), each in a lane of its own, as a
+    /// bisect through Slurm does.
+    PerNode,
+    /// One: a binary search (`--slurm-lanes 1`, or the local executor).
+    One,
+}
+
+impl Probes {
+    /// Commits per wave of a bisect on `measure_nodes` nodes (as the search takes them: at
+    /// most [`bisect::WIDEST`]).
+    pub fn width(self, measure_nodes: usize) -> usize {
+        match self {
+            Probes::PerNode => measure_nodes.clamp(1, bisect::WIDEST),
+            Probes::One => 1,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
@@ -126,9 +149,10 @@ pub struct Look {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Chain {
     pub looks: Vec<Look>,
-    /// The chain that must be done before this one starts (a scan's grid; for an interval entered
-    /// as a fallback, the neighbour whose ends turned out equal).
-    pub after: Option<usize>,
+    /// The chains that must all be done before this one starts (a scan's grid; for an interval
+    /// entered as a fallback, the neighbour whose ends turned out equal; for a bisect's wave,
+    /// every lane of the wave before it).
+    pub after: Vec<usize>,
 }
 
 /// What one search did, in the order it did it.
@@ -178,8 +202,8 @@ impl Trace {
     pub fn sequential(&self) -> Trace {
         let mut t = self.clone();
         for i in 1..t.chains.len() {
-            if t.chains[i].after.is_some() {
-                t.chains[i].after = Some(i - 1);
+            if !t.chains[i].after.is_empty() {
+                t.chains[i].after = vec![i - 1];
             }
         }
         t
@@ -447,6 +471,8 @@ fn play(trace: &Trace, fleet: &Fleet, costs: &Costs, how: How) -> Played {
     };
     let mut floor = Floor::new(fleet, costs, how.prefetch);
     let mut progress = vec![Progress::default(); trace.chains.len()];
+    // Per chain, the chains it still waits for.
+    let mut waits: Vec<usize> = trace.chains.iter().map(|c| c.after.len()).collect();
     let mut queue = BinaryHeap::new();
     let mut seq = 0;
     let mut push = |q: &mut BinaryHeap<Event>, at, chain, phase| {
@@ -459,7 +485,7 @@ fn play(trace: &Trace, fleet: &Fleet, costs: &Costs, how: How) -> Played {
         });
     };
     for (i, c) in trace.chains.iter().enumerate() {
-        if c.after.is_none() {
+        if c.after.is_empty() {
             push(&mut queue, 0.0, i, Phase::Build);
         }
     }
@@ -486,9 +512,13 @@ fn play(trace: &Trace, fleet: &Fleet, costs: &Costs, how: How) -> Played {
                 if let Some(m) = p.node {
                     floor.machines[m].pinned -= 1;
                 }
+                // The last chain a chain waits for ends last: it starts now.
                 for (j, c) in trace.chains.iter().enumerate() {
-                    if c.after == Some(e.chain) {
-                        push(&mut queue, end, j, Phase::Build);
+                    if c.after.contains(&e.chain) {
+                        waits[j] -= 1;
+                        if waits[j] == 0 {
+                            push(&mut queue, end, j, Phase::Build);
+                        }
                     }
                 }
             }
@@ -553,6 +583,8 @@ pub struct Prediction {
     pub fleet: Fleet,
     pub wall_s: Spread,
     pub builds_made: Spread,
+    /// Samples per trial (a bisect's waves take more than one probe at a time).
+    pub samples: Spread,
 }
 
 /// The fastest play of `trace` on `fleet` or on a smaller fleet (k build and k measurement
@@ -588,10 +620,12 @@ pub fn predict(traces: &[Trace], fleet: &Fleet, costs: &Costs) -> Prediction {
         .collect();
     let walls: Vec<f64> = played.iter().map(|p| p.wall_s).collect();
     let builds: Vec<f64> = played.iter().map(|p| p.builds_made as f64).collect();
+    let samples: Vec<f64> = traces.iter().map(|t| t.samples() as f64).collect();
     Prediction {
         fleet: *fleet,
         wall_s: Spread::of(&walls),
         builds_made: Spread::of(&builds),
+        samples: Spread::of(&samples),
     }
 }
 

@@ -4,6 +4,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
+use std::collections::btree_map::{BTreeMap, Entry};
 use std::path::{Path, PathBuf};
 
 use super::args::StatsArgs;
@@ -12,7 +13,7 @@ use super::Global;
 use crate::analysis::bisect::{self, Config};
 use crate::analysis::fleet::shape::{self, Search, ShapeConfig};
 use crate::analysis::fleet::{
-    self, BuildClass, BuildRecord, Ccache, Costs, Fleet, Intervals, Machines, Spread, Trace,
+    self, BuildClass, BuildRecord, Ccache, Costs, Fleet, Intervals, Machines, Probes, Spread, Trace,
 };
 use crate::analysis::simulate::SimStep;
 use crate::build::builds::BuildMeta;
@@ -77,8 +78,16 @@ enum MachinesArg {
 enum IntervalsArg {
     /// A scan's intervals searched at once, each on its own measurement node
     Concurrent,
-    /// One after another, as `scan` does today
+    /// One after another, as `scan` does on one measurement node (`--slurm-lanes 1`)
     Sequential,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ProbesArg {
+    /// One per measurement node (at most 4), as a bisect through Slurm probes
+    PerNode,
+    /// One at a time: a binary search (`--slurm-lanes 1`, the local executor)
+    One,
 }
 
 /// `--nodes 1,4,16`: counts of at least 1, each once.
@@ -139,6 +148,9 @@ pub struct PlanArgs {
     /// How a scan's intervals are searched
     #[arg(long, value_enum, default_value = "concurrent")]
     intervals: IntervalsArg,
+    /// Commits a bisect probes per wave
+    #[arg(long, value_enum, default_value = "per-node")]
+    bisect_probes: ProbesArg,
     /// Work trees each build node keeps (as `build --work-trees`)
     #[arg(long, default_value = "2", value_parser = parse_count, value_name = "N")]
     work_trees: usize,
@@ -259,6 +271,13 @@ impl PlanArgs {
         }
     }
 
+    fn probes(&self) -> Probes {
+        match self.bisect_probes {
+            ProbesArg::PerNode => Probes::PerNode,
+            ProbesArg::One => Probes::One,
+        }
+    }
+
     fn intervals(&self) -> Intervals {
         match self.intervals {
             IntervalsArg::Concurrent => Intervals::Concurrent,
@@ -314,6 +333,7 @@ impl PlanArgs {
             cfg,
             trials: self.trials,
             seed: self.seed,
+            width: 1,
         })
     }
 }
@@ -529,12 +549,28 @@ pub fn run(g: &Global, a: PlanArgs) -> Result<Exit> {
     let mut goal = None;
     for (search, commits) in searches {
         let sc = a.shape(commits)?;
-        let traces = shape::traces(&sc, search)
-            .with_context(|| format!("simulating a {commits}-commit search"))?;
+        // A bisect probes one commit per measurement node: its shape depends on the row.
+        let width = |m: usize| match search {
+            Search::Bisect => a.probes().width(m),
+            Search::Scan { .. } => 1,
+        };
+        let mut by_width: BTreeMap<usize, Vec<Trace>> = BTreeMap::new();
+        for w in std::iter::once(1).chain(fleets.iter().map(|f| width(f.1))) {
+            if let Entry::Vacant(e) = by_width.entry(w) {
+                let sc = ShapeConfig {
+                    width: w,
+                    ..sc.clone()
+                };
+                let t = shape::traces(&sc, search)
+                    .with_context(|| format!("simulating a {commits}-commit search"))?;
+                e.insert(t);
+            }
+        }
+        let traces = &by_width[&1];
         let rows = fleets
             .iter()
             .flat_map(|&f| a.ccaches().into_iter().map(move |c| (f, c)))
-            .map(|(f, c)| fleet::predict(&traces, &a.fleet(f, c), &costs))
+            .map(|(f, c)| fleet::predict(&by_width[&width(f.1)], &a.fleet(f, c), &costs))
             .collect();
         if matches!(search, Search::Scan { .. }) && commits == GOAL_COMMITS {
             // Whatever the rows: the goal is of 16 nodes that build and measure.
@@ -542,12 +578,12 @@ pub fn run(g: &Global, a: PlanArgs) -> Result<Exit> {
                 machines: Machines::Shared,
                 ..a.fleet((GOAL_NODES, GOAL_NODES), Ccache::Shared)
             };
-            goal = Some(fleet::predict(&traces, &f, &costs));
+            goal = Some(fleet::predict(traces, &f, &costs));
         }
         plans.push(SearchPlan {
             search,
             commits,
-            shape: summary(&traces, &sc.steps),
+            shape: summary(traces, &sc.steps),
             rows,
         });
     }
@@ -556,6 +592,7 @@ pub fn run(g: &Global, a: PlanArgs) -> Result<Exit> {
         figures,
         machines: a.machines(),
         intervals: a.intervals(),
+        probes: a.probes(),
         work_trees: a.work_trees,
         simulated: Simulated {
             noise: a.noise,

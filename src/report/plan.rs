@@ -10,7 +10,7 @@ use super::table::{List, Table};
 use crate::analysis::bisect::Config;
 use crate::analysis::fleet::shape::Search;
 use crate::analysis::fleet::{
-    BuildClass, Ccache, Intervals, Machines, Prediction, Recorded, Spread, COLD_HIT_RATE,
+    BuildClass, Ccache, Intervals, Machines, Prediction, Probes, Recorded, Spread, COLD_HIT_RATE,
     NEAR_COMMITS, NEAR_FILES, WARM_HIT_RATE,
 };
 use crate::analysis::simulate::SimStep;
@@ -132,6 +132,8 @@ pub struct Planned {
     pub figures: Figures,
     pub machines: Machines,
     pub intervals: Intervals,
+    /// Commits a bisect probes per wave.
+    pub probes: Probes,
     pub work_trees: usize,
     /// How the searches were simulated (their commits and steps are per search, below).
     pub simulated: Simulated,
@@ -291,13 +293,25 @@ impl Planned {
             match self.intervals {
                 Intervals::Concurrent =>
                     "a scan's intervals are searched concurrently, each on \
-                    its own measurement node while there are enough (today's scan searches them \
-                    one after another: --intervals sequential)",
+                    its own measurement node while there are enough, as a scan through Slurm \
+                    does",
                 Intervals::Sequential =>
                     "a scan's intervals are searched one after another, as \
-                    today's scan does",
+                    a scan on one measurement node does",
             }
         ));
+        v.push(match self.probes {
+            Probes::PerNode => format!(
+                "a bisect on M measurement nodes probes min(M, {}) commits per wave, each on \
+                 its own node with its own samples of the range's ends, as a bisect through \
+                 Slurm does (its shape is simulated again for each M; the shape line above is \
+                 of one probe at a time)",
+                crate::analysis::bisect::WIDEST
+            ),
+            Probes::One => "a bisect probes one commit at a time (--bisect-probes one), as \
+                the local executor or --slurm-lanes 1 does"
+                .to_string(),
+        });
         v.push(
             "every build and every block is one scheduler job and costs the job overhead; kernel \
              compiles (well under 1 s per build) are left out"
@@ -323,8 +337,9 @@ impl Planned {
             "median",
             "p90",
             "builds",
+            "samples",
         ])
-        .right(&[1, 2, 3, 5, 6, 7]);
+        .right(&[1, 2, 3, 5, 6, 7, 8]);
         for s in &self.searches {
             for r in &s.rows {
                 t.push(vec![
@@ -336,6 +351,7 @@ impl Planned {
                     duration(r.wall_s.median),
                     duration(r.wall_s.p90),
                     format!("{:.0}", r.builds_made.median),
+                    format!("{:.0}", r.samples.median),
                 ]);
             }
         }

@@ -6,7 +6,7 @@
 //! [`Chain`] per searched interval.
 
 use super::{Chain, Look, Trace};
-use crate::analysis::bisect::{self, Config, Measurer, Outcome, Probe};
+use crate::analysis::bisect::{self, Config, Measurer, Outcome, Probe, SeriesProbes};
 use crate::analysis::scan::{self, ScanResult};
 use crate::analysis::simulate::noise::NoiseModel;
 use crate::analysis::simulate::{SimMeasurer, SimStep};
@@ -14,7 +14,7 @@ use anyhow::{bail, Result};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Which search to shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -38,6 +38,9 @@ pub struct ShapeConfig {
     pub cfg: Config,
     pub trials: usize,
     pub seed: u64,
+    /// Commits a bisect probes per wave: one per measurement node (1: a binary search). A scan
+    /// searches its intervals one probe at a time, each on a node of its own.
+    pub width: usize,
 }
 
 /// One 10% step per thousand commits (at least one): the default history of a plan.
@@ -46,41 +49,163 @@ pub fn default_steps(commits: usize) -> Vec<SimStep> {
     (0..k).map(|_| SimStep::at(0.10, None)).collect()
 }
 
-/// Records every call for samples the search makes.
+/// Records every call for samples the search makes, as chains: the search's own looks, and each
+/// lane's looks in a wave (which wait for everything before the wave and run beside each other).
 struct Recorder {
     inner: SimMeasurer,
-    /// Samples seen per commit.
+    /// Samples seen per commit, and per (lane, commit).
     seen: HashMap<usize, usize>,
-    looks: Vec<Look>,
+    lane_seen: HashMap<(usize, usize), usize>,
+    chains: Vec<Chain>,
+    /// The chain the search's own looks go to, since the last wave.
+    main: Option<usize>,
+    /// The latest wave's chain of each lane, and what that wave waited for.
+    wave: BTreeMap<usize, usize>,
+    wave_after: Vec<usize>,
+    /// Each lane's block in flight: its chain and look.
+    flying: HashMap<usize, (usize, usize)>,
     /// The commits the search said it may probe next, for the look that comes next.
     hinted: Vec<usize>,
 }
 
-impl Measurer for Recorder {
-    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
-        let prefetch = std::mem::take(&mut self.hinted);
-        let probes = self.inner.ensure(wants)?;
-        let mut samples = 0;
-        for (&(c, _), p) in wants.iter().zip(&probes) {
-            if let Probe::Samples(v) = p {
-                let seen = self.seen.entry(c).or_insert(0);
-                samples += v.len().saturating_sub(*seen);
-                *seen = (*seen).max(v.len());
+impl Recorder {
+    fn new(inner: SimMeasurer) -> Recorder {
+        Recorder {
+            inner,
+            seen: HashMap::new(),
+            lane_seen: HashMap::new(),
+            chains: Vec::new(),
+            main: None,
+            wave: BTreeMap::new(),
+            wave_after: Vec::new(),
+            flying: HashMap::new(),
+            hinted: Vec::new(),
+        }
+    }
+
+    /// A look of `wants`, carrying the hints given since the last look (those it builds
+    /// itself left out: a probe's own build is the look's).
+    fn look(&mut self, wants: &[(usize, usize)]) -> Look {
+        let commits: Vec<usize> = wants.iter().map(|w| w.0).collect();
+        let hinted = std::mem::take(&mut self.hinted);
+        Look {
+            prefetch: hinted
+                .into_iter()
+                .filter(|c| !commits.contains(c))
+                .collect(),
+            commits,
+            samples: 0,
+        }
+    }
+
+    fn chain(&mut self, after: Vec<usize>) -> usize {
+        self.chains.push(Chain {
+            looks: Vec::new(),
+            after,
+        });
+        self.chains.len() - 1
+    }
+
+    /// The chain lane `lane`'s block of `commits` belongs to: its own, for the next look at the
+    /// same commits; else a new one, of the wave being started (which waits for the search's
+    /// own looks since the last wave, or else for the whole last wave).
+    fn lane_chain(&mut self, lane: usize, commits: &[usize]) -> usize {
+        if let (None, Some(&c)) = (self.main, self.wave.get(&lane)) {
+            if self.chains[c]
+                .looks
+                .last()
+                .is_some_and(|l| l.commits == commits)
+            {
+                return c;
             }
         }
-        self.looks.push(Look {
-            commits: wants.iter().map(|w| w.0).collect(),
-            prefetch,
-            samples,
-        });
+        if self.main.is_some() || self.wave.contains_key(&lane) {
+            self.wave_after = match self.main.take() {
+                Some(m) => vec![m],
+                None => self.wave.values().copied().collect(),
+            };
+            self.wave.clear();
+        }
+        let c = self.chain(self.wave_after.clone());
+        self.wave.insert(lane, c);
+        c
+    }
+
+    /// Every look, in order, of a search that used no lane (a scan).
+    fn looks(self) -> Vec<Look> {
+        self.chains.into_iter().flat_map(|c| c.looks).collect()
+    }
+}
+
+/// Samples in `probes` of `commits` beyond those `seen` holds under each one's `key` (updated).
+fn new_samples<K: std::hash::Hash + Eq>(
+    commits: &[usize],
+    probes: &[Probe],
+    seen: &mut HashMap<K, usize>,
+    key: impl Fn(usize) -> K,
+) -> usize {
+    let mut samples = 0;
+    for (&c, p) in commits.iter().zip(probes) {
+        if let Probe::Samples(v) = p {
+            let s = seen.entry(key(c)).or_insert(0);
+            samples += v.len().saturating_sub(*s);
+            *s = (*s).max(v.len());
+        }
+    }
+    samples
+}
+
+impl Measurer for Recorder {
+    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        let probes = self.inner.ensure(wants)?;
+        let mut look = self.look(wants);
+        look.samples = new_samples(&look.commits, &probes, &mut self.seen, |c| c);
+        let main = match self.main {
+            Some(m) => m,
+            None => {
+                let m = self.chain(self.wave.values().copied().collect());
+                self.main = Some(m);
+                m
+            }
+        };
+        self.chains[main].looks.push(look);
         Ok(probes)
     }
 
-    /// The search names the candidate, then what it may probe next, just before it measures
-    /// the candidate: the candidate's look carries the guesses (the candidate itself is the
-    /// look's own build).
+    /// The search names the probes it is about to measure, then what it may probe next: the
+    /// next look carries the guesses.
     fn prefetch(&mut self, commits: &[usize]) {
-        self.hinted = commits.iter().skip(1).copied().collect();
+        self.hinted = commits.to_vec();
+    }
+
+    /// A wave's candidates, about to be measured: needed now, not guesses.
+    fn prepare_all(&mut self, commits: &[usize]) -> Result<()> {
+        self.hinted.retain(|c| !commits.contains(c));
+        Ok(())
+    }
+
+    fn lanes(&self) -> usize {
+        self.inner.lanes()
+    }
+
+    fn start_lane(&mut self, lane: usize, wants: &[(usize, usize)]) -> Result<()> {
+        let look = self.look(wants);
+        let c = self.lane_chain(lane, &look.commits);
+        self.chains[c].looks.push(look);
+        self.flying
+            .insert(lane, (c, self.chains[c].looks.len() - 1));
+        self.inner.start_lane(lane, wants)
+    }
+
+    fn next_lane(&mut self) -> Result<(usize, SeriesProbes)> {
+        let (lane, probes) = self.inner.next_lane()?;
+        let Some((c, l)) = self.flying.remove(&lane) else {
+            bail!("lane {lane} answered with no block in flight");
+        };
+        let firsts: Vec<Probe> = probes.iter().filter_map(|p| p.first().cloned()).collect();
+        let look = &mut self.chains[c].looks[l];
+        look.samples = new_samples(&look.commits, &firsts, &mut self.lane_seen, |x| (lane, x));
+        Ok((lane, probes))
     }
 }
 
@@ -120,27 +245,20 @@ pub fn trace(sc: &ShapeConfig, search: Search, trial: usize) -> Result<Trace> {
         0.0,
         rng.gen(),
     )?;
-    let mut rec = Recorder {
-        inner,
-        seen: HashMap::new(),
-        looks: Vec::new(),
-        hinted: Vec::new(),
-    };
     match search {
         Search::Bisect => {
+            let mut rec = Recorder::new(inner.with_lanes(sc.width.max(1)));
             let r = bisect::search(sc.commits, &sc.cfg, &mut rec)?;
             Ok(Trace {
-                chains: vec![Chain {
-                    looks: rec.looks,
-                    after: None,
-                }],
+                chains: rec.chains,
                 decisions: r.decisions,
                 intervals: 0,
             })
         }
         Search::Scan { grid } => {
+            let mut rec = Recorder::new(inner);
             let r = scan::scan(&scan::grid_positions(sc.commits, grid), &sc.cfg, &mut rec)?;
-            split_scan(rec.looks, &r)
+            split_scan(rec.looks(), &r)
         }
     }
 }
@@ -167,7 +285,7 @@ fn split_scan(looks: Vec<Look>, r: &ScanResult) -> Result<Trace> {
     };
     let mut chains = vec![Chain {
         looks: vec![grid],
-        after: None,
+        after: Vec::new(),
     }];
     // The interval of each chain after the grid.
     let mut of: Vec<usize> = Vec::new();
@@ -186,7 +304,7 @@ fn split_scan(looks: Vec<Look>, r: &ScanResult) -> Result<Trace> {
                 of.push(i);
                 chains.push(Chain {
                     looks: vec![l],
-                    after: Some(0),
+                    after: vec![0],
                 });
             }
         }
@@ -221,7 +339,7 @@ fn set_fallback_order(chains: &mut [Chain], of: &[usize], r: &ScanResult) {
                     .is_some_and(|s| s.outcome == Outcome::NoChange)
         });
         if let Some(t) = trigger {
-            chains[k + 1].after = Some(t + 1);
+            chains[k + 1].after = vec![t + 1];
         }
     }
 }
@@ -238,6 +356,7 @@ mod tests {
             cfg: Config::default(),
             trials: 4,
             seed: 1,
+            width: 1,
         }
     }
 
@@ -261,6 +380,44 @@ mod tests {
     }
 
     #[test]
+    fn a_bisect_on_four_nodes_is_waves_of_four_chains_side_by_side() {
+        let sc = ShapeConfig {
+            width: 4,
+            ..sc(775, default_steps(775))
+        };
+        let t = trace(&sc, Search::Bisect, 0).unwrap();
+        // The ends first, on their own.
+        assert_eq!(t.chains[0].looks[0].commits, vec![0, 774]);
+        assert!(t.chains[0].after.is_empty());
+        // Then the first wave: four lanes, each a candidate with the ends, waiting for the
+        // ends' chain, the first carrying the hints for the next wave.
+        let wave: Vec<&Chain> = t.chains.iter().filter(|c| c.after == [0]).collect();
+        assert_eq!(wave.len(), 4, "{t:?}");
+        let firsts: Vec<usize> = wave.iter().map(|c| c.looks[0].commits[0]).collect();
+        assert_eq!(firsts, vec![154, 309, 464, 619]);
+        assert!(wave.iter().all(|c| c.looks[0].commits[1..] == [0, 774]));
+        assert_eq!(wave[0].looks[0].prefetch.len(), 5, "{:?}", wave[0].looks[0]);
+        // Every later chain waits for chains before it; no chain waits for itself.
+        for (i, c) in t.chains.iter().enumerate().skip(1) {
+            assert!(
+                !c.after.is_empty() && c.after.iter().all(|&a| a < i),
+                "{i}: {c:?}"
+            );
+        }
+        // A wave of four cuts the range into five: ceil(log5 775) = 5 waves, not 10 probes.
+        let waves: std::collections::BTreeSet<&Vec<usize>> = t.chains[1..]
+            .iter()
+            .filter(|c| c.looks[0].commits.len() == 3)
+            .map(|c| &c.after)
+            .collect();
+        assert!(
+            (4..=7).contains(&waves.len()),
+            "{} waves: {t:?}",
+            waves.len()
+        );
+    }
+
+    #[test]
     fn a_scan_is_its_grid_then_one_chain_per_searched_interval() {
         let steps = vec![SimStep::at(0.1, Some(1000)), SimStep::at(0.1, Some(3000))];
         let t = trace(&sc(4000, steps), Search::Scan { grid: 16 }, 0).unwrap();
@@ -274,7 +431,7 @@ mod tests {
             let lo = c.looks.iter().flat_map(|l| &l.commits).min().unwrap();
             let hi = c.looks.iter().flat_map(|l| &l.commits).max().unwrap();
             assert!(hi - lo <= 4000 / 15 + 1, "a chain spans {lo}..{hi}");
-            assert!(c.after.is_some());
+            assert!(!c.after.is_empty());
         }
         // the steps lie in searched intervals
         for s in [1000, 3000] {

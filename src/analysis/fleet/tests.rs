@@ -24,6 +24,11 @@ fn fleet(n: usize, ccache: Ccache) -> Fleet {
 }
 
 fn traces(search: Search, commits: usize) -> Vec<Trace> {
+    wide_traces(search, commits, 1)
+}
+
+/// A bisect probing `width` commits per wave.
+fn wide_traces(search: Search, commits: usize, width: usize) -> Vec<Trace> {
     let sc = ShapeConfig {
         commits,
         steps: shape::default_steps(commits),
@@ -31,8 +36,31 @@ fn traces(search: Search, commits: usize) -> Vec<Trace> {
         cfg: Config::default(),
         trials: 6,
         seed: 3,
+        width,
     };
     shape::traces(&sc, search).unwrap()
+}
+
+#[test]
+fn a_bisect_probing_one_commit_per_node_is_predicted_faster_for_more_samples() {
+    let f = Fleet {
+        machines: Machines::Separate,
+        ..fleet(4, Ccache::Local)
+    };
+    let (ones, fours) = (
+        wide_traces(Search::Bisect, 775, 1),
+        wide_traces(Search::Bisect, 775, 4),
+    );
+    let (one, four) = (predict(&ones, &f, &costs()), predict(&fours, &f, &costs()));
+    // Far builds are the cost: four of them side by side per wave, in half the waves (a
+    // binary search builds its next two guesses ahead, so the gain is smaller).
+    assert!(
+        four.wall_s.median < 0.9 * one.wall_s.median,
+        "{four:?} against {one:?}"
+    );
+    assert!(four.samples.median > one.samples.median);
+    // More commits probed (a binary search's builds made count its unused guesses too).
+    assert!(fours[0].builds() > ones[0].builds());
 }
 
 fn scans() -> Vec<Trace> {
@@ -146,7 +174,7 @@ fn one_node_does_everything_in_turn() {
             chains: t.chains[1..]
                 .iter()
                 .map(|ch| Chain {
-                    after: None,
+                    after: Vec::new(),
                     looks: ch.looks.clone(),
                 })
                 .collect(),
@@ -231,7 +259,7 @@ fn a_grid_wave_spreads_over_the_build_nodes() {
                 prefetch: vec![],
                 samples: 160,
             }],
-            after: None,
+            after: Vec::new(),
         }],
         decisions: 1,
         intervals: 0,
@@ -257,7 +285,7 @@ fn a_grid_wave_spreads_over_the_build_nodes() {
                     samples: 0,
                 },
             ],
-            after: None,
+            after: Vec::new(),
         }],
         ..t
     };
