@@ -79,6 +79,10 @@ pub struct SimConfig {
     /// Threads running trials; results do not depend on it (every trial has its own seed).
     #[serde(skip)]
     pub jobs: usize,
+    /// Measurement nodes sampled at once (see [`SimMeasurer::with_lanes`]): a bisect's probes
+    /// per wave, a scan's intervals side by side.
+    #[serde(skip_serializing_if = "is_one")]
+    pub lanes: usize,
     /// Scan instead of bisect: a grid of this many points, then a search of every interval
     /// that changed (analysis::scan).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -351,6 +355,10 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
     out
 }
 
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
 fn validate(sc: &SimConfig) -> Result<()> {
     sc.cfg.validate(sc.commits)?;
     sc.noise.validate()?;
@@ -477,7 +485,8 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
         &sc.noise,
         sc.skip_rate,
         rng.gen(),
-    )?;
+    )?
+    .with_lanes(sc.lanes);
     m.count_steps = placed.count_factors.clone();
     let Ok(r) = run_trial(sc, &mut m) else {
         return Ok(Score {
@@ -598,7 +607,8 @@ fn score(
 
 fn alarm_trial(sc: &SimConfig, i: usize) -> Result<bool> {
     let mut rng = StdRng::seed_from_u64(trial_seed(sc.seed, i, 2));
-    let mut m = SimMeasurer::new(sc.commits, &[], &sc.noise, sc.skip_rate, rng.gen())?;
+    let mut m =
+        SimMeasurer::new(sc.commits, &[], &sc.noise, sc.skip_rate, rng.gen())?.with_lanes(sc.lanes);
     Ok(!matches!(run_trial(sc, &mut m), Ok(r) if r.changes.is_empty()))
 }
 

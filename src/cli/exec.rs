@@ -36,8 +36,9 @@ pub struct ExecArgs {
     /// Slurm jobs queued or running at once [default: 16]
     #[arg(long, value_name = "N", value_parser = parse_count)]
     pub slurm_max_jobs: Option<usize>,
-    /// A scan's searches sampled side by side, each on a measurement node of its own
-    /// [default: the measurement partition's nodes, at most --slurm-max-jobs]
+    /// Measurement nodes sampled side by side: a scan's searches, a bisect's probes per wave (at
+    /// most 4), each on a node of its own [default: the measurement partition's nodes, at most
+    /// --slurm-max-jobs]
     #[arg(long, value_name = "N", value_parser = parse_count)]
     pub slurm_lanes: Option<usize>,
     /// An argument for every sbatch, e.g. --sbatch-arg=--account=perf (repeatable)

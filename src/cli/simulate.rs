@@ -96,6 +96,10 @@ pub struct SimulateArgs {
     /// Threads running trials (the results do not depend on it)
     #[arg(long, default_value = "1", value_parser = parse_threads)]
     jobs: usize,
+    /// Measurement nodes the search samples on at once: a bisect probes min(N, 4) commits per
+    /// wave, a scan searches N intervals side by side (as through Slurm's lanes)
+    #[arg(long, default_value = "1", value_parser = super::args::parse_count, value_name = "N", conflicts_with = "baseline")]
+    lanes: usize,
     #[command(flatten)]
     schedule: ScheduleArgs,
     #[command(flatten)]
@@ -355,6 +359,7 @@ pub fn run(a: SimulateArgs) -> Result<Exit> {
         },
         baseline: a.baseline,
         jobs: a.jobs,
+        lanes: a.lanes,
         scan: a.scan.then_some(a.grid.grid),
         locate: a.locate.map(|by| simulate::CountSim {
             noise: a.count_noise,

@@ -503,6 +503,7 @@ fn simulated() -> Simulated {
             cfg: Config::default(),
             baseline: false,
             jobs: 1,
+            lanes: 1,
             scan: None,
             locate: None,
             sample_seconds: 1.0,

@@ -282,7 +282,10 @@ impl Measurer for SimMeasurer {
 
     fn confirmed(&mut self, cp: &ChangePoint) {
         if cp.confirmed && self.first_confirmed.is_none() {
-            let builds = self.samples.len() + self.skips.values().filter(|s| **s).count();
+            let lanes = self.lane_samples.keys().map(|k| k.1);
+            let sampled: std::collections::HashSet<usize> =
+                self.samples.keys().copied().chain(lanes).collect();
+            let builds = sampled.len() + self.skips.values().filter(|s| **s).count();
             let samples = self.samples_held();
             self.first_confirmed = Some((cp.last_old, cp.first_new, builds, samples));
         }

@@ -12,6 +12,7 @@ fn sc(steps: Vec<SimStep>, trials: usize) -> SimConfig {
         cfg: Config::default(),
         baseline: false,
         jobs: 1,
+        lanes: 1,
         scan: None,
         locate: None,
         sample_seconds: 1.0,
@@ -30,6 +31,22 @@ fn headline_goals_reduced() {
     assert!(r.accuracy >= 0.99, "{r:?}");
     assert!(r.false_alarm_rate <= 0.01, "{r:?}");
     let r = simulate(&sc(vec![step(0.10), step(0.05)], 60)).unwrap();
+    assert!(r.detected_all_rate >= 0.9, "{r:?}");
+}
+
+/// The same goals with four probes per wave, each in a lane of its own (a bisect through Slurm
+/// on four measurement nodes): more decisions, each paid for.
+#[test]
+fn waves_of_four_probes_meet_the_headline_goals_reduced() {
+    let wide = |steps: Vec<SimStep>, trials: usize| SimConfig {
+        lanes: 4,
+        ..sc(steps, trials)
+    };
+    let r = simulate(&wide(vec![step(0.10)], 150)).unwrap();
+    assert!(r.accuracy >= 0.99, "{r:?}");
+    assert!(r.false_alarm_rate <= 0.01, "{r:?}");
+    assert_eq!(r.wrong_culprit_rate, 0.0, "{r:?}");
+    let r = simulate(&wide(vec![step(0.10), step(0.05)], 60)).unwrap();
     assert!(r.detected_all_rate >= 0.9, "{r:?}");
 }
 
