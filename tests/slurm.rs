@@ -314,6 +314,12 @@ fn two_steps(dir: &Path) -> (PathBuf, Vec<String>) {
     owned[0].1.push(("fake_cost.h".into(), fast));
     owned[2].1.push(("fake_cost.h".into(), slow));
     owned[10].1.push(("fake_cost.h".into(), slower));
+    let ids = owned_repo(&repo, &owned);
+    (repo, ids)
+}
+
+/// A fake OpenSSL repository at `repo` of commits given as (message, files).
+fn owned_repo(repo: &Path, owned: &[(String, Vec<(String, String)>)]) -> Vec<String> {
     let files: Vec<Vec<(&str, &str)>> = owned
         .iter()
         .map(|(_, f)| f.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect())
@@ -323,8 +329,26 @@ fn two_steps(dir: &Path) -> (PathBuf, Vec<String>) {
         .zip(&files)
         .map(|((m, _), f)| (m.as_str(), &f[..]))
         .collect();
-    let ids = fake_openssl_repo(&repo, &commits);
-    (repo, ids)
+    fake_openssl_repo(repo, &commits)
+}
+
+/// The flags of a run through Slurm with `lanes` lanes, its configuration (a work directory
+/// under `dir`) written to `dir`.
+fn lanes_flags(dir: &Path, lanes: usize) -> Vec<String> {
+    let work = dir.join("node-work").display().to_string();
+    let toml = dir.join("slurm.toml");
+    std::fs::write(&toml, format!("[slurm]\nwork_dir = \"{work}\"\n")).unwrap();
+    let lanes = lanes.to_string();
+    let toml = toml.display().to_string();
+    let flags = [
+        "--executor",
+        "slurm",
+        "--slurm-lanes",
+        &lanes,
+        "--slurm-config",
+        &toml,
+    ];
+    flags.map(String::from).to_vec()
 }
 
 #[test]
@@ -348,18 +372,8 @@ fn a_scan_through_slurm_searches_its_intervals_side_by_side() {
         let r = serde_json::from_slice(&o.stdout).unwrap();
         (o, r)
     };
-    let work = d.path().join("node-work").display().to_string();
-    let toml = d.path().join("slurm.toml");
-    std::fs::write(&toml, format!("[slurm]\nwork_dir = \"{work}\"\n")).unwrap();
-    let toml = toml.display().to_string();
-    let flags = [
-        "--executor",
-        "slurm",
-        "--slurm-lanes",
-        "2",
-        "--slurm-config",
-        &toml,
-    ];
+    let flags = lanes_flags(d.path(), 2);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let (o, lanes) = scan("slurm", &flags);
 
     let confirmed = |r: &ScanReport| -> Vec<String> {
@@ -450,20 +464,11 @@ fn block_commits(block: &serde_json::Value, ids: &[String]) -> Vec<usize> {
 /// times slower: none is measured as another's twin, so each probe of a wave needs a lane.
 fn distinct(dir: &Path) -> (PathBuf, Vec<String>) {
     let repo = dir.join("repo");
-    let costs: Vec<String> = (0..8)
-        .map(|i| format!("#define FAKE_COST {}\n", if i < 4 { 200 } else { 2000 } + i))
+    let cost = |i: usize| format!("#define FAKE_COST {}\n", if i < 4 { 200 } else { 2000 } + i);
+    let owned: Vec<(String, Vec<(String, String)>)> = (0..8)
+        .map(|i| (format!("c{i}"), vec![("fake_cost.h".into(), cost(i))]))
         .collect();
-    let files: Vec<[(&str, &str); 1]> = costs
-        .iter()
-        .map(|c| [("fake_cost.h", c.as_str())])
-        .collect();
-    let names: Vec<String> = (0..8).map(|i| format!("c{i}")).collect();
-    let commits: Vec<(&str, &[(&str, &str)])> = names
-        .iter()
-        .zip(&files)
-        .map(|(m, f)| (m.as_str(), &f[..]))
-        .collect();
-    let ids = fake_openssl_repo(&repo, &commits);
+    let ids = owned_repo(&repo, &owned);
     (repo, ids)
 }
 
@@ -472,18 +477,8 @@ fn a_bisect_through_slurm_probes_a_wave_of_commits_side_by_side() {
     require_cluster();
     let d = tempfile::tempdir().unwrap();
     let (repo, ids) = distinct(d.path());
-    let work = d.path().join("node-work").display().to_string();
-    let toml = d.path().join("slurm.toml");
-    std::fs::write(&toml, format!("[slurm]\nwork_dir = \"{work}\"\n")).unwrap();
-    let toml = toml.display().to_string();
-    let flags = [
-        "--executor",
-        "slurm",
-        "--slurm-lanes",
-        "3",
-        "--slurm-config",
-        &toml,
-    ];
+    let flags = lanes_flags(d.path(), 3);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let bisect = |cache: &str, executor: &[&str]| -> (Output, BisectReport) {
         let o = search(&d.path().join(cache), &repo, "bisect", executor);
         assert!(o.status.success(), "{}", stderr(&o));

@@ -271,6 +271,15 @@ impl PlanArgs {
         }
     }
 
+    /// Commits `search` probes per wave on `measure_nodes` nodes: a bisect's waves depend on
+    /// the row.
+    fn width(&self, search: Search, measure_nodes: usize) -> usize {
+        match search {
+            Search::Bisect => self.probes().width(measure_nodes),
+            Search::Scan { .. } => 1,
+        }
+    }
+
     fn probes(&self) -> Probes {
         match self.bisect_probes {
             ProbesArg::PerNode => Probes::PerNode,
@@ -540,6 +549,27 @@ fn summary(traces: &[Trace], steps: &[SimStep]) -> ShapeSummary {
     }
 }
 
+/// The search's traces for each of `widths` (commits probed per wave), each simulated once.
+fn traces_by_width(
+    sc: &ShapeConfig,
+    search: Search,
+    widths: impl Iterator<Item = usize>,
+) -> Result<BTreeMap<usize, Vec<Trace>>> {
+    let mut by_width = BTreeMap::new();
+    for w in widths {
+        if let Entry::Vacant(e) = by_width.entry(w) {
+            let sc = ShapeConfig {
+                width: w,
+                ..sc.clone()
+            };
+            let t = shape::traces(&sc, search)
+                .with_context(|| format!("simulating a {}-commit search", sc.commits))?;
+            e.insert(t);
+        }
+    }
+    Ok(by_width)
+}
+
 pub fn run(g: &Global, a: PlanArgs) -> Result<Exit> {
     let searches = a.searches()?;
     let fleets = a.fleets()?;
@@ -549,23 +579,9 @@ pub fn run(g: &Global, a: PlanArgs) -> Result<Exit> {
     let mut goal = None;
     for (search, commits) in searches {
         let sc = a.shape(commits)?;
-        // A bisect probes one commit per measurement node: its shape depends on the row.
-        let width = |m: usize| match search {
-            Search::Bisect => a.probes().width(m),
-            Search::Scan { .. } => 1,
-        };
-        let mut by_width: BTreeMap<usize, Vec<Trace>> = BTreeMap::new();
-        for w in std::iter::once(1).chain(fleets.iter().map(|f| width(f.1))) {
-            if let Entry::Vacant(e) = by_width.entry(w) {
-                let sc = ShapeConfig {
-                    width: w,
-                    ..sc.clone()
-                };
-                let t = shape::traces(&sc, search)
-                    .with_context(|| format!("simulating a {commits}-commit search"))?;
-                e.insert(t);
-            }
-        }
+        let width = |m: usize| a.width(search, m);
+        let widths = std::iter::once(1).chain(fleets.iter().map(|f| width(f.1)));
+        let by_width = traces_by_width(&sc, search, widths)?;
         let traces = &by_width[&1];
         let rows = fleets
             .iter()

@@ -46,6 +46,9 @@ pub(crate) fn candidates<F: Fn(usize) -> bool>(
     chosen
 }
 
+/// A candidate's step, and where each series placed it.
+pub(super) type Judged = (Step, Vec<SeriesStatus>);
+
 /// A lane's candidate, while its samples are taken.
 struct Flight {
     /// The candidate, then the range's old and new ends.
@@ -117,46 +120,73 @@ impl Searcher<'_> {
     /// Classifies `cands` against `r`'s ends, each in lane `i` (its place in `cands`), all at
     /// once: a lane's next look starts as soon as its last one ends. The steps, in the order of
     /// `cands`, with each series' status.
-    pub(super) fn wave(
-        &mut self,
-        r: &Range,
-        cands: &[usize],
-    ) -> Result<Vec<(Step, Vec<SeriesStatus>)>> {
+    pub(super) fn wave(&mut self, r: &Range, cands: &[usize]) -> Result<Vec<Judged>> {
         let hints = self.wave_hints(r, cands);
         self.m.prefetch(&hints);
-        let looks = self.schedule.clone();
-        let mut done: Vec<Option<(Step, Vec<SeriesStatus>)>> = vec![None; cands.len()];
-        let mut flying: BTreeMap<usize, Flight> = BTreeMap::new();
+        let mut done: Vec<Option<Judged>> = vec![None; cands.len()];
         // Every candidate's build at once: whether one behaves as an end is known only built.
         self.m.prepare_all(cands)?;
         // A candidate that loads the same binaries as an older one is measured once, as that
         // one: apart, noise could send two copies of one build to either side of the change.
         let twin = |j: usize| (0..j).find(|&i| self.m.identical(cands[i], cands[j]));
         let twins: Vec<Option<usize>> = (0..cands.len()).map(twin).collect();
+        let mut flying: BTreeMap<usize, Flight> = BTreeMap::new();
         for (lane, &c) in cands.iter().enumerate() {
             if twins[lane].is_some() {
                 continue;
             }
-            if let Some(same) = self.as_identical_end(c, r.lo, r.hi)? {
-                done[lane] = Some(same);
-                continue;
+            match self.as_identical_end(c, r.lo, r.hi)? {
+                Some(same) => done[lane] = Some(same),
+                None => {
+                    flying.insert(lane, self.take_off(lane, [c, r.lo, r.hi])?);
+                }
             }
-            let pool = Pool::Lane(lane);
-            let commits = [c, r.lo, r.hi];
-            let bases = [
-                self.claimed_in(pool, c),
-                self.end_base(pool, r.lo),
-                self.end_base(pool, r.hi),
-            ];
-            self.m
-                .start_lane(lane, &wants(&commits, &bases, looks[0]))?;
-            let f = Flight {
-                commits,
-                bases,
-                look: 0,
-            };
-            flying.insert(lane, f);
         }
+        self.land(r, flying, &mut done)?;
+        for (j, i) in twins.iter().enumerate() {
+            if let Some(&i) = i.as_ref() {
+                let copy = |(step, status): Judged| {
+                    (
+                        Step {
+                            commit: cands[j],
+                            ..step
+                        },
+                        status,
+                    )
+                };
+                done[j] = done[i].clone().map(copy);
+            }
+        }
+        Ok(done.into_iter().flatten().collect())
+    }
+
+    /// Lane `lane`'s first look at `commits` (the candidate, then the range's ends), started.
+    fn take_off(&mut self, lane: usize, commits: [usize; 3]) -> Result<Flight> {
+        let pool = Pool::Lane(lane);
+        let [c, lo, hi] = commits;
+        let bases = [
+            self.claimed_in(pool, c),
+            self.end_base(pool, lo),
+            self.end_base(pool, hi),
+        ];
+        self.m
+            .start_lane(lane, &wants(&commits, &bases, self.schedule[0]))?;
+        Ok(Flight {
+            commits,
+            bases,
+            look: 0,
+        })
+    }
+
+    /// Takes the lanes' answers until every candidate in `flying` is judged (into `done`, at
+    /// its lane), starting a lane's next look as soon as its last one did not decide.
+    fn land(
+        &mut self,
+        r: &Range,
+        mut flying: BTreeMap<usize, Flight>,
+        done: &mut [Option<Judged>],
+    ) -> Result<()> {
+        let looks = self.schedule.clone();
         while !flying.is_empty() {
             let (lane, probes) = self.m.next_lane()?;
             let Some(f) = flying.get_mut(&lane) else {
@@ -169,8 +199,8 @@ impl Searcher<'_> {
             }
             let last = f.look + 1 == looks.len();
             match self.judge(f.commits[0], (r.lo, r.hi), &r.active, &w, last)? {
-                Some(step) => {
-                    done[lane] = Some(step);
+                Some(judged) => {
+                    done[lane] = Some(judged);
                     flying.remove(&lane);
                 }
                 None => {
@@ -180,20 +210,7 @@ impl Searcher<'_> {
                 }
             }
         }
-        for (j, i) in twins.iter().enumerate() {
-            if let Some(&i) = i.as_ref() {
-                done[j] = done[i].clone().map(|(step, status)| {
-                    (
-                        Step {
-                            commit: cands[j],
-                            ..step
-                        },
-                        status,
-                    )
-                });
-            }
-        }
-        Ok(done.into_iter().flatten().collect())
+        Ok(())
     }
 
     /// One wave over `r`: its old end moved to the newest Old candidate, its new end to the
