@@ -70,7 +70,7 @@ pub use result::{
 };
 pub use sequential::{compare_pair, Side};
 use sequential::{position, sequential, Compared};
-use step::{SeriesStatus, Window};
+use step::{Judged, SeriesStatus, Window};
 
 /// Confidence of the position interval that keeps a commit whose place between the ends is still
 /// unclear from being called Old or New. It is a tie-breaker, not an error-controlling test: the

@@ -143,17 +143,10 @@ impl Live<'_, '_> {
 
 impl Measurer for Live<'_, '_> {
     fn prepare(&mut self, c: usize) -> Result<()> {
-        let k = self.threads.len();
-        let reused = self.session.samples_reused;
-        for t in 0..k {
-            Measurer::prepare(self.session, c * k + t)?;
-        }
-        if let Some(commit) = self.commits.get(c) {
-            self.tell_reused(reused, &[commit.short.as_str()]);
-        }
-        Ok(())
+        self.prepare_all(&[c])
     }
 
+    /// Every thread count's subject of each commit; their builds in one wave.
     fn prepare_all(&mut self, commits: &[usize]) -> Result<()> {
         let k = self.threads.len();
         let reused = self.session.samples_reused;

@@ -31,6 +31,51 @@ pub(super) struct Found {
     pub(super) uncertain: bool,
 }
 
+/// A candidate that lies between two changes, where its range splits.
+pub(super) struct Between {
+    pub(super) commit: usize,
+    pub(super) position: Option<f64>,
+    pub(super) status: Vec<SeriesStatus>,
+}
+
+/// What a verdict does to the range being narrowed.
+pub(super) enum Moved {
+    /// Its old end moved up to the candidate (Old, or Ambiguous nearer the old end).
+    Lo,
+    /// Its new end moved down to it (New, or Ambiguous nearer the new end).
+    Hi,
+    /// Nothing: the candidate could not be measured.
+    Skipped,
+    /// It lies between two changes: the range splits there.
+    Between,
+}
+
+/// Moves `r`'s ends by `c`'s step.
+pub(super) fn apply(r: &mut Range, c: usize, step: &Step) -> Moved {
+    match step.verdict {
+        StepVerdict::Skipped(_) => Moved::Skipped,
+        StepVerdict::Between => Moved::Between,
+        StepVerdict::Old => {
+            r.lo = c;
+            Moved::Lo
+        }
+        StepVerdict::New => {
+            r.hi = c;
+            Moved::Hi
+        }
+        StepVerdict::Ambiguous => {
+            r.uncertain = true;
+            if step.position.is_some_and(|p| p < 0.5) {
+                r.lo = c;
+                Moved::Lo
+            } else {
+                r.hi = c;
+                Moved::Hi
+            }
+        }
+    }
+}
+
 /// Work for the parts of a range outside `lo..hi` (`bounds` = range_lo, lo, hi, range_hi):
 /// each is searched only if its own ends differ. `larger_newer`: the newer part is pushed last,
 /// so it is searched first (the part whose ends' samples so far differ more goes first, see
@@ -291,7 +336,7 @@ impl Searcher<'_> {
 
     /// One probe of a binary search: `c` classified, `r`'s ends moved by its verdict; `Some`
     /// (c's position and statuses) when it lies between two changes.
-    fn binary_step(&mut self, r: &mut Range, c: usize) -> Result<Option<wide::Between>> {
+    fn binary_step(&mut self, r: &mut Range, c: usize) -> Result<Option<Between>> {
         let skipped = |i: usize| self.skipped.contains_key(&i);
         // The probe itself first: a build queue must never hold it behind a guess.
         let next: Vec<usize> = [
@@ -305,19 +350,19 @@ impl Searcher<'_> {
         self.m.prefetch(&next);
         let (step, status) = self.classify(c, r.lo, r.hi, &r.active)?;
         let position = step.position;
-        let moved = wide::apply(r, c, &step);
+        let moved = apply(r, c, &step);
         if let StepVerdict::Skipped(why) = &step.verdict {
             self.skipped.insert(c, why.clone());
         } else {
             self.decisions += 1;
         }
         self.record(step);
-        let between = wide::Between {
+        let between = Between {
             commit: c,
             position,
             status,
         };
-        Ok(matches!(moved, wide::Moved::Between).then_some(between))
+        Ok(matches!(moved, Moved::Between).then_some(between))
     }
 
     /// No candidate left: lo..hi is a change point. It is confirmed at once, and the parts of

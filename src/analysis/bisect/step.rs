@@ -9,6 +9,9 @@ pub(super) enum Window {
     Skip(Unavailable),
 }
 
+/// A candidate's step, and where each series placed it.
+pub(super) type Judged = (Step, Vec<SeriesStatus>);
+
 /// Where a candidate lies for one series (thread count) against its interval's ends.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum SeriesStatus {
@@ -86,7 +89,7 @@ impl Searcher<'_> {
         lo: usize,
         hi: usize,
         active: &[bool],
-    ) -> Result<(Step, Vec<SeriesStatus>)> {
+    ) -> Result<Judged> {
         self.m.prepare(c)?;
         if let Some(same) = self.as_identical_end(c, lo, hi)? {
             return Ok(same);
@@ -120,7 +123,7 @@ impl Searcher<'_> {
         active: &[bool],
         w: &[Window],
         last: bool,
-    ) -> Result<Option<(Step, Vec<SeriesStatus>)>> {
+    ) -> Result<Option<Judged>> {
         let x = match &w[0] {
             Window::Samples(x) => x,
             Window::Skip(r) => {
@@ -164,7 +167,7 @@ impl Searcher<'_> {
         c: usize,
         lo: usize,
         hi: usize,
-    ) -> Result<Option<(Step, Vec<SeriesStatus>)>> {
+    ) -> Result<Option<Judged>> {
         let ends = [
             (lo, StepVerdict::Old, SeriesStatus::Old, 0.0),
             (hi, StepVerdict::New, SeriesStatus::New, 1.0),

@@ -12,12 +12,13 @@
 //! Every candidate is a decision, so a search pays W per wave ([`alpha::search_per_test`]):
 //! W / log2(W + 1) times a binary search's decisions, for log2(W + 1) times fewer waves.
 
+use super::ranges::{apply, Between, Moved};
 use super::*;
 use std::collections::BTreeMap;
 
 /// Up to `width` unskipped commits strictly between `lo` and `hi`, oldest first, each the free
 /// one nearest to one of the points that cut `lo..hi` into `width + 1` equal parts.
-pub(crate) fn candidates<F: Fn(usize) -> bool>(
+pub(super) fn candidates<F: Fn(usize) -> bool>(
     lo: usize,
     hi: usize,
     width: usize,
@@ -46,60 +47,12 @@ pub(crate) fn candidates<F: Fn(usize) -> bool>(
     chosen
 }
 
-/// A candidate's step, and where each series placed it.
-pub(super) type Judged = (Step, Vec<SeriesStatus>);
-
 /// A lane's candidate, while its samples are taken.
 struct Flight {
     /// The candidate, then the range's old and new ends.
     commits: [usize; 3],
     bases: [usize; 3],
     look: usize,
-}
-
-/// A candidate that lies between two changes, where its range splits.
-pub(super) struct Between {
-    pub(super) commit: usize,
-    pub(super) position: Option<f64>,
-    pub(super) status: Vec<SeriesStatus>,
-}
-
-/// What a verdict does to the range being narrowed.
-pub(super) enum Moved {
-    /// Its old end moved up to the candidate (Old, or Ambiguous nearer the old end).
-    Lo,
-    /// Its new end moved down to it (New, or Ambiguous nearer the new end).
-    Hi,
-    /// Nothing: the candidate could not be measured.
-    Skipped,
-    /// It lies between two changes: the range splits there.
-    Between,
-}
-
-/// Moves `r`'s ends by `c`'s step.
-pub(super) fn apply(r: &mut Range, c: usize, step: &Step) -> Moved {
-    match step.verdict {
-        StepVerdict::Skipped(_) => Moved::Skipped,
-        StepVerdict::Between => Moved::Between,
-        StepVerdict::Old => {
-            r.lo = c;
-            Moved::Lo
-        }
-        StepVerdict::New => {
-            r.hi = c;
-            Moved::Hi
-        }
-        StepVerdict::Ambiguous => {
-            r.uncertain = true;
-            if step.position.is_some_and(|p| p < 0.5) {
-                r.lo = c;
-                Moved::Lo
-            } else {
-                r.hi = c;
-                Moved::Hi
-            }
-        }
-    }
 }
 
 impl Searcher<'_> {

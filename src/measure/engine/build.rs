@@ -190,7 +190,6 @@ impl Session<'_> {
         Ok(pending)
     }
 
-    /// Library, version check, kernel compile and cached samples of subject `i`.
     /// [`Session::prepare`] for each subject, their builds made in one wave.
     pub fn prepare_all(&mut self, subjects: &[usize]) -> Result<()> {
         let wants: Vec<(usize, usize)> = subjects.iter().map(|&i| (i, 0)).collect();
@@ -198,6 +197,7 @@ impl Session<'_> {
         subjects.iter().try_for_each(|&i| self.prepare(i))
     }
 
+    /// Library, version check, kernel compile and cached samples of subject `i`.
     pub fn prepare(&mut self, i: usize) -> Result<()> {
         if !matches!(self.subjects[i].1, SubjectState::Unknown) {
             return Ok(());
