@@ -337,26 +337,12 @@ impl Searcher<'_> {
     /// One probe of a binary search: `c` classified, `r`'s ends moved by its verdict; `Some`
     /// (c's position and statuses) when it lies between two changes.
     fn binary_step(&mut self, r: &mut Range, c: usize) -> Result<Option<Between>> {
-        let skipped = |i: usize| self.skipped.contains_key(&i);
-        // The probe itself first: a build queue must never hold it behind a guess.
-        let next: Vec<usize> = [
-            Some(c),
-            pick_candidate(r.lo, c, skipped),
-            pick_candidate(c, r.hi, skipped),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        self.m.prefetch(&next);
+        let hints = self.hints(r, &[c]);
+        self.m.prefetch(&hints);
         let (step, status) = self.classify(c, r.lo, r.hi, &r.active)?;
         let position = step.position;
         let moved = apply(r, c, &step);
-        if let StepVerdict::Skipped(why) = &step.verdict {
-            self.skipped.insert(c, why.clone());
-        } else {
-            self.decisions += 1;
-        }
-        self.record(step);
+        self.tally(c, step);
         let between = Between {
             commit: c,
             position,

@@ -56,10 +56,11 @@ struct Flight {
 }
 
 impl Searcher<'_> {
-    /// The commits to build while a wave of `cands` in `r` is measured: the wave's own, then
-    /// the first probe of the next wave in each part they cut `r` into (a hint: which part the
-    /// next wave searches is not known yet, and more guesses would queue ahead of it).
-    fn wave_hints(&self, r: &Range, cands: &[usize]) -> Vec<usize> {
+    /// The commits to build while `cands` in `r` are measured: their own first (a build queue
+    /// must never hold a probe behind a guess), then the first probe after them in each part
+    /// they cut `r` into (for one candidate, the middle of each half; for a wave, which part
+    /// the next wave searches is not known yet, and more guesses would queue ahead of it).
+    pub(super) fn hints(&self, r: &Range, cands: &[usize]) -> Vec<usize> {
         let skipped = |i: usize| self.skipped.contains_key(&i);
         let mut ends = vec![r.lo];
         ends.extend_from_slice(cands);
@@ -74,7 +75,7 @@ impl Searcher<'_> {
     /// once: a lane's next look starts as soon as its last one ends. The steps, in the order of
     /// `cands`, with each series' status.
     pub(super) fn wave(&mut self, r: &Range, cands: &[usize]) -> Result<Vec<Judged>> {
-        let hints = self.wave_hints(r, cands);
+        let hints = self.hints(r, cands);
         self.m.prefetch(&hints);
         let mut done: Vec<Option<Judged>> = vec![None; cands.len()];
         // Every candidate's build at once: whether one behaves as an end is known only built.
@@ -111,6 +112,16 @@ impl Searcher<'_> {
             }
         }
         Ok(done.into_iter().flatten().collect())
+    }
+
+    /// A probe's step counted: a decision, or a commit to leave out from now on; then told.
+    pub(super) fn tally(&mut self, c: usize, step: Step) {
+        if let StepVerdict::Skipped(why) = &step.verdict {
+            self.skipped.insert(c, why.clone());
+        } else {
+            self.decisions += 1;
+        }
+        self.record(step);
     }
 
     /// Lane `lane`'s first look at `commits` (the candidate, then the range's ends), started.
@@ -190,12 +201,7 @@ impl Searcher<'_> {
                     }
                 }
             }
-            if let StepVerdict::Skipped(why) = &step.verdict {
-                self.skipped.insert(c, why.clone());
-            } else {
-                self.decisions += 1;
-            }
-            self.record(step);
+            self.tally(c, step);
         }
         if split.is_some() {
             *r = start;
