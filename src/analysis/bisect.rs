@@ -396,34 +396,53 @@ pub fn place(
     Ok(step)
 }
 
+/// Samples of each commit that earlier phases of a run read, keyed by pool (see `pool_key`):
+/// a later phase's fresh block of that commit starts after them.
+pub type Used = HashMap<usize, usize>;
+
+/// The ends of a range compared on their own (see [`compare_ends`]).
+pub struct EndsCompared {
+    /// The comparison of the series whose ends moved most.
+    pub comparison: Comparison,
+    /// What a comparison at the cap resolves at the ends' noise.
+    pub resolution: Option<Resolution>,
+    /// The ends' samples the comparison read: a confirmation of a change point at an end
+    /// starts after them.
+    pub used: Used,
+}
+
 /// The ends of `0..n` compared as [`search`] compares them (its schedule, its level per test, its
 /// growth), and nothing else: another metric's view of a range (see [`crate::analysis::locate`]).
-/// With what a comparison at the cap resolves at the ends' noise.
-pub fn compare_ends(
-    n: usize,
-    cfg: &Config,
-    m: &mut dyn Measurer,
-) -> Result<(Comparison, Option<Resolution>)> {
+pub fn compare_ends(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<EndsCompared> {
     cfg.validate(n)?;
     let mut s = Searcher::new(n, cfg, m);
     let (series, _, _) = s.compare_ends()?;
     let primary = dominant(&series, significant);
-    Ok((series[primary], s.resolution(primary)))
+    Ok(EndsCompared {
+        comparison: series[primary],
+        resolution: s.resolution(primary),
+        used: s.claimed.remove(&Pool::Main).unwrap_or_default(),
+    })
 }
 
 /// A change point located on another metric, confirmed on `m`'s as the search confirms its own:
-/// parent against culprit on a block of `m`'s samples (none of which located it), from 2 ×
-/// initial over the schedule's looks, grown to [`LOCATED_CAP`] × the cap when undecided, at the level of the
-/// `j`-th confirmation. `ends` is `m`'s comparison of the range's ends (what its share is of).
+/// parent against culprit on a fresh block of `m`'s samples (after the `used` ones, which earlier
+/// phases read, and taken in rounds of both), from 2 × initial over the schedule's looks, grown
+/// to [`LOCATED_CAP`] × the cap when undecided, at the level of the `j`-th confirmation. `ends` is
+/// `m`'s comparison of the range's ends (what its share is of); `used` grows by the block.
 pub fn confirm_located(
     n: usize,
     cfg: &Config,
     m: &mut dyn Measurer,
-    cp: &ChangePoint,
+    (cp, j): (&ChangePoint, usize),
     ends: &Comparison,
-    j: usize,
+    used: &mut Used,
 ) -> Result<ChangePoint> {
     let mut s = Searcher::new(n, cfg, m);
+    // Without these marks the block began at each subject's first sample: an end's samples
+    // taken minutes earlier in the ends' rounds (no pairs, and a slow wave then passed for a
+    // change), or another confirmation's block.
+    s.claimed.insert(Pool::Main, std::mem::take(used));
     s.direction = ends.verdict;
     s.unresolved_cap = LOCATED_CAP;
     let f = Found {
@@ -433,7 +452,9 @@ pub fn confirm_located(
     };
     let alpha_look =
         alpha::confirmation_per_look(cfg.alpha, &cfg.schedule, j, cfg.max_changes, s.k);
-    let mut confirmed = s.confirm(&f, std::slice::from_ref(ends), alpha_look)?;
+    let confirmed = s.confirm(&f, std::slice::from_ref(ends), alpha_look);
+    *used = s.claimed.remove(&Pool::Main).unwrap_or_default();
+    let mut confirmed = confirmed?;
     confirmed.skipped_between = cp.skipped_between.clone();
     confirmed.located = Some(cp.comparison);
     Ok(confirmed)

@@ -11,16 +11,19 @@
 //!    search's own confirmation.
 //! 3. Every change point the counts confirmed (or located without resolving its size) is
 //!    confirmed on the clock ([`bisect::confirm_located`], at the level of the j-th
-//!    confirmation): its comparison, verdict and share become the clock's, the count's is kept
-//!    beside it.
-//! 4. A range whose time moved but whose counts did not is searched on the clock instead, and
-//!    says so.
-//! 5. A range whose time moved more than its clock-confirmed change points explain (counts
-//!    found some of it, something that leaves the instructions alone did the rest,
-//!    [`unexplained_time`]) is searched on the clock in every stretch between those change
-//!    points ([`search_in_time`]), each a search of its own on fresh time samples; what is
-//!    still unexplained after that is named, so "one change" is never read off a search that
-//!    could not see the rest.
+//!    confirmation), on a fresh block of both subjects taken in rounds together, after every
+//!    time sample the ends' comparison and earlier confirmations read: its comparison, verdict
+//!    and share become the clock's, the count's is kept beside it.
+//! 4. A range whose counts did not move and whose clock did not show its ends the same (moved,
+//!    or undecided at the cap) is searched on the clock instead, and says so: undecided is
+//!    never read as same.
+//! 5. A range whose time may have moved more than its clock-confirmed change points explain
+//!    (counts found some of it, something that leaves the instructions alone did the rest; the
+//!    clock's ends moved or were undecided, `may_hide`) is searched on the clock in every
+//!    stretch between those change points (`search_stretches`), each a search of its own on
+//!    fresh time samples that leaves what it could not decide with its bound; what is still
+//!    unexplained after that is named ([`unexplained`]), so "one change" is never read off a
+//!    search that could not see the rest.
 //!
 //! The error control of each search is its own (see [`bisect`]); the clock's confirmations are
 //! levelled as a search's confirmations are, so a false culprit needs a false count location and a
@@ -101,10 +104,14 @@ pub fn locate(
     count: &mut dyn Measurer,
     clock: &mut dyn Measurer,
 ) -> Result<Located> {
-    let (clock_ends, clock_resolution) = bisect::compare_ends(n, clock_cfg, clock)?;
+    let bisect::EndsCompared {
+        comparison: clock_ends,
+        resolution: clock_resolution,
+        mut used,
+    } = bisect::compare_ends(n, clock_cfg, clock)?;
     let found = bisect::search(n, count_cfg, count)?;
     let counts_moved = matches!(found.outcome, Outcome::Changes(_));
-    if !counts_moved && moved(&clock_ends) {
+    if !counts_moved && !same(&clock_ends) {
         let result = bisect::search(n, clock_cfg, clock)?;
         let location = location(&found, SearchedBy::Clock, 0, None);
         return Ok(Located { result, location });
@@ -114,7 +121,7 @@ pub fn locate(
         Outcome::Changes(cps) => {
             let mut asked = to_confirm(cps.iter_mut());
             asked.sort_by(|a, b| b.share.abs().total_cmp(&a.share.abs()));
-            on_clock(n, clock_cfg, clock, asked, &clock_ends)?
+            on_clock((n, clock_cfg), clock, asked, &clock_ends, &mut used)?
         }
         Outcome::NoChange => 0,
     };
@@ -124,7 +131,10 @@ pub fn locate(
         result.direction = clock_ends.verdict;
     }
     let mut time_search = None;
-    if let Some(moved) = may_hide(&result.ends, &confirmed(&result), clock_cfg.min_effect) {
+    // What may hide is the clock's: the counts' ends say nothing of time (with undecided clock
+    // ends they made a time change look explained by the clock's confirmation, and no stretch
+    // was searched).
+    if let Some(moved) = may_hide(&clock_ends, &confirmed(&result), clock_cfg.min_effect) {
         let parts = search_stretches(n, clock_cfg, clock, confirmed(&result), &result.ends)?;
         let (stretches, parts): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
         let mut found_there = 0;
@@ -141,7 +151,7 @@ pub fn locate(
     // The run's figures are the clock's, and so is what it resolves: what the counts resolved
     // is the location's.
     result.resolution = clock_resolution;
-    let unexplained = unexplained_time(&result, clock_cfg.min_effect);
+    let unexplained = unexplained(&clock_ends, &confirmed(&result), clock_cfg.min_effect);
     let mut location = location(&found, SearchedBy::Count, confirmations, unexplained);
     location.time_search = time_search;
     Ok(Located { result, location })
@@ -164,8 +174,7 @@ pub struct AutoChoice {
 /// that of each end's first samples (its first look, at least [`MIN_SAMPLES`]), not of all it
 /// holds: a resumed run, whose ends hold the whole earlier run's samples, chooses as it did.
 pub fn auto(n: usize, clock_cfg: &Config, clock: &mut dyn Measurer) -> Result<AutoChoice> {
-    let (_, resolution) = bisect::compare_ends(n, clock_cfg, clock)?;
-    let Some(all) = resolution else {
+    let Some(all) = bisect::compare_ends(n, clock_cfg, clock)?.resolution else {
         return Ok(AutoChoice {
             counts: false,
             clock: None,
@@ -188,6 +197,13 @@ pub fn auto(n: usize, clock_cfg: &Config, clock: &mut dyn Measurer) -> Result<Au
 
 fn moved(ends: &Comparison) -> bool {
     matches!(ends.verdict, Verdict::Slower | Verdict::Faster)
+}
+
+/// The clock showed the ends the same. Undecided is not the same: flat counts then leave the
+/// range to the clock (which, undecided, leaves it whole with the size that may hide there), and
+/// moved counts leave the time between their change points to be searched.
+fn same(ends: &Comparison) -> bool {
+    ends.verdict == Verdict::Same
 }
 
 /// `r`'s confirmed change points.
@@ -364,14 +380,9 @@ fn location(
 /// remainder is at least `min_effect` and its interval excludes no change. The interval is
 /// interval arithmetic on the ends' and the confirmations' own intervals (the ends' low over
 /// the product of the highs, and so on): conservative, so time is called unexplained only when
-/// no combination of the measured sizes accounts for it. `None` when the clock could not tell
-/// the ends apart: there is then no moved time to explain.
-pub fn unexplained_time(r: &SearchResult, min_effect: f64) -> Option<RatioCi> {
-    unexplained(&r.ends, &confirmed(r), min_effect)
-}
-
-/// [`unexplained_time`] of `ends` beyond the `confirmed` change points.
-pub(crate) fn unexplained(
+/// no combination of the measured sizes accounts for it. `None` when the clock showed the ends
+/// the same: there is then no moved time to explain.
+pub fn unexplained(
     ends: &Comparison,
     confirmed: &[&ChangePoint],
     min_effect: f64,
@@ -397,10 +408,10 @@ pub(crate) fn may_hide(
     (rest.hi.ln() >= edge || rest.lo.ln() <= -edge).then_some(rest)
 }
 
-/// The time the ends moved beyond the `confirmed` change points (interval arithmetic), when
-/// the ends moved.
+/// The time the ends moved beyond the `confirmed` change points (interval arithmetic), unless
+/// the ends were shown the same (undecided ends may have moved as far as their interval).
 fn rest(ends: &Comparison, confirmed: &[&ChangePoint]) -> Option<RatioCi> {
-    if !moved(ends) {
+    if same(ends) {
         return None;
     }
     let product = |f: fn(&RatioCi) -> f64| {
@@ -425,17 +436,18 @@ fn to_confirm<'c>(cps: impl Iterator<Item = &'c mut ChangePoint>) -> Vec<&'c mut
 }
 
 /// The `asked` change points confirmed on the clock in their order (the first gets the first,
-/// largest share of the confirmations' alpha: callers put the largest first); their comparison,
-/// verdict and share become the clock's. Returns how many the clock was asked about.
+/// largest share of the confirmations' alpha: callers put the largest first), each on a fresh
+/// block after the clock's `used` samples (which grow by it); their comparison, verdict and
+/// share become the clock's. Returns how many the clock was asked about.
 fn on_clock(
-    n: usize,
-    cfg: &Config,
+    (n, cfg): (usize, &Config),
     clock: &mut dyn Measurer,
     mut asked: Vec<&mut ChangePoint>,
     clock_ends: &Comparison,
+    used: &mut bisect::Used,
 ) -> Result<usize> {
     for (j, cp) in asked.iter_mut().enumerate() {
-        let confirmed = bisect::confirm_located(n, cfg, clock, cp, clock_ends, j + 1)?;
+        let confirmed = bisect::confirm_located(n, cfg, clock, (cp, j + 1), clock_ends, used)?;
         clock.confirmed(&confirmed);
         **cp = ChangePoint {
             // A clock that could not tell the ends apart has no share to give.

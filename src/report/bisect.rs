@@ -302,7 +302,7 @@ pub struct LocatedJson {
     /// Count samples the search took.
     pub samples: usize,
     /// The time's ends moved this much beyond its confirmed change points
-    /// ([`crate::analysis::locate::unexplained_time`]), after any search in time.
+    /// ([`crate::analysis::locate::unexplained`]), after any search in time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unexplained: Option<RatioCi>,
     /// The time moved, or may have moved, beyond the change points the counts located, so the

@@ -37,13 +37,17 @@ pub fn locate_scan_grid(
     let positions: Vec<usize> = grid.points.iter().map(|p| p.commit).collect();
     let positions = &positions[..];
     let n = positions.last().map_or(0, |&p| p + 1);
-    let (clock_ends, clock_resolution) = bisect::compare_ends(n, clock_cfg, clock)?;
+    let bisect::EndsCompared {
+        comparison: clock_ends,
+        resolution: clock_resolution,
+        mut used,
+    } = bisect::compare_ends(n, clock_cfg, clock)?;
     let found = scan::search_intervals(grid, count_cfg, count)?;
-    let (count_ends, count_resolution) = bisect::compare_ends(n, count_cfg, count)?;
+    let count_ends = bisect::compare_ends(n, count_cfg, count)?;
     let mut location = Location {
         searched_by: SearchedBy::Count,
-        count_ends,
-        count_resolution,
+        count_ends: count_ends.comparison,
+        count_resolution: count_ends.resolution,
         count_samples: found.samples_taken,
         count_decisions: found.decisions() + 1,
         clock_confirmations: 0,
@@ -51,13 +55,14 @@ pub fn locate_scan_grid(
         time_search: None,
     };
     let counts_moved = (found.changes.iter()).any(|c| c.cp.confirmed || c.cp.unresolved);
-    if !counts_moved && moved(&clock_ends) {
+    if !counts_moved && !same(&clock_ends) {
         let result = scan::scan(positions, clock_cfg, clock)?;
         location.searched_by = SearchedBy::Clock;
         return Ok(LocatedScan { result, location });
     }
     let mut result = found;
-    location.clock_confirmations = confirm(n, clock_cfg, clock, &mut result, &clock_ends)?;
+    location.clock_confirmations =
+        confirm((n, clock_cfg), clock, &mut result, &clock_ends, &mut used)?;
     scan::profile(&mut result, clock_cfg.min_effect);
     let cps = |r: &ScanResult| -> Vec<ChangePoint> {
         (r.changes.iter().map(|c| c.cp.clone()))
@@ -95,17 +100,17 @@ pub fn locate_scan_grid(
 /// movement first. Each keeps its share of its own interval (a scan's change point's share is
 /// of its interval; its share of the range is the profile's).
 fn confirm(
-    n: usize,
-    cfg: &Config,
+    range: (usize, &Config),
     clock: &mut dyn Measurer,
     r: &mut ScanResult,
     clock_ends: &Comparison,
+    used: &mut bisect::Used,
 ) -> Result<usize> {
     let mut order: Vec<&mut ScanChange> = r.changes.iter_mut().collect();
     order.sort_by(|a, b| b.share.abs().total_cmp(&a.share.abs()));
     let shares: Vec<f64> = order.iter().map(|c| c.cp.share).collect();
     let asked = to_confirm(order.iter_mut().map(|c| &mut c.cp));
-    let k = on_clock(n, cfg, clock, asked, clock_ends)?;
+    let k = on_clock(range, clock, asked, clock_ends, used)?;
     for (c, share) in order.into_iter().zip(shares) {
         c.cp.share = share;
     }
@@ -150,23 +155,26 @@ mod tests {
         let count = SimMeasurer::new(n, count_steps, &NoiseModel::iid(0.0025), 0.0, seed);
         let clock = SimMeasurer::new(n, clock_steps, &NoiseModel::iid(0.03), 0.0, seed + 1);
         let (mut count, mut clock) = (count.unwrap(), clock.unwrap());
-        let count_cfg = Config {
+        let grid = scan::grid_positions(n, 16);
+        locate_scan(
+            &grid,
+            &count_cfg(),
+            &Config::default(),
+            &mut count,
+            &mut clock,
+        )
+        .unwrap()
+    }
+
+    fn count_cfg() -> Config {
+        Config {
             schedule: crate::analysis::alpha::Schedule {
                 initial: 3,
                 max: 10,
             },
             spread: crate::analysis::bisect::Spread::Count,
             ..Config::default()
-        };
-        let grid = scan::grid_positions(n, 16);
-        locate_scan(
-            &grid,
-            &count_cfg,
-            &Config::default(),
-            &mut count,
-            &mut clock,
-        )
-        .unwrap()
+        }
     }
 
     /// (culprit, confirmed, located by count) of every change, oldest first.
@@ -212,6 +220,26 @@ mod tests {
         assert_eq!(l.location.unexplained, None);
         let iv = &l.result.grid.intervals[l.result.changes[1].interval];
         assert!(iv.lo <= 1399 && iv.hi >= 1400, "{iv:?}");
+    }
+
+    /// Counts that moved and a clock that could not tell the ends apart (+5% at 15% noise):
+    /// the time between the located change points is searched. At 07d6d4e undecided clock ends
+    /// were read as no time moved: no stretch was searched.
+    #[test]
+    fn undecided_clock_ends_have_the_time_between_searched() {
+        let count = SimMeasurer::new(600, &[(200, 1.05)], &NoiseModel::iid(0.0025), 0.0, 41);
+        let clock = SimMeasurer::new(600, &[(200, 1.05)], &NoiseModel::iid(0.15), 0.0, 42);
+        let grid = scan::grid_positions(600, 8);
+        let (mut count, mut clock) = (count.unwrap(), clock.unwrap());
+        let cfg = Config::default();
+        let ends = bisect::compare_ends(600, &cfg, &mut clock)
+            .unwrap()
+            .comparison;
+        assert_eq!(ends.verdict, Verdict::Undecided, "{ends:?}");
+        let l = locate_scan(&grid, &count_cfg(), &cfg, &mut count, &mut clock).unwrap();
+        assert_eq!(l.location.searched_by, SearchedBy::Count);
+        let t = l.location.time_search.expect("the time searched");
+        assert!(!t.stretches.is_empty(), "{t:?}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The locate procedure on simulated counts and clocks.
 
 use super::*;
+use crate::analysis::bisect::LeftBecause;
 use crate::analysis::simulate::noise::NoiseModel;
 use crate::analysis::simulate::SimMeasurer;
 
@@ -55,7 +56,9 @@ fn auto_locates_by_count_only_where_the_clock_cannot_resolve_min_effect() {
         assert_eq!(choice.counts, counts, "noise {noise}: {r:?}");
         assert_eq!(r.short(), counts, "{r:?}");
         let held = clock.samples_held();
-        let ends = bisect::compare_ends(300, &cfg, &mut clock).unwrap();
+        let ends = bisect::compare_ends(300, &cfg, &mut clock)
+            .unwrap()
+            .comparison;
         assert_eq!(
             clock.samples_held(),
             held,
@@ -103,6 +106,83 @@ fn a_count_step_that_time_does_not_show_is_not_confirmed() {
     };
     assert_eq!(cps[0].comparison.verdict, Verdict::Same);
     assert_eq!(l.result.explained, 0.0);
+}
+
+/// A clock whose machine runs `factor` slower for the first `samples` samples it takes, whatever
+/// their subject: a slow wave, which both subjects of a round share.
+struct SlowAtFirst {
+    clock: SimMeasurer,
+    samples: usize,
+    factor: f64,
+    /// Per commit, the factor each of its samples was taken at.
+    taken_at: std::collections::HashMap<usize, Vec<f64>>,
+}
+
+impl Measurer for SlowAtFirst {
+    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        let probes = self.clock.ensure(wants)?;
+        let before: usize = self.taken_at.values().map(Vec::len).sum();
+        let mut drawn = before;
+        let mut out = Vec::with_capacity(probes.len());
+        for (&(c, _), p) in wants.iter().zip(probes) {
+            let Probe::Samples(mut v) = p else {
+                out.push(p);
+                continue;
+            };
+            let at = self.taken_at.entry(c).or_default();
+            while at.len() < v.len() {
+                at.push(if drawn < self.samples {
+                    self.factor
+                } else {
+                    1.0
+                });
+                drawn += 1;
+            }
+            for (x, f) in v.values.iter_mut().zip(at.iter()) {
+                *x *= f;
+            }
+            out.push(Probe::Samples(v));
+        }
+        Ok(out)
+    }
+}
+
+/// The clock's confirmation of a count-located change point starts after the samples the ends'
+/// comparison read, in rounds of both subjects. A change point right after the old end whose
+/// instructions rose while its time did not, on a machine that was 30% slower while the ends were
+/// compared: at 07d6d4e the confirmation compared the old end's first samples (slow, from the
+/// ends' rounds) with the culprit's fresh ones and confirmed a -23% "speed-up" in time.
+#[test]
+fn a_located_change_is_confirmed_on_time_samples_no_earlier_phase_read() {
+    let count = SimMeasurer::new(200, &[(1, 1.10)], &NoiseModel::iid(0.0025), 0.0, 21);
+    let clock = SimMeasurer::new(200, &[], &NoiseModel::iid(0.01), 0.0, 22).unwrap();
+    let mut clock = SlowAtFirst {
+        clock,
+        samples: 20,
+        factor: 1.3,
+        taken_at: Default::default(),
+    };
+    let l = locate(
+        200,
+        &count_cfg(),
+        &Config::default(),
+        &mut count.unwrap(),
+        &mut clock,
+    );
+    let l = l.unwrap();
+    assert_eq!(changes(&l.result), vec![(1, false, true)]);
+    let Outcome::Changes(cps) = &l.result.outcome else {
+        unreachable!()
+    };
+    let c = &cps[0].comparison;
+    assert_eq!(c.verdict, Verdict::Same, "{:#?}", cps[0]);
+    // Every confirmation sample of the old end was taken after its ends' comparison.
+    let ends_rounds = clock.taken_at[&(199)].len();
+    assert!(
+        clock.taken_at[&0].len() > ends_rounds,
+        "{:?}",
+        clock.taken_at
+    );
 }
 
 /// `locate` over `n` simulated commits: counts at 0.25% noise, the clock at `clock_noise`.
@@ -273,8 +353,51 @@ fn time_that_moved_without_the_counts_is_searched_on_the_clock() {
 
 #[test]
 fn nothing_moved_is_no_change() {
-    let (mut count, mut clock) = pair(100, &[], &[], 9);
-    let l = locate_by_default(100, &mut count, &mut clock);
+    // A clock quiet enough to show the ends the same (at 15% it cannot: see below).
+    let count = SimMeasurer::new(100, &[], &NoiseModel::iid(0.0025), 0.0, 9);
+    let clock = SimMeasurer::new(100, &[], &NoiseModel::iid(0.01), 0.0, 10);
+    let l = locate_by_default(100, &mut count.unwrap(), &mut clock.unwrap());
+    assert_eq!(l.result.unexplored, vec![]);
     assert_eq!(l.result.outcome, Outcome::NoChange);
     assert_eq!(l.location.searched_by, SearchedBy::Count);
+}
+
+/// Flat counts and a clock that could not tell the ends apart at its cap: the range is the
+/// clock's, left whole with the size of change that may hide in it, as a time-only search leaves
+/// it. At 07d6d4e this was "no change" with nothing left and no bound.
+#[test]
+fn flat_counts_with_undecided_clock_ends_leave_the_range_unresolved() {
+    let (mut count, mut clock) = pair(200, &[], &[(100, 1.06)], 31);
+    let l = locate_by_default(200, &mut count, &mut clock);
+    assert_eq!(l.result.outcome, Outcome::NoChange);
+    assert_eq!(l.location.searched_by, SearchedBy::Clock);
+    assert_eq!(
+        l.result.ends.verdict,
+        Verdict::Undecided,
+        "{:?}",
+        l.result.ends
+    );
+    let [u] = &l.result.unexplored[..] else {
+        panic!("{:?}", l.result.unexplored)
+    };
+    assert_eq!((u.lo, u.hi, &u.because), (0, 199, &LeftBecause::Undecided));
+    let r = u.ratio.expect("the size that may hide");
+    assert!(r.lo < 1.0 && r.hi > 1.06, "{r:?}");
+}
+
+/// Counts that moved, a clock that could not tell the ends apart (+5% at 15% noise): the time
+/// between the located change points is searched, and what the clock could not decide there is
+/// left with its bound. At 07d6d4e no stretch was searched and nothing was left.
+#[test]
+fn moved_counts_with_undecided_clock_ends_search_the_time_between() {
+    let (mut count, mut clock) = pair(200, &[(80, 1.05)], &[(80, 1.05)], 33);
+    let l = locate_by_default(200, &mut count, &mut clock);
+    assert_eq!(l.location.searched_by, SearchedBy::Count);
+    let t = l.location.time_search.as_ref().expect("the time searched");
+    assert_eq!(t.stretches, vec![(0, 79), (80, 199)], "{t:?}");
+    let left: Vec<_> = (l.result.unexplored.iter())
+        .filter(|u| u.because == LeftBecause::Undecided && u.ratio.is_some())
+        .map(|u| (u.lo, u.hi))
+        .collect();
+    assert_eq!(left, t.stretches, "{:?}", l.result.unexplored);
 }
