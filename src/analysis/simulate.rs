@@ -45,6 +45,10 @@ pub struct SimStep {
     /// behaviour, not in the instructions run): what locating by count must still find in time.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub time_only: bool,
+    /// The count sees it and the clock does not (more instructions that cost no time): no time
+    /// change, so a change point confirmed in time there is a wrong culprit.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub count_only: bool,
 }
 
 impl SimStep {
@@ -56,6 +60,7 @@ impl SimStep {
             cancelled: false,
             lasts: None,
             time_only: false,
+            count_only: false,
         }
     }
 }
@@ -316,6 +321,11 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
             None => free(1, sc.commits + 1 - room, k, &mut used, rng),
         };
         let each = (1.0 + s.effect).powf(1.0 / k as f64);
+        if s.count_only {
+            // Not a time change: nothing to find, nothing the clock sees.
+            out.count_factors.extend((at..at + k).map(|p| (p, each)));
+            continue;
+        }
         let first = out.factors.len();
         out.factors.extend((at..at + k).map(|p| (p, each)));
         out.truth.push((at..at + k).collect());
@@ -402,6 +412,12 @@ fn validate(sc: &SimConfig) -> Result<()> {
         let room = s.spread.max(1) + usize::from(s.cancelled) + s.lasts.unwrap_or(0);
         if s.cancelled && s.lasts.is_some() {
             bail!("a step is either cancelled later or transient, not both");
+        }
+        if s.count_only && (s.time_only || s.cancelled || s.lasts.is_some()) {
+            bail!("a count-only step is a plain step: not in time only, undone or transient");
+        }
+        if s.count_only && sc.locate.is_none() {
+            bail!("a step only the count sees needs --locate: the clock alone never sees it");
         }
         if room >= sc.commits {
             bail!(

@@ -25,13 +25,18 @@ pub struct SimulateArgs {
     /// A step the clock sees and the count does not (memory, cache or contention), as --step: what --locate must find by searching in time; repeatable
     #[arg(long = "time-step", value_name = "EFFECT[@COMMIT][/SPREAD]", value_parser = parse_time_step, allow_hyphen_values = true)]
     time_steps: Vec<SimStep>,
+    /// A step the count sees and the clock does not (instructions that cost no time), as
+    /// --step: with --locate, a change point confirmed in time there is a wrong culprit;
+    /// repeatable
+    #[arg(long = "count-step", value_name = "EFFECT[@COMMIT][/SPREAD]", value_parser = parse_count_step, allow_hyphen_values = true)]
+    count_steps: Vec<SimStep>,
     /// A step that a later commit undoes exactly (the range's ends agree), e.g. 10%; repeatable
     #[arg(long = "cancelling", value_name = "EFFECT", value_parser = parse_cancelling, allow_hyphen_values = true)]
     cancelling: Vec<SimStep>,
     /// Noise model: iid (log-normal only), realistic (CV 3%, 5% outliers x1.2-2, AR(1) drift 0.5%/sample), harsh (realistic + build offsets, load bursts, bimodal processes, order effects)
     #[arg(long, value_enum, default_value = "iid")]
     noise_model: NoiseModelArg,
-    /// Replay the noise of an A/A run of your machine, sample by sample in the order taken: the JSON of `compare X X --format json` or `run --format json`
+    /// Replay the noise of an A/A run of your machine, sample by sample in the order taken: the JSON of `compare X X --format json` or `run --format json`, or a recorded trace of scripts/traces/
     #[arg(long, value_name = "FILE")]
     noise_from: Option<PathBuf>,
     /// With --noise-from: fit CV, outliers and AR(1) drift to it instead of replaying it
@@ -173,6 +178,13 @@ fn parse_time_step(s: &str) -> Result<SimStep, String> {
     })
 }
 
+fn parse_count_step(s: &str) -> Result<SimStep, String> {
+    Ok(SimStep {
+        count_only: true,
+        ..parse_step(s)?
+    })
+}
+
 fn parse_transient(s: &str) -> Result<SimStep, String> {
     let (step, len) = s
         .rsplit_once(':')
@@ -232,7 +244,8 @@ fn parse_range(s: &str) -> Result<(f64, f64), String> {
 }
 
 /// Each subject's samples in the order taken, and how many subjects shared a round, from the
-/// JSON of `compare --format json` or `run --format json`.
+/// JSON of `compare --format json`, `run --format json`, or a recorded trace of this machine
+/// (`scripts/traces/*-run-*.json`).
 fn read_series(path: &Path) -> Result<(Vec<Vec<f64>>, usize, &'static str)> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -253,6 +266,14 @@ fn read_series(path: &Path) -> Result<(Vec<Vec<f64>>, usize, &'static str)> {
             );
         }
         return Ok((series, 2, "compare"));
+    }
+    // scripts/traces/*-run-*.json: one subject's samples, one after another.
+    if v.get("kind").and_then(|k| k.as_str()) == Some("perfbisect-trace") {
+        let series = nums(v.get("samples_us"));
+        if series.is_empty() {
+            bail!("{} holds no samples_us", path.display());
+        }
+        return Ok((vec![series], 1, "trace"));
     }
     if let Some(results) = v.get("results").and_then(|r| r.as_array()) {
         let series: Vec<Vec<f64>> = results
@@ -276,7 +297,7 @@ fn read_series(path: &Path) -> Result<(Vec<Vec<f64>>, usize, &'static str)> {
         return Ok((series, k, "run"));
     }
     bail!(
-        "{} is neither `perfbisect compare --format json` nor `perfbisect run --format json` output",
+        "{} is neither `perfbisect compare --format json`, `perfbisect run --format json` nor a recorded trace (scripts/traces/*-run-*.json)",
         path.display()
     )
 }
@@ -329,7 +350,7 @@ pub fn run(a: SimulateArgs) -> Result<Exit> {
     if !(0.0..1.0).contains(&a.skip_rate) {
         anyhow::bail!("--skip-rate must be in [0, 1)");
     }
-    for s in a.steps.iter().chain(&a.time_steps) {
+    for s in a.steps.iter().chain(&a.time_steps).chain(&a.count_steps) {
         if let Some(at) = s.at {
             if at == 0 || at >= a.commits {
                 anyhow::bail!("step position {at} is outside 1..{}", a.commits - 1);
@@ -339,6 +360,7 @@ pub fn run(a: SimulateArgs) -> Result<Exit> {
     let (noise, noise_fit) = noise_model(&a)?;
     let mut steps = a.steps.clone();
     steps.extend(a.time_steps.iter().cloned());
+    steps.extend(a.count_steps.iter().cloned());
     steps.extend(a.transient.iter().cloned());
     steps.extend(a.cancelling.iter().cloned());
     let sc = SimConfig {
@@ -502,5 +524,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("neither"), "{e}");
+    }
+
+    /// The recorded traces kept in the repository replay as they were taken.
+    #[test]
+    fn noise_from_a_recorded_trace() {
+        let t = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/traces/pkeyread-3.2.1-run-2026-12-04.json"
+        );
+        let (series, per_round, kind) = read_series(Path::new(t)).unwrap();
+        assert_eq!(
+            (series.len(), series[0].len(), per_round, kind),
+            (1, 480, 1, "trace")
+        );
+        let (m, _) = noise_model(&args(&["--noise-from", t])).unwrap();
+        assert_eq!(m.trace.map(|t| t.samples), Some(480));
     }
 }

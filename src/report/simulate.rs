@@ -67,7 +67,7 @@ fn steps(c: &SimConfig) -> String {
         .iter()
         .map(|s| {
             format!(
-                "{:+.1}%@{}{}{}{}{}",
+                "{:+.1}%@{}{}{}{}{}{}",
                 s.effect * 100.0,
                 s.at.map(|x| x.to_string())
                     .unwrap_or_else(|| "random".into()),
@@ -80,7 +80,8 @@ fn steps(c: &SimConfig) -> String {
                 s.lasts
                     .map(|l| format!(" for {l} commits"))
                     .unwrap_or_default(),
-                if s.time_only { " in time only" } else { "" }
+                if s.time_only { " in time only" } else { "" },
+                if s.count_only { " in counts only" } else { "" }
             )
         })
         .collect();

@@ -281,6 +281,46 @@ fn a_time_only_step_is_found_by_the_time_search_after_locating() {
     assert_eq!(r.wrong_culprit_rate, 0.0, "{r:?}");
 }
 
+/// A count-only step moves the count twin and not the clock: it is no time change to find,
+/// so a culprit confirmed in time there is scored wrong; without --locate it is refused.
+#[test]
+fn a_count_only_step_is_no_time_change_and_is_scored_as_none() {
+    let count_only = SimStep {
+        count_only: true,
+        ..SimStep::at(0.10, Some(1))
+    };
+    let c = SimConfig {
+        commits: 200,
+        alarm_trials: 0,
+        locate: Some(CountSim {
+            noise: 0.0025,
+            schedule: Schedule {
+                initial: 3,
+                max: 10,
+            },
+            seconds: 5.0,
+            auto: false,
+        }),
+        ..sc(vec![SimStep::at(0.20, Some(50)), count_only.clone()], 8)
+    };
+    let p = place_steps(&c, &mut StdRng::seed_from_u64(1));
+    assert_eq!(p.factors, vec![(50, 1.2)]);
+    assert_eq!(
+        p.truth,
+        vec![vec![50]],
+        "only the time step is a change to find"
+    );
+    let mut m = SimMeasurer::new(200, &p.factors, &c.noise, 0.0, 1).unwrap();
+    m.count_steps = p.count_factors.clone();
+    let count = m.counting(0.0025, 2).unwrap();
+    assert!((count.mean(199) - 1.2 * 1.1).abs() < 1e-12);
+    let r = simulate(&c).unwrap();
+    assert_eq!(r.steps_found.len(), 1, "{r:?}");
+    assert_eq!(r.wrong_culprit_rate, 0.0, "{r:?}");
+    let e = simulate(&SimConfig { locate: None, ..c }).unwrap_err();
+    assert!(e.to_string().contains("needs --locate"), "{e}");
+}
+
 #[test]
 fn realistic_noise_is_shuffled_and_failures_skip() {
     let model = NoiseModel::realistic();
