@@ -20,6 +20,9 @@
 //! 4. Every change: a Between commit splits the range in two and both halves are searched, the
 //!    half holding the larger share of the change first; after a change point is found, the rest
 //!    of its range on either side is searched if that part's own ends differ (a sub-range check).
+//!    A part whose check is undecided at the cap has its middle probed against both its ends
+//!    (see `inside`): a half that differs is searched, what stays undecided is left with its
+//!    bound.
 //! 5. Each change point is confirmed as soon as it is found: parent against culprit on a fresh
 //!    block of samples (at least 2 × initial each in time, initial in counts: see
 //!    [`Spread`]), and handed to [`Measurer::confirmed`] so a
@@ -55,6 +58,7 @@ use std::collections::{HashMap, HashSet};
 
 mod config;
 mod confirm;
+mod inside;
 mod measurer;
 mod ranges;
 mod result;

@@ -248,7 +248,7 @@ impl Searcher<'_> {
                 continue;
             }
             let range = if check_first {
-                match self.checked(range)? {
+                match self.checked(range, &mut work)? {
                     Some(r) => r,
                     None => continue,
                 }
@@ -262,21 +262,35 @@ impl Searcher<'_> {
 
     /// A range queued beside a change point or a split, whose ends were not tested against
     /// each other yet: searched only when they differ (then with their estimated share and
-    /// the series that differ), else passed over, or left as unexplored when undecided or
-    /// below --min-share.
-    pub(super) fn checked(&mut self, range: Range) -> Result<Option<Range>> {
+    /// the series that differ), else passed over, or left as unexplored below --min-share.
+    /// Undecided is not "the same": its middle is probed (see `inside`), a half that differs
+    /// is queued on `work`, and what stays undecided is left with what may hide there.
+    pub(super) fn checked(
+        &mut self,
+        range: Range,
+        work: &mut Vec<(Range, bool)>,
+    ) -> Result<Option<Range>> {
         let (share, active) = match self.ends_differ(range.lo, range.hi)? {
             EndsCheck::Same => return Ok(None),
             EndsCheck::Undecided(ratio) => {
-                // Not "the same": say what may hide there instead of passing over it.
-                self.unexplored.push(Unexplored {
-                    lo: range.lo,
-                    hi: range.hi,
-                    differs: false,
-                    share: range.share,
-                    because: LeftBecause::Undecided,
-                    ratio: Some(ratio),
-                });
+                let inside = self.inside(&range, ratio)?;
+                for (lo, hi, ratio) in inside.left {
+                    self.unexplored.push(Unexplored {
+                        lo,
+                        hi,
+                        differs: false,
+                        share: range.share,
+                        because: LeftBecause::Undecided,
+                        ratio: Some(ratio),
+                    });
+                }
+                for half in inside.differ {
+                    if self.below_min_share(half.share) {
+                        self.leave(&half, true, LeftBecause::MinShare);
+                    } else {
+                        work.push((half, false));
+                    }
+                }
                 return Ok(None);
             }
             EndsCheck::Differ(est, act) => (Some(est), act),

@@ -534,6 +534,55 @@ fn max_changes_one_never_answers_against_the_direction() {
 /// A part whose ends the cap leaves undecided is not passed over as if they were the same
 /// (issue 28): it is listed with the ends' interval, and a change the search missed lies
 /// in such a part, inside its interval.
+/// A part beside a found change whose ends agree because two later changes cancel (−13% and
+/// +15%, as in a large refactor's series) cannot be shown the same at 10% noise: its middle is
+/// probed, lies between the two, and both are found. At 07d6d4e the part was left undecided
+/// with a bound of its ends' net change, which covered neither step.
+#[test]
+fn an_undecided_part_whose_changes_cancel_is_searched_from_its_middle() {
+    let steps = [(60, 0.80), (150, -0.13), (260, 0.15)];
+    for seed in 0..4 {
+        let mut m = Fake::new(300, &steps, seed);
+        m.noise = Normal::new(0.0, 0.10).unwrap();
+        let r = search(300, &cfg(), &mut m).unwrap();
+        assert_eq!(
+            changes(&r),
+            vec![(59, 60), (149, 150), (259, 260)],
+            "seed {seed}: {:?}",
+            r.unexplored
+        );
+        let probe = r
+            .steps
+            .iter()
+            .find(|s| s.commit == 179)
+            .expect("the middle probed");
+        assert_eq!(probe.verdict, StepVerdict::Between, "seed {seed}");
+    }
+}
+
+/// A flat part that the cap cannot show the same keeps its bound after its middle is probed,
+/// and the probe is one decision among the search's.
+#[test]
+fn an_undecided_flat_part_is_left_whole_with_its_bound() {
+    let mut m = Fake::new(300, &[(60, 0.80)], 2);
+    m.noise = Normal::new(0.0, 0.10).unwrap();
+    let r = search(300, &cfg(), &mut m).unwrap();
+    assert_eq!(changes(&r), vec![(59, 60)]);
+    let probe = r
+        .steps
+        .iter()
+        .find(|s| s.commit == 179)
+        .expect("the middle probed");
+    assert_eq!(probe.verdict, StepVerdict::Ambiguous);
+    let left: Vec<_> = (r.unexplored.iter())
+        .map(|u| (u.lo, u.hi, u.because, u.ratio.is_some()))
+        .collect();
+    assert!(
+        left.contains(&(60, 299, LeftBecause::Undecided, true)),
+        "{left:?}"
+    );
+}
+
 #[test]
 fn undecided_parts_are_listed_with_what_may_hide_there() {
     // 3% noise per sample, at most 10 samples: a 4% step (above the 3% minimum effect) is
