@@ -321,8 +321,20 @@ impl Searcher<'_> {
         loop {
             if let Some(why) = self.stop_now() {
                 // The narrowed range still holds the change its ends differ by; the parts
-                // already passed are left unchecked.
+                // already passed are left too, unchecked (a smaller change may hide beside a
+                // commit that passed as Old or New), never dropped unsaid.
                 self.leave(&r, true, why);
+                for (lo, hi) in [(range_lo, r.lo), (r.hi, range_hi)] {
+                    if hi > lo {
+                        let part = Range {
+                            lo,
+                            hi,
+                            share: None,
+                            ..r.clone()
+                        };
+                        self.leave(&part, false, why);
+                    }
+                }
                 return Ok(());
             }
             let skipped = |i: usize| self.skipped.contains_key(&i);

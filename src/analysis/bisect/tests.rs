@@ -669,6 +669,35 @@ fn budget_stops_after_the_main_answer_and_lists_what_is_left() {
     assert_eq!(all.steps[..r.steps.len()], r.steps[..]);
 }
 
+/// Wherever the budget runs out, every step is confirmed or lies in a part listed as left: a
+/// range being narrowed when it ran out is listed with the parts it had already passed.
+#[test]
+fn a_budget_spent_anywhere_drops_no_part_silently() {
+    let steps = [(60, 0.04), (230, 0.20), (380, 0.06)];
+    for seed in 45..47 {
+        let full = {
+            let mut m = Fake::new(500, &steps, seed);
+            search(500, &cfg(), &mut m).unwrap();
+            m.drawn
+        };
+        for stop in (0..full).step_by(30) {
+            let mut m = Fake::new(500, &steps, seed);
+            m.stop_after = Some(stop);
+            let r = search(500, &cfg(), &mut m).unwrap();
+            let found = changes(&r);
+            for (at, _) in steps {
+                let named = found.iter().any(|&(lo, hi)| lo < at && at <= hi)
+                    || r.unexplored.iter().any(|u| u.lo < at && at <= u.hi);
+                assert!(
+                    named,
+                    "budget {stop}: {at} dropped: {found:?} {:?}",
+                    r.unexplored
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn min_share_skips_small_sub_ranges() {
     let steps = [(60, 0.04), (230, 0.20), (380, 0.06)];
