@@ -38,7 +38,7 @@
 
 use crate::analysis::alpha;
 use crate::analysis::bisect::{
-    pool_key, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult,
+    pool_key, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult, Unexplored,
 };
 use crate::analysis::lanes;
 use crate::analysis::resolution::Resolution;
@@ -195,6 +195,10 @@ pub struct ScanResult {
     /// What the scan's searches could resolve, from the noise of every commit it sampled, at
     /// the level per test of its longest interval's search.
     pub resolution: Option<Resolution>,
+    /// Parts left by searches outside the grid's intervals (a located scan's searches in time
+    /// between its change points): undecided at the cap, or never checked. What an interval's
+    /// own search left is in its `search`.
+    pub left: Vec<Unexplored>,
 }
 
 /// Step 1 and 2: measure the grid (`positions`, ascending, ends first and last), fit, and choose
@@ -426,6 +430,7 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
         commits_measured: t.commits_measured(),
         samples_taken: t.samples_taken(),
         resolution,
+        left: Vec::new(),
     };
     profile(&mut r, cfg.min_effect);
     Ok(r)

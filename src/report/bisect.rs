@@ -520,7 +520,8 @@ impl UnexploredJson {
         }
     }
 
-    fn text(&self) -> String {
+    /// One line: its ends, the commits between, and what may hide there.
+    pub(crate) fn text(&self) -> String {
         let what = match (self.differs, self.share) {
             _ if self.ratio.is_some() => {
                 format!(

@@ -1308,6 +1308,36 @@ fn scan_located_by_count() {
     assert!(Text.export(&r).unwrap().contains("the counts did not move"));
 }
 
+/// What a located scan's searches in time left is said in every format and kept in the JSON.
+#[test]
+fn a_scans_parts_left_by_the_search_in_time_are_listed() {
+    let mut r = scan_report();
+    r.left = vec![UnexploredJson {
+        from: "1111111111aaaa".into(),
+        to: "2222222222bbbb".into(),
+        commits: 40,
+        differs: false,
+        share: None,
+        because: crate::analysis::bisect::LeftBecause::Undecided,
+        ratio: Some(stats::RatioCi {
+            ratio: 0.99,
+            lo: 0.9,
+            hi: 1.12,
+        }),
+    }];
+    let line = "1111111111..2222222222 (40 commit(s) between; its ends differ by";
+    let heading = "left unexplored by the search in time between the located change points";
+    for out in [
+        Text.export(&r).unwrap(),
+        Markdown.export(&r).unwrap(),
+        Html.export(&r).unwrap(),
+    ] {
+        assert!(out.contains(heading) && out.contains(line), "{out}");
+    }
+    let back: super::scan::ScanReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
+    assert_eq!(back.left.len(), 1);
+}
+
 #[test]
 fn scan_profile_svg() {
     let r = scan_report();

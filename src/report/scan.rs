@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 use super::bisect::{
-    change_point_json, truncate, ChangePointJson, CommitJson, LocatedJson, StepJson,
+    change_point_json, truncate, ChangePointJson, CommitJson, LocatedJson, StepJson, UnexploredJson,
 };
 use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
@@ -73,6 +73,10 @@ pub struct SegmentJson {
     pub ci95_us: (f64, f64),
 }
 
+/// The heading of what a located scan's searches in time left.
+const LEFT_IN_TIME: &str =
+    "left unexplored by the search in time between the located change points";
+
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IntervalJson {
     pub lo: usize,
@@ -85,10 +89,15 @@ pub struct IntervalJson {
     /// Entered only because a neighbouring interval, entered for a fitted step, was flat.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fallback: bool,
-    /// "not entered (one fitted level)", "no change on fresh samples", "1 change point", ...
+    /// "not entered (one fitted level)", "no change on fresh samples", "1 change point", ...,
+    /// with the parts its search left, if any.
     pub outcome: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepJson>,
+    /// The parts of the interval its search left (undecided at the cap, or never checked), as
+    /// a bisect lists them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left: Vec<UnexploredJson>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -174,6 +183,10 @@ pub struct ScanReport {
     pub min_effect: f64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Parts left by the searches in time between located change points (an interval's own
+    /// search lists its parts under the interval).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left: Vec<UnexploredJson>,
     pub wall_s: f64,
     pub reproduce: String,
     /// What the scan's searches could resolve at its noise (absent in results written before).
@@ -302,6 +315,14 @@ fn segments_json(grid: &Grid, commits: &[CommitInfo]) -> Vec<SegmentJson> {
 }
 
 fn interval_json(iv: &Interval, commits: &[CommitInfo], threads: usize) -> IntervalJson {
+    let left: Vec<UnexploredJson> = (iv.search.iter())
+        .flat_map(|s| s.unexplored.iter().map(|u| UnexploredJson::new(u, commits)))
+        .collect();
+    let mut outcome = interval_outcome(iv);
+    if !left.is_empty() {
+        let parts: Vec<String> = left.iter().map(UnexploredJson::text).collect();
+        outcome.push_str(&format!("; left: {}", parts.join("; ")));
+    }
     IntervalJson {
         lo: iv.lo,
         hi: iv.hi,
@@ -310,7 +331,7 @@ fn interval_json(iv: &Interval, commits: &[CommitInfo], threads: usize) -> Inter
         fitted_ratio: iv.fitted_ratio,
         entered: iv.entered,
         fallback: iv.fallback,
-        outcome: interval_outcome(iv),
+        outcome,
         steps: iv
             .search
             .iter()
@@ -320,6 +341,7 @@ fn interval_json(iv: &Interval, commits: &[CommitInfo], threads: usize) -> Inter
                     .map(|st| StepJson::new(st, commits, &[threads]))
             })
             .collect(),
+        left,
     }
 }
 
@@ -417,6 +439,11 @@ impl ScanReport {
             family_alpha: r.family_alpha,
             min_effect: x.min_effect,
             notes: x.notes,
+            left: r
+                .left
+                .iter()
+                .map(|u| UnexploredJson::new(u, commits))
+                .collect(),
             wall_s: x.wall_s,
             reproduce: x.reproduce,
             metric: x.metric,
@@ -427,6 +454,12 @@ impl ScanReport {
 
     fn not_entered(&self) -> usize {
         self.intervals.iter().filter(|i| !i.entered).count()
+    }
+
+    /// The parts the searches in time left, one line each (empty when none), under
+    /// [`LEFT_IN_TIME`].
+    fn left_lines(&self) -> Vec<String> {
+        self.left.iter().map(UnexploredJson::text).collect()
     }
 
     /// The hiding caveat, said whenever intervals were left out.

@@ -119,10 +119,12 @@ fn confirm(
 
 /// A stretch's search joined to the scan: its change points (one the counts located but did
 /// not confirm is replaced by the clock's finding of the same pair), each in the grid interval
-/// that holds it, and its tests. Returns how many it found.
+/// that holds it, its tests, and the parts it left. Returns how many it found.
 fn join(r: &mut ScanResult, part: SearchResult) -> usize {
     r.tests += part.tests;
     r.family_alpha = (r.family_alpha + part.family_alpha).min(1.0);
+    // What the stretch's search left is the scan's to say, never dropped.
+    r.left.extend(part.unexplored);
     let Outcome::Changes(new) = part.outcome else {
         return 0;
     };
@@ -240,6 +242,13 @@ mod tests {
         assert_eq!(l.location.searched_by, SearchedBy::Count);
         let t = l.location.time_search.expect("the time searched");
         assert!(!t.stretches.is_empty(), "{t:?}");
+        // What the stretches' searches could not decide is the scan's to say (at 07d6d4e
+        // it was dropped with them).
+        assert!(
+            (l.result.left.iter()).any(|u| u.because == bisect::LeftBecause::Undecided),
+            "{:?}",
+            l.result.left
+        );
     }
 
     #[test]

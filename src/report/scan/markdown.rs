@@ -20,12 +20,25 @@ pub(super) fn markdown(r: &ScanReport, links: &Links) -> String {
     if !r.cancels.is_empty() {
         s.push('\n');
     }
+    // The intervals' outcomes are not in Markdown: what their searches left is said here.
+    let inside = (r.intervals.iter()).flat_map(|iv| iv.left.iter().map(UnexploredJson::text));
+    let inside = List::bullets(inside);
+    if !inside.items.is_empty() {
+        s.push_str("Left unexplored inside the searched intervals:\n\n");
+        s.push_str(&inside.markdown());
+        s.push('\n');
+    }
     s.push_str(&markdown_grid(r, links));
     if let Some(n) = r.hidden_note() {
         s.push_str(&format!("{n}.\n\n"));
     }
     for n in &r.notes {
         s.push_str(&format!("{n}\n\n"));
+    }
+    let left = r.left_lines();
+    if !left.is_empty() {
+        let list = List::bullets(left).markdown();
+        s.push_str(&format!("{LEFT_IN_TIME}:\n\n{list}\n"));
     }
     s.push_str(&format!("{}.\n\n{}.\n\n", r.error_control(), r.cost()));
     s.push_str(&format!("```\n{}\n```\n", r.reproduce));

@@ -80,6 +80,11 @@ impl ScanReport {
         if let Some(n) = r.hidden_note() {
             summary.push_str(&format!("<p class=\"meta\">{}</p>\n", esc(&n)));
         }
+        let left = r.left_lines();
+        if !left.is_empty() {
+            let list = List::bullets(left.iter().map(|l| esc(l))).html();
+            summary.push_str(&format!("<p>{}:</p>\n{list}", esc(LEFT_IN_TIME)));
+        }
         summary
     }
 

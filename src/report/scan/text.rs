@@ -28,6 +28,10 @@ pub(super) fn text(r: &ScanReport, links: &Links) -> String {
     for n in &r.notes {
         s.push_str(&format!("note: {n}\n"));
     }
+    let left = r.left_lines();
+    if !left.is_empty() {
+        s.push_str(&format!("{LEFT_IN_TIME}:\n{}", List::bullets(left).text()));
+    }
     s.push_str(&r.error_control());
     s.push('\n');
     s.push_str(&r.cost());
