@@ -404,6 +404,22 @@ pub fn place(
 /// a later phase's fresh block of that commit starts after them.
 pub type Used = HashMap<usize, usize>;
 
+/// Tests a phase made and the sum of their levels: what a result's `tests` and
+/// `family_alpha` add up.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Spent {
+    pub tests: usize,
+    pub alpha: f64,
+}
+
+impl Spent {
+    /// `other` added to this.
+    pub fn add(&mut self, other: Spent) {
+        self.tests += other.tests;
+        self.alpha += other.alpha;
+    }
+}
+
 /// The ends of a range compared on their own (see [`compare_ends`]).
 pub struct EndsCompared {
     /// The comparison of the series whose ends moved most.
@@ -434,6 +450,7 @@ pub fn compare_ends(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<Ends
 /// phases read, and taken in rounds of both), from 2 × initial over the schedule's looks, grown
 /// to [`LOCATED_CAP`] × the cap when undecided, at the level of the `j`-th confirmation. `ends` is
 /// `m`'s comparison of the range's ends (what its share is of); `used` grows by the block.
+/// With the tests it made.
 pub fn confirm_located(
     n: usize,
     cfg: &Config,
@@ -441,7 +458,7 @@ pub fn confirm_located(
     (cp, j): (&ChangePoint, usize),
     ends: &Comparison,
     used: &mut Used,
-) -> Result<ChangePoint> {
+) -> Result<(ChangePoint, Spent)> {
     let mut s = Searcher::new(n, cfg, m);
     // Without these marks the block began at each subject's first sample: an end's samples
     // taken minutes earlier in the ends' rounds (no pairs, and a slow wave then passed for a
@@ -461,7 +478,11 @@ pub fn confirm_located(
     let mut confirmed = confirmed?;
     confirmed.skipped_between = cp.skipped_between.clone();
     confirmed.located = Some(cp.comparison);
-    Ok(confirmed)
+    let spent = Spent {
+        tests: s.tests,
+        alpha: s.spent,
+    };
+    Ok((confirmed, spent))
 }
 
 /// Find the commit(s) in `0..n` where the speed changed. See the module docs for the procedure and

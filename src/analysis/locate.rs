@@ -31,7 +31,7 @@
 //! the stretches), so a false culprit found there is as rare as one of a time-only search.
 
 use crate::analysis::bisect::{
-    self, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult, Step,
+    self, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult, Spent, Step,
 };
 use crate::analysis::resolution::{Forecast, Resolution, MIN_SAMPLES};
 use crate::analysis::stats::{Comparison, RatioCi, Verdict};
@@ -121,7 +121,9 @@ pub fn locate(
         Outcome::Changes(cps) => {
             let mut asked = to_confirm(cps.iter_mut());
             asked.sort_by(|a, b| b.share.abs().total_cmp(&a.share.abs()));
-            on_clock((n, clock_cfg), clock, asked, &clock_ends, &mut used)?
+            let (k, spent) = on_clock((n, clock_cfg), clock, asked, &clock_ends, &mut used)?;
+            count_in(&mut result, spent);
+            k
         }
         Outcome::NoChange => 0,
     };
@@ -438,16 +440,19 @@ fn to_confirm<'c>(cps: impl Iterator<Item = &'c mut ChangePoint>) -> Vec<&'c mut
 /// The `asked` change points confirmed on the clock in their order (the first gets the first,
 /// largest share of the confirmations' alpha: callers put the largest first), each on a fresh
 /// block after the clock's `used` samples (which grow by it); their comparison, verdict and
-/// share become the clock's. Returns how many the clock was asked about.
+/// share become the clock's. Returns how many the clock was asked about, and the tests their
+/// confirmations made.
 fn on_clock(
     (n, cfg): (usize, &Config),
     clock: &mut dyn Measurer,
     mut asked: Vec<&mut ChangePoint>,
     clock_ends: &Comparison,
     used: &mut bisect::Used,
-) -> Result<usize> {
+) -> Result<(usize, Spent)> {
+    let mut spent = Spent::default();
     for (j, cp) in asked.iter_mut().enumerate() {
-        let confirmed = bisect::confirm_located(n, cfg, clock, (cp, j + 1), clock_ends, used)?;
+        let (confirmed, s) = bisect::confirm_located(n, cfg, clock, (cp, j + 1), clock_ends, used)?;
+        spent.add(s);
         clock.confirmed(&confirmed);
         **cp = ChangePoint {
             // A clock that could not tell the ends apart has no share to give.
@@ -459,7 +464,14 @@ fn on_clock(
             ..confirmed
         };
     }
-    Ok(asked.len())
+    Ok((asked.len(), spent))
+}
+
+/// The clock's confirmations' tests counted in the result's (at 07d6d4e their alpha was
+/// dropped from `family_alpha`).
+fn count_in(r: &mut SearchResult, spent: Spent) {
+    r.tests += spent.tests;
+    r.family_alpha = (r.family_alpha + spent.alpha).min(1.0);
 }
 
 #[cfg(test)]

@@ -110,7 +110,9 @@ fn confirm(
     order.sort_by(|a, b| b.share.abs().total_cmp(&a.share.abs()));
     let shares: Vec<f64> = order.iter().map(|c| c.cp.share).collect();
     let asked = to_confirm(order.iter_mut().map(|c| &mut c.cp));
-    let k = on_clock(range, clock, asked, clock_ends, used)?;
+    let (k, spent) = on_clock(range, clock, asked, clock_ends, used)?;
+    r.tests += spent.tests;
+    r.family_alpha = (r.family_alpha + spent.alpha).min(1.0);
     for (c, share) in order.into_iter().zip(shares) {
         c.cp.share = share;
     }

@@ -93,6 +93,33 @@ fn a_step_in_both_is_located_by_count_and_confirmed_by_clock() {
     assert_eq!(l.location.clock_confirmations, 1);
 }
 
+/// The clock's confirmations are counted in the result's tests and family alpha, beside the
+/// count search's (at 07d6d4e they were not: with nothing searched in time, the result's
+/// figures were the count search's alone).
+#[test]
+fn the_clocks_confirmations_are_counted_in_the_family_alpha() {
+    let steps = [(120, 1.3)];
+    let count = SimMeasurer::new(300, &steps, &NoiseModel::iid(0.0025), 0.0, 3);
+    let clock = SimMeasurer::new(300, &steps, &NoiseModel::iid(0.005), 0.0, 4);
+    // A clock whose smallest change worth finding the confirmed +30% leaves no room for.
+    let clock_cfg = Config {
+        min_effect: 0.10,
+        ..Config::default()
+    };
+    let (count, clock) = (&mut count.unwrap(), &mut clock.unwrap());
+    let l = locate(300, &count_cfg(), &clock_cfg, count, clock).unwrap();
+    assert_eq!(changes(&l.result), vec![(120, true, true)]);
+    assert_eq!(
+        l.location.time_search, None,
+        "nothing left to search in time"
+    );
+    let count = SimMeasurer::new(300, &steps, &NoiseModel::iid(0.0025), 0.0, 3);
+    let counted = bisect::search(300, &count_cfg(), &mut count.unwrap()).unwrap();
+    assert!(l.result.tests > counted.tests, "{} tests", l.result.tests);
+    assert!(l.result.family_alpha > counted.family_alpha);
+    assert!(l.result.family_alpha <= 0.01, "{}", l.result.family_alpha);
+}
+
 #[test]
 fn a_count_step_that_time_does_not_show_is_not_confirmed() {
     // Counts +5%, time unchanged (a change the clock cannot see at 1% noise: refuted).
