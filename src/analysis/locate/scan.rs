@@ -147,6 +147,7 @@ fn join(r: &mut ScanResult, part: SearchResult) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::locate::tests::count_cfg;
     use crate::analysis::simulate::noise::NoiseModel;
     use crate::analysis::simulate::SimMeasurer;
 
@@ -168,17 +169,6 @@ mod tests {
             &mut clock,
         )
         .unwrap()
-    }
-
-    fn count_cfg() -> Config {
-        Config {
-            schedule: crate::analysis::alpha::Schedule {
-                initial: 3,
-                max: 10,
-            },
-            spread: crate::analysis::bisect::Spread::Count,
-            ..Config::default()
-        }
     }
 
     /// (culprit, confirmed, located by count) of every change, oldest first.

@@ -17,7 +17,8 @@ fn pair(
     (count, clock)
 }
 
-fn count_cfg() -> Config {
+/// The counts' own schedule (3 to 10 samples) and spread, as `--locate` gives them.
+pub(crate) fn count_cfg() -> Config {
     Config {
         schedule: crate::analysis::alpha::Schedule {
             initial: 3,
