@@ -2,7 +2,9 @@
 //! `.ci/run` start): a bisect and a scan of the fake OpenSSL give the answers the local
 //! executor gives, every build and every block of samples ran as a Slurm job (checked against
 //! Slurm's own job records), a measurement job cancelled mid-way is submitted again, and a
-//! scan with two lanes keeps both intervals' blocks in flight.
+//! scan with two lanes keeps both intervals' blocks in flight. On the three-node cluster beside
+//! it (`scripts/slurm-up --nodes 3`), a scan's two lanes run on two nodes, each staying on its
+//! own.
 
 use crate::common;
 
@@ -578,4 +580,119 @@ fn slurm_that_cannot_serve_the_run_is_one_line_and_exit_2() {
     };
     refused("bisect", "max_job = 3", "unknown field `max_job`");
     refused("scan", "lanes = 0", "lanes must be at least 1");
+}
+
+/// The configuration of the three-node cluster (`scripts/slurm-up --nodes 3`).
+const NODES_CONF: &str = "/etc/slurm-nodes/slurm.conf";
+const NODES_JOBCOMP: &str = "/var/log/slurm-nodes/jobcomp.log";
+
+/// The node cluster must be up with three idle nodes: a test that skipped itself would pass
+/// without testing.
+fn require_nodes() -> Vec<String> {
+    let o = Command::new("sinfo")
+        .env("SLURM_CONF", NODES_CONF)
+        .args(["-h", "-N", "-p", "measure", "-o", "%N"])
+        .output();
+    let nodes: Vec<String> = o.as_ref().map_or(Vec::new(), |o| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    });
+    assert!(
+        nodes.len() >= 3,
+        "no Slurm cluster of three nodes at {NODES_CONF}: run scripts/slurm-up --nodes 3 (scripts/test does) — {o:?}"
+    );
+    nodes
+}
+
+/// The node each of the node cluster's jobs ran on, from Slurm's own record: job id → NodeList
+/// (jobcomp is written as a job ends, so it waits until every job of `jobs` is there).
+fn nodes_of(jobs: &[&JobRecord]) -> HashMap<String, String> {
+    let started = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(NODES_JOBCOMP).unwrap_or_default();
+        let ran: HashMap<String, String> = text
+            .lines()
+            .filter_map(|l| {
+                let f: HashMap<&str, &str> = l
+                    .split_whitespace()
+                    .filter_map(|kv| kv.split_once('='))
+                    .collect();
+                let named = jobs.iter().any(|j| {
+                    f.get("JobId") == Some(&j.id.as_str())
+                        && f.get("Name") == Some(&j.name.as_str())
+                });
+                let node = f.get("NodeList")?.to_string();
+                named.then(|| (f["JobId"].to_string(), node))
+            })
+            .collect();
+        if jobs.iter().all(|j| ran.contains_key(&j.id))
+            || started.elapsed() > Duration::from_secs(30)
+        {
+            return ran;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A scan with two lanes on a real cluster of three nodes (slurmd each in a network namespace of
+/// its own, named n1..n3): the lanes' blocks go to two different nodes side by side, each lane
+/// stays on the node its first block ran on (named by Slurm's NodeName), and the scan names the
+/// two changes.
+#[test]
+fn a_scan_through_three_nodes_keeps_each_lane_on_a_node_of_its_own() {
+    let nodes = require_nodes();
+    let d = tempfile::tempdir().unwrap();
+    let (repo, ids) = two_steps(d.path());
+    let flags = lanes_flags(d.path(), 2);
+    let cache = d.path().join("cache");
+    let o = perfbisect(&cache)
+        .env("SLURM_CONF", NODES_CONF)
+        .arg("--kernels-dir")
+        .arg(test_kernels())
+        .args(["scan", "--grid", "4"])
+        .args(SAMPLING)
+        .args(&flags)
+        .arg("--repo")
+        .arg(&repo)
+        .arg("HEAD~12..HEAD")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: ScanReport = serde_json::from_slice(&o.stdout).unwrap();
+    let confirmed: Vec<String> = (r.changes.iter().filter(|c| c.point.confirmed))
+        .map(|c| c.point.info.commit.clone())
+        .collect();
+    assert_eq!(
+        confirmed,
+        vec![ids[2].clone(), ids[10].clone()],
+        "{}",
+        stderr(&o)
+    );
+
+    let jobs = submitted(&cache);
+    let lanes: Vec<(&JobRecord, serde_json::Value)> = (jobs.iter())
+        .filter(|j| j.partition == "measure")
+        .map(|j| (j, block_of(j)))
+        .filter(|(_, b)| b["own_node"] == true)
+        .collect();
+    let records: Vec<&JobRecord> = lanes.iter().map(|(j, _)| *j).collect();
+    let ran = nodes_of(&records);
+    let mut used = std::collections::BTreeSet::new();
+    for (j, b) in &lanes {
+        let node = ran
+            .get(&j.id)
+            .unwrap_or_else(|| panic!("no record of {j:?}"));
+        assert!(nodes.contains(node), "{node} is not one of {nodes:?}");
+        // A lane's later block is pinned to where its samples are: that node, by NodeName.
+        if let Some(host) = b["host"].as_str() {
+            assert_eq!(host, node, "{j:?}");
+        }
+        used.insert(node.clone());
+    }
+    assert!(
+        used.len() >= 2,
+        "the two lanes shared one node: {used:?} {jobs:#?}"
+    );
 }
