@@ -4,7 +4,8 @@
 //! Slurm's own job records), a measurement job cancelled mid-way is submitted again, and a
 //! scan with two lanes keeps both intervals' blocks in flight. On the three-node cluster beside
 //! it (`scripts/slurm-up --nodes 3`), a scan's two lanes run on two nodes, each staying on its
-//! own.
+//! own, and a lane's node drained mid-scan stops the run within `pending_limit` with one line
+//! naming the job, the node and Slurm's reason.
 
 use crate::common;
 
@@ -695,4 +696,138 @@ fn a_scan_through_three_nodes_keeps_each_lane_on_a_node_of_its_own() {
         used.len() >= 2,
         "the two lanes shared one node: {used:?} {jobs:#?}"
     );
+}
+
+/// Resumes a drained node when dropped, whatever the test did: the node cluster is shared.
+struct Drained(String);
+
+impl Drop for Drained {
+    fn drop(&mut self) {
+        let _ = Command::new("scontrol")
+            .env("SLURM_CONF", NODES_CONF)
+            .args(["update", &format!("nodename={}", self.0), "state=resume"])
+            .status();
+    }
+}
+
+/// A lane's node drained mid-scan (an admin takes it out): the lane's next block, sent to that
+/// node, waits for a node that will not come back; within `pending_limit` the run stops with
+/// one line naming the job, the node and Slurm's reason, and cancels its jobs. At 07d6d4e the
+/// block stayed PENDING (ReqNodeNotAvail) forever, with no message.
+#[test]
+fn a_drained_node_stops_the_run_with_one_line_within_the_limit() {
+    let nodes = require_nodes();
+    let d = tempfile::tempdir().unwrap();
+    let (repo, _) = two_steps(d.path());
+    let flags = lanes_flags(d.path(), 2);
+    let toml = d.path().join("slurm.toml");
+    let text = std::fs::read_to_string(&toml).unwrap() + "pending_limit = 5\n";
+    std::fs::write(&toml, text).unwrap();
+    let cache = d.path().join("cache");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("perfbisect"))
+        .arg("--cache")
+        .arg(&cache)
+        .env_remove("PERFBISECT_CACHE")
+        .env("SLURM_CONF", NODES_CONF)
+        .arg("--kernels-dir")
+        .arg(test_kernels())
+        .args(["scan", "--grid", "4"])
+        .args(SAMPLING)
+        .args(&flags)
+        .arg("--repo")
+        .arg(&repo)
+        .arg("HEAD~12..HEAD")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first lane block that ran: drain its node.
+    let started = Instant::now();
+    let drained = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no lane block ran"
+        );
+        if let Some(status) = child.try_wait().unwrap() {
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "the scan ended ({status}) before a lane block ran: {}",
+                stderr(&o)
+            );
+        }
+        let jobs = submitted_or_none(&cache);
+        let lane: Vec<&JobRecord> = (jobs.iter())
+            .filter(|j| j.partition == "measure" && block_of(j)["own_node"] == true)
+            .collect();
+        let ran = if lane.is_empty() {
+            HashMap::new()
+        } else {
+            nodes_of_now(&lane)
+        };
+        if let Some(node) = ran.values().next() {
+            let o = Command::new("scontrol")
+                .env("SLURM_CONF", NODES_CONF)
+                .args([
+                    "update",
+                    &format!("nodename={node}"),
+                    "state=drain",
+                    "reason=perfbisect-test",
+                ])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", stderr(&o));
+            break Drained(node.clone());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(nodes.contains(&drained.0));
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(
+        !o.status.success(),
+        "the scan went on past a drained node: {err}"
+    );
+    let last = err
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    assert!(
+        last.contains("Slurm job")
+            && last.contains(&format!("on node {}", drained.0))
+            && last.contains("will not clear")
+            && last.contains("ReqNodeNotAvail"),
+        "{err}"
+    );
+    // Nothing of the run is left in the queue once scancel has taken effect.
+    let queued = || {
+        let q = Command::new("squeue")
+            .env("SLURM_CONF", NODES_CONF)
+            .args(["-h", "-o", "%i %j %T"])
+            .output()
+            .unwrap();
+        stdout(&q)
+    };
+    let started = Instant::now();
+    while queued().contains("perfbisect") && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(!queued().contains("perfbisect"), "{}", queued());
+}
+
+/// The node each of `jobs` ran on, from jobcomp as it is now (no waiting).
+fn nodes_of_now(jobs: &[&JobRecord]) -> HashMap<String, String> {
+    let text = std::fs::read_to_string(NODES_JOBCOMP).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let f: HashMap<&str, &str> = l
+                .split_whitespace()
+                .filter_map(|kv| kv.split_once('='))
+                .collect();
+            let job = jobs.iter().find(|j| {
+                f.get("JobId") == Some(&j.id.as_str()) && f.get("Name") == Some(&j.name.as_str())
+            })?;
+            Some((job.id.clone(), f.get("NodeList")?.to_string()))
+        })
+        .collect()
 }

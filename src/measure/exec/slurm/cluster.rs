@@ -76,44 +76,110 @@ pub fn sbatch(
     Ok(id)
 }
 
-/// Whether a job is out of the queue: finished, failed, cancelled, or forgotten by Slurm.
-pub fn ended(states: &HashMap<String, (String, String)>, id: &str) -> bool {
-    !matches!(
-        states.get(id).map(|(state, _)| state.as_str()),
-        Some(
-            "PENDING"
-                | "RUNNING"
-                | "CONFIGURING"
-                | "COMPLETING"
-                | "REQUEUED"
-                | "RESIZING"
-                | "SUSPENDED"
-        )
-    )
+/// What the queue says of a job, every Slurm state mapped explicitly (`squeue --help`'s list of
+/// 22.05): a job is waiting, held, running, or out of the queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobState {
+    /// Queued (or queued again after a node failure), with Slurm's reason: it may start.
+    Waiting { reason: String },
+    /// It will not go on by itself (held, stopped, suspended, requeued on hold).
+    Held { state: String, reason: String },
+    /// Running (or starting, or ending) on these nodes.
+    Running { node: String },
+    /// Finished, failed, cancelled, timed out, its node failed, or forgotten by the queue.
+    Ended,
 }
 
-/// Job id → (state, node) for the jobs the queue still knows among `ids`.
-pub fn states_of(ids: &[String]) -> Result<HashMap<String, (String, String)>> {
+impl JobState {
+    /// From squeue's `%T` (state) and `%R` (the reason, or the nodes for a running job).
+    /// An unknown state is an error: guessing "ended" resubmitted jobs still queued.
+    pub fn of(state: &str, reason_or_nodes: &str) -> Result<JobState> {
+        let reason = reason_or_nodes
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .to_string();
+        Ok(match state {
+            "PENDING" | "REQUEUED" | "REQUEUE_FED" | "CONFIGURING" | "POWER_UP_NODE" => {
+                JobState::Waiting { reason }
+            }
+            "REQUEUE_HOLD" | "RESV_DEL_HOLD" | "SPECIAL_EXIT" | "STOPPED" | "SUSPENDED" => {
+                JobState::Held {
+                    state: state.into(),
+                    reason,
+                }
+            }
+            "RUNNING" | "COMPLETING" | "RESIZING" | "SIGNALING" | "STAGE_OUT" => {
+                JobState::Running { node: reason }
+            }
+            "COMPLETED" | "CANCELLED" | "FAILED" | "TIMEOUT" | "NODE_FAIL" | "PREEMPTED"
+            | "BOOT_FAIL" | "DEADLINE" | "OUT_OF_MEMORY" | "REVOKED" => JobState::Ended,
+            other => {
+                bail!("squeue reports the job state '{other}', which perfbisect does not know")
+            }
+        })
+    }
+
+    /// Why the job will not start by itself, if it will not: held, or queued for a reason
+    /// that does not clear without someone (a node down or drained, a partition down, a
+    /// limit of the account or QOS, a hold). Reasons that clear by themselves (Resources,
+    /// Priority, a dependency) are not.
+    pub fn stuck(&self) -> Option<String> {
+        const WILL_NOT_CLEAR: &[&str] = &[
+            "ReqNodeNotAvail",
+            "NodeDown",
+            "Nodes required for job are DOWN",
+            "PartitionDown",
+            "PartitionInactive",
+            "PartitionNodeLimit",
+            "JobHeld",
+            "BadConstraints",
+            "DependencyNeverSatisfied",
+            "InvalidAccount",
+            "InvalidQOS",
+            "QOS",
+            "Assoc",
+            "launch failed requeued held",
+        ];
+        match self {
+            JobState::Held { state, reason } => Some(format!("{state} ({reason})")),
+            JobState::Waiting { reason }
+                if WILL_NOT_CLEAR.iter().any(|w| reason.starts_with(w)) =>
+            {
+                Some(reason.clone())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Whether a job is out of the queue.
+pub fn ended(states: &HashMap<String, JobState>, id: &str) -> bool {
+    matches!(states.get(id), None | Some(JobState::Ended))
+}
+
+/// Job id → its state, for the jobs the queue still knows among `ids` (one `squeue` for all).
+pub fn states_of(ids: &[String]) -> Result<HashMap<String, JobState>> {
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
     let out = Command::new("squeue")
-        .args(["-h", "-t", "all", "-o", "%i %T %N", "-j", &ids.join(",")])
+        .args(["-h", "-t", "all", "-o", "%i|%T|%R", "-j", &ids.join(",")])
         .output()
         .context("cannot run squeue")?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() && !stderr.contains("Invalid job id") {
         bail!("squeue failed: {}", one_line(&stderr));
     }
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            let (id, state) = (f.next()?, f.next()?);
-            let node = f.next().unwrap_or("");
-            Some((id.to_string(), (state.to_string(), node.to_string())))
-        })
-        .collect())
+    let mut states = HashMap::new();
+    for l in String::from_utf8_lossy(&out.stdout).lines() {
+        let mut f = l.splitn(3, '|');
+        let (Some(id), Some(state)) = (f.next(), f.next()) else {
+            continue;
+        };
+        let state = JobState::of(state.trim(), f.next().unwrap_or("").trim())?;
+        states.insert(id.trim().to_string(), state);
+    }
+    Ok(states)
 }
 
 /// The partitions of the cluster (`sinfo`), or why Slurm cannot be asked.
@@ -174,5 +240,111 @@ pub fn one_line(s: &str) -> String {
 pub fn scancel(ids: &[String]) {
     if !ids.is_empty() {
         let _ = Command::new("scancel").args(ids).status();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every state squeue can report is mapped by name; one it cannot is an error, never
+    /// "ended" (which resubmitted a job still queued).
+    #[test]
+    fn every_slurm_state_is_mapped_by_name() {
+        let waiting = [
+            "PENDING",
+            "REQUEUED",
+            "REQUEUE_FED",
+            "CONFIGURING",
+            "POWER_UP_NODE",
+        ];
+        let held = [
+            "REQUEUE_HOLD",
+            "RESV_DEL_HOLD",
+            "SPECIAL_EXIT",
+            "STOPPED",
+            "SUSPENDED",
+        ];
+        let running = [
+            "RUNNING",
+            "COMPLETING",
+            "RESIZING",
+            "SIGNALING",
+            "STAGE_OUT",
+        ];
+        let ended = [
+            "COMPLETED",
+            "CANCELLED",
+            "FAILED",
+            "TIMEOUT",
+            "NODE_FAIL",
+            "PREEMPTED",
+            "BOOT_FAIL",
+            "DEADLINE",
+            "OUT_OF_MEMORY",
+            "REVOKED",
+        ];
+        for s in waiting {
+            assert!(
+                matches!(
+                    JobState::of(s, "(Priority)").unwrap(),
+                    JobState::Waiting { .. }
+                ),
+                "{s}"
+            );
+        }
+        for s in held {
+            assert!(
+                matches!(
+                    JobState::of(s, "(JobHeldUser)").unwrap(),
+                    JobState::Held { .. }
+                ),
+                "{s}"
+            );
+        }
+        for s in running {
+            assert_eq!(
+                JobState::of(s, "n2").unwrap(),
+                JobState::Running { node: "n2".into() },
+                "{s}"
+            );
+        }
+        for s in ended {
+            assert_eq!(JobState::of(s, "n2").unwrap(), JobState::Ended, "{s}");
+        }
+        assert!(JobState::of("MYSTERY", "").is_err());
+    }
+
+    /// A drained node, a hold or a limit will not clear by itself; resources and priority do.
+    #[test]
+    fn only_reasons_that_will_not_clear_are_stuck() {
+        let waiting = |r: &str| JobState::of("PENDING", r).unwrap();
+        let drained = waiting("(ReqNodeNotAvail, UnavailableNodes:n2)");
+        assert_eq!(
+            drained.stuck().as_deref(),
+            Some("ReqNodeNotAvail, UnavailableNodes:n2")
+        );
+        for r in [
+            "(PartitionDown)",
+            "(QOSMaxJobsPerUserLimit)",
+            "(AssocGrpCpuLimit)",
+            "(JobHeldAdmin)",
+        ] {
+            assert!(waiting(r).stuck().is_some(), "{r}");
+        }
+        for r in [
+            "(Resources)",
+            "(Priority)",
+            "(Dependency)",
+            "(None)",
+            "(BeginTime)",
+        ] {
+            assert_eq!(waiting(r).stuck(), None, "{r}");
+        }
+        assert!(JobState::of("SUSPENDED", "(None)")
+            .unwrap()
+            .stuck()
+            .is_some());
+        assert_eq!(JobState::of("RUNNING", "n1").unwrap().stuck(), None);
     }
 }

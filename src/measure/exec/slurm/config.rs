@@ -26,6 +26,10 @@ pub struct SlurmConfig {
     /// Build the commits a bisect may probe next while it measures. Default: when no node is
     /// in both partitions (on a shared node the builds would only hold the measurement back).
     pub prefetch: Option<bool>,
+    /// Seconds a job may wait for a reason that will not clear by itself (its node drained or
+    /// down, a hold, an account or QOS limit) before the run cancels its jobs and stops,
+    /// naming the job, the reason and the node.
+    pub pending_limit: u64,
 }
 
 impl Default for SlurmConfig {
@@ -39,6 +43,7 @@ impl Default for SlurmConfig {
             job_retries: 2,
             work_dir: std::env::temp_dir().join("perfbisect-work"),
             prefetch: None,
+            pending_limit: 300,
         }
     }
 }

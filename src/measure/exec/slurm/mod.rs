@@ -22,7 +22,7 @@ mod config;
 
 pub use config::{JobRecord, SlurmConfig, JOBS_FILE};
 
-use cluster::{ended, node_of, nodes, partitions, states_of, Job, Placing};
+use cluster::{ended, node_of, nodes, partitions, states_of, Job, JobState, Placing};
 
 use crate::build::builds::{self, BuildOptions};
 use crate::build::repo::Repo;
@@ -37,6 +37,10 @@ struct Running {
     id: String,
     attempt: usize,
     log: PathBuf,
+    /// What it makes, as an error names it ("the build of 1a2b3c", "a block of …").
+    what: String,
+    /// The node it was sent to (`-w`), if one.
+    on: Option<String>,
 }
 
 struct BuildTask {
@@ -88,6 +92,8 @@ pub struct Slurm<'a> {
     /// The node the first block ran on: every later block runs there too, so that no test
     /// pools samples of two machines.
     measure_node: Option<String>,
+    /// Since when each job has been waiting for a reason that will not clear by itself.
+    stuck_since: HashMap<String, std::time::Instant>,
 }
 
 /// Seconds between looks at the queue and the answers files.
@@ -141,6 +147,7 @@ impl<'a> Slurm<'a> {
             next_ticket: 0,
             next_block: 0,
             measure_node: None,
+            stuck_since: HashMap::new(),
             measuring: 0,
             prefetch: false,
             measure_nodes: nodes(&cfg_measure)?,
@@ -279,7 +286,13 @@ impl<'a> Slurm<'a> {
             "  Slurm job {id}: build of {short} (log {})",
             log.display()
         ));
-        t.running = Some(Running { id, attempt, log });
+        t.running = Some(Running {
+            id,
+            attempt,
+            log,
+            what: format!("the build of {short}"),
+            on: None,
+        });
         Ok(())
     }
 
@@ -337,13 +350,19 @@ impl<'a> Slurm<'a> {
         ));
         t.read = 0;
         t.rounds_before = t.rounds_seen;
-        t.running = Some(Running { id, attempt, log });
+        t.running = Some(Running {
+            id,
+            attempt,
+            log,
+            what: describe(&t.block),
+            on: node,
+        });
         Ok(())
     }
 
     /// Moves every wave on, oldest first: submits what may start, answers what has ended. A
     /// wave whose builds are not done holds back only its own blocks.
-    fn step(&mut self, states: &HashMap<String, (String, String)>) -> Result<()> {
+    fn step(&mut self, states: &HashMap<String, JobState>) -> Result<()> {
         let mut slots = self
             .cfg
             .max_jobs
@@ -375,7 +394,7 @@ impl<'a> Slurm<'a> {
     fn step_wave(
         &mut self,
         p: &mut Pending,
-        states: &HashMap<String, (String, String)>,
+        states: &HashMap<String, JobState>,
         slots: &mut usize,
     ) -> Result<()> {
         for (job, t) in p.builds.iter_mut().enumerate() {
@@ -412,8 +431,8 @@ impl<'a> Slurm<'a> {
                 None => {}
                 Some(r) => {
                     let shared = !t.block.own_node && self.measure_node.is_none();
-                    if let (true, Some((state, node))) = (shared, states.get(&r.id)) {
-                        if state == "RUNNING" && !node.is_empty() {
+                    if let (true, Some(JobState::Running { node })) = (shared, states.get(&r.id)) {
+                        if !node.is_empty() {
                             self.measure_node = Some(node.clone());
                         }
                     }
@@ -534,6 +553,38 @@ impl<'a> Slurm<'a> {
         self.submit_block(t, r.attempt + 1)
     }
 
+    /// An error once a job of this run has waited longer than `pending_limit` for a reason
+    /// that will not clear by itself (a drained or down node, a hold, a limit): one line naming
+    /// the job, the reason and the node. The caller cancels the run's jobs.
+    fn stuck(&mut self, states: &HashMap<String, JobState>) -> Result<()> {
+        let now = std::time::Instant::now();
+        self.stuck_since
+            .retain(|id, _| states.get(id).is_some_and(|s| s.stuck().is_some()));
+        let limit = Duration::from_secs(self.cfg.pending_limit);
+        for r in self.waves.iter().flat_map(|p| {
+            let b = p.builds.iter().filter_map(|t| t.running.as_ref());
+            b.chain(p.blocks.iter().filter_map(|t| t.running.as_ref()))
+        }) {
+            let Some(why) = states.get(&r.id).and_then(JobState::stuck) else {
+                continue;
+            };
+            let since = *self.stuck_since.entry(r.id.clone()).or_insert(now);
+            if now.duration_since(since) >= limit {
+                let on =
+                    r.on.as_deref()
+                        .map(|n| format!(" on node {n}"))
+                        .unwrap_or_default();
+                bail!(
+                    "Slurm job {} ({}{on}) waited {} s for a reason that will not clear by itself: {why}; the run's jobs are cancelled (free the node, or raise [slurm] pending_limit)",
+                    r.id,
+                    r.what,
+                    now.duration_since(since).as_secs()
+                );
+            }
+        }
+        Ok(())
+    }
+
     fn cancel_all(&mut self) {
         let ids: Vec<String> = self
             .waves
@@ -625,6 +676,10 @@ impl Executor for Slurm<'_> {
                 return Err(e);
             }
             let states = queue_states(&self.waves)?;
+            if let Err(e) = self.stuck(&states) {
+                self.cancel_all();
+                return Err(e);
+            }
             self.step(&states)?;
             if self.answered.is_empty() {
                 std::thread::sleep(POLL);
@@ -660,7 +715,7 @@ fn running(p: &Pending) -> usize {
 }
 
 /// The state of every job of `waves` the queue knows.
-fn queue_states(waves: &VecDeque<Pending>) -> Result<HashMap<String, (String, String)>> {
+fn queue_states(waves: &VecDeque<Pending>) -> Result<HashMap<String, JobState>> {
     let ids: Vec<String> = waves
         .iter()
         .flat_map(|p| {
