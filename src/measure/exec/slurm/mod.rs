@@ -94,10 +94,56 @@ pub struct Slurm<'a> {
     measure_node: Option<String>,
     /// Since when each job has been waiting for a reason that will not clear by itself.
     stuck_since: HashMap<String, std::time::Instant>,
+    /// The queue as last asked, when, and the gap until the next look.
+    queue: Queue,
 }
 
-/// Seconds between looks at the queue and the answers files.
+/// The queue's answer about this run's jobs, kept between looks (see `QUEUE_LOOK_MIN`).
+struct Queue {
+    states: HashMap<String, JobState>,
+    /// The jobs asked about at that look.
+    asked: Vec<String>,
+    at: std::time::Instant,
+    every: Duration,
+}
+
+impl Queue {
+    fn new() -> Queue {
+        Queue {
+            states: HashMap::new(),
+            asked: Vec::new(),
+            at: std::time::Instant::now(),
+            every: QUEUE_LOOK_MIN,
+        }
+    }
+
+    /// The states of `ids`, asked again once the gap has passed or when one of them was not
+    /// asked about; the gap grows while nothing changes and shrinks back when something does.
+    fn look(&mut self, ids: Vec<String>) -> Result<&HashMap<String, JobState>> {
+        let new = ids.iter().any(|id| !self.asked.contains(id));
+        if new || self.at.elapsed() >= self.every {
+            let states = states_of(&ids)?;
+            self.every = match states == self.states {
+                true => (self.every * 3 / 2).min(QUEUE_LOOK_MAX),
+                false => QUEUE_LOOK_MIN,
+            };
+            self.states = states;
+            self.asked = ids;
+            self.at = std::time::Instant::now();
+        }
+        Ok(&self.states)
+    }
+}
+
+/// Time between looks at the answers files (on the shared filesystem: they cost Slurm nothing).
 const POLL: Duration = Duration::from_millis(200);
+/// The queue is asked (one `squeue` for all the run's jobs) at least this far apart, the gap
+/// growing by half each look that changed nothing, up to `QUEUE_LOOK_MAX`: ReFrame's users
+/// were told off by their admins for a "very high squeue rate", and a job that has run a minute
+/// will rarely end in the next second. A job submitted since the last look is asked about at
+/// once (a job the queue was not asked about would read as ended).
+const QUEUE_LOOK_MIN: Duration = Duration::from_secs(1);
+const QUEUE_LOOK_MAX: Duration = Duration::from_secs(10);
 /// How long the probe jobs of `connect` may take before Slurm is called unable to serve.
 const PROBE_WAIT: Duration = Duration::from_secs(120);
 
@@ -148,6 +194,7 @@ impl<'a> Slurm<'a> {
             next_block: 0,
             measure_node: None,
             stuck_since: HashMap::new(),
+            queue: Queue::new(),
             measuring: 0,
             prefetch: false,
             measure_nodes: nodes(&cfg_measure)?,
@@ -586,15 +633,7 @@ impl<'a> Slurm<'a> {
     }
 
     fn cancel_all(&mut self) {
-        let ids: Vec<String> = self
-            .waves
-            .iter()
-            .flat_map(|p| {
-                let b = p.builds.iter().filter_map(|t| t.running.as_ref());
-                let m = p.blocks.iter().filter_map(|t| t.running.as_ref());
-                b.chain(m).map(|r| r.id.clone()).collect::<Vec<_>>()
-            })
-            .collect();
+        let ids = run_ids(&self.waves);
         if !ids.is_empty() {
             cluster::scancel(&ids);
         }
@@ -675,7 +714,7 @@ impl Executor for Slurm<'_> {
                 self.cancel_all();
                 return Err(e);
             }
-            let states = queue_states(&self.waves)?;
+            let states = self.queue.look(run_ids(&self.waves))?.clone();
             if let Err(e) = self.stuck(&states) {
                 self.cancel_all();
                 return Err(e);
@@ -714,15 +753,14 @@ fn running(p: &Pending) -> usize {
     b + p.blocks.iter().filter(|t| t.running.is_some()).count()
 }
 
-/// The state of every job of `waves` the queue knows.
-fn queue_states(waves: &VecDeque<Pending>) -> Result<HashMap<String, JobState>> {
-    let ids: Vec<String> = waves
+/// The ids of every job of `waves` that was submitted and not seen to end.
+fn run_ids(waves: &VecDeque<Pending>) -> Vec<String> {
+    waves
         .iter()
         .flat_map(|p| {
             let b = p.builds.iter().filter_map(|t| t.running.as_ref());
             let m = p.blocks.iter().filter_map(|t| t.running.as_ref());
             b.chain(m).map(|r| r.id.clone()).collect::<Vec<_>>()
         })
-        .collect();
-    states_of(&ids)
+        .collect()
 }
