@@ -612,22 +612,7 @@ fn require_nodes() -> Vec<String> {
 fn nodes_of(jobs: &[&JobRecord]) -> HashMap<String, String> {
     let started = Instant::now();
     loop {
-        let text = std::fs::read_to_string(NODES_JOBCOMP).unwrap_or_default();
-        let ran: HashMap<String, String> = text
-            .lines()
-            .filter_map(|l| {
-                let f: HashMap<&str, &str> = l
-                    .split_whitespace()
-                    .filter_map(|kv| kv.split_once('='))
-                    .collect();
-                let named = jobs.iter().any(|j| {
-                    f.get("JobId") == Some(&j.id.as_str())
-                        && f.get("Name") == Some(&j.name.as_str())
-                });
-                let node = f.get("NodeList")?.to_string();
-                named.then(|| (f["JobId"].to_string(), node))
-            })
-            .collect();
+        let ran = jobcomp_now(jobs, "NodeList");
         if jobs.iter().all(|j| ran.contains_key(&j.id))
             || started.elapsed() > Duration::from_secs(30)
         {
@@ -692,6 +677,13 @@ fn a_scan_through_three_nodes_keeps_each_lane_on_a_node_of_its_own() {
         }
         used.insert(node.clone());
     }
+    // Every job carried a time limit derived from what it does (none is UNLIMITED), and
+    // none ran again under its id after a failure (--no-requeue).
+    let all: Vec<&JobRecord> = jobs.iter().collect();
+    nodes_of(&all);
+    let limits = jobcomp_now(&all, "TimeLimit");
+    assert_eq!(limits.len(), all.len(), "{limits:?}");
+    assert!(limits.values().all(|t| t != "UNLIMITED"), "{limits:?}");
     assert!(
         used.len() >= 2,
         "the two lanes shared one node: {used:?} {jobs:#?}"
@@ -762,7 +754,7 @@ fn a_drained_node_stops_the_run_with_one_line_within_the_limit() {
         let ran = if lane.is_empty() {
             HashMap::new()
         } else {
-            nodes_of_now(&lane)
+            jobcomp_now(&lane, "NodeList")
         };
         if let Some(node) = ran.values().next() {
             let o = Command::new("scontrol")
@@ -815,8 +807,9 @@ fn a_drained_node_stops_the_run_with_one_line_within_the_limit() {
     assert!(!queued().contains("perfbisect"), "{}", queued());
 }
 
-/// The node each of `jobs` ran on, from jobcomp as it is now (no waiting).
-fn nodes_of_now(jobs: &[&JobRecord]) -> HashMap<String, String> {
+/// A field of each of `jobs`' lines in the node cluster's jobcomp as it is now (no waiting):
+/// job id → value.
+fn jobcomp_now(jobs: &[&JobRecord], field: &str) -> HashMap<String, String> {
     let text = std::fs::read_to_string(NODES_JOBCOMP).unwrap_or_default();
     text.lines()
         .filter_map(|l| {
@@ -827,7 +820,7 @@ fn nodes_of_now(jobs: &[&JobRecord]) -> HashMap<String, String> {
             let job = jobs.iter().find(|j| {
                 f.get("JobId") == Some(&j.id.as_str()) && f.get("Name") == Some(&j.name.as_str())
             })?;
-            Some((job.id.clone(), f.get("NodeList")?.to_string()))
+            Some((job.id.clone(), f.get(field)?.to_string()))
         })
         .collect()
 }

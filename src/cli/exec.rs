@@ -24,7 +24,8 @@ pub struct ExecArgs {
     #[arg(long, value_enum, default_value_t = ExecutorKind::Local)]
     pub executor: ExecutorKind,
     /// A TOML file whose [slurm] table sets build_partition, measure_partition, max_jobs,
-    /// lanes, sbatch_args, job_retries, work_dir, prefetch and pending_limit (flags win over it)
+    /// lanes, sbatch_args, job_retries, work_dir, prefetch, pending_limit and build_time_limit
+    /// (flags win over it)
     #[arg(long, value_name = "FILE")]
     pub slurm_config: Option<PathBuf>,
     /// Slurm partition for builds [default: build]

@@ -126,12 +126,16 @@ pub struct SampleRequest<'a> {
 
 impl SampleRequest<'_> {
     pub fn timeout_secs(&self) -> f64 {
-        // Set-up (key generation, fixture parsing) gets a fixed allowance on
-        // top of the measuring window itself; under valgrind everything but
-        // the window runs 20-100x slower.
-        let setup = if self.metric.is_time() { 30.0 } else { 300.0 };
-        self.timeout.unwrap_or(setup + 4.0 * self.duration)
+        sample_timeout(self.metric, self.duration, self.timeout)
     }
+}
+
+/// When a sample of `duration` seconds is killed: `timeout` when given, else a fixed allowance
+/// for set-up (key generation, fixture parsing) on top of the measuring window; under valgrind
+/// everything but the window runs 20-100x slower.
+pub fn sample_timeout(metric: Metric, duration: f64, timeout: Option<f64>) -> f64 {
+    let setup = if metric.is_time() { 30.0 } else { 300.0 };
+    timeout.unwrap_or(setup + 4.0 * duration)
 }
 
 /// A fresh callgrind output path for one child.

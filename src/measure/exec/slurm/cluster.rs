@@ -17,11 +17,15 @@ pub enum Placing<'n> {
     Exclusive(Option<&'n str>),
 }
 
-/// A job's command line and environment.
+/// A job's command line, environment and time limit.
 pub struct Job {
     pub argv: Vec<String>,
     pub env: Vec<(String, String)>,
     pub log: PathBuf,
+    /// Slurm ends it after this long (`--time`, whole minutes rounded up): a job that hangs
+    /// (a shared filesystem that stopped answering) must not hold its node until the
+    /// partition's MaxTime.
+    pub time_limit: std::time::Duration,
 }
 
 impl Job {
@@ -52,7 +56,12 @@ pub fn sbatch(
     extra: &[String],
 ) -> Result<String> {
     let mut cmd = Command::new("sbatch");
-    cmd.args(["--parsable", "-p", partition, "-J", name, "-o"])
+    let minutes = script.time_limit.as_secs().div_ceil(60).max(1);
+    // --no-requeue: after a node failure Slurm would run the job again under the same id,
+    // into the same answers file; the executor submits a new attempt of its own instead.
+    cmd.args(["--parsable", "--no-requeue", "-p", partition, "-J", name])
+        .arg(format!("--time={minutes}"))
+        .arg("-o")
         .arg(&script.log);
     if let Placing::Exclusive(node) = at {
         cmd.arg("--exclusive");

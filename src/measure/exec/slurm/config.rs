@@ -30,6 +30,9 @@ pub struct SlurmConfig {
     /// down, a hold, an account or QOS limit) before the run cancels its jobs and stops,
     /// naming the job, the reason and the node.
     pub pending_limit: u64,
+    /// Seconds a build job may run (`--time`): a cold OpenSSL build on one core takes
+    /// 20–40 minutes.
+    pub build_time_limit: u64,
 }
 
 impl Default for SlurmConfig {
@@ -44,6 +47,7 @@ impl Default for SlurmConfig {
             work_dir: std::env::temp_dir().join("perfbisect-work"),
             prefetch: None,
             pending_limit: 300,
+            build_time_limit: 3 * 3600,
         }
     }
 }

@@ -227,6 +227,7 @@ impl<'a> Slurm<'a> {
                 argv: vec!["touch".into(), file.to_string_lossy().into_owned()],
                 env: Vec::new(),
                 log: self.dir.join(format!("probe-{p}.out")),
+                time_limit: Duration::from_secs(300),
             };
             let id = cluster::sbatch(
                 "perfbisect-probe",
@@ -319,6 +320,7 @@ impl<'a> Slurm<'a> {
                 self.cfg.work_dir.to_string_lossy().into_owned(),
             )],
             log: log.clone(),
+            time_limit: Duration::from_secs(self.cfg.build_time_limit),
         };
         let record = JobRecord {
             id: String::new(),
@@ -362,6 +364,7 @@ impl<'a> Slurm<'a> {
             ]),
             env: Vec::new(),
             log: log.clone(),
+            time_limit: block_time_limit(&block),
         };
         let host = t
             .block
@@ -741,6 +744,23 @@ fn rev_spec(j: &BuildJob) -> String {
         s.push_str(&p.path.to_string_lossy());
     }
     s
+}
+
+/// What a block may take at most: each sample it still wants at three times its expected cost
+/// (its measuring window, plus a process's start: 2 s in time, 20 s under callgrind), each run's
+/// allowance for samples that hang until their own timeout and are taken again, and two minutes
+/// to start. Generous on purpose: a job that reaches it is ended by Slurm and submitted again.
+fn block_time_limit(b: &Block) -> Duration {
+    let t = &b.timing;
+    let start = if t.metric.is_time() { 2.0 } else { 20.0 };
+    let hang = crate::measure::runner::sample_timeout(t.metric, t.duration, t.timeout);
+    let secs: f64 = (b.runs.iter())
+        .map(|r| {
+            let wanted = r.want.saturating_sub(r.have) as f64;
+            wanted * 3.0 * (t.duration + start) + (1 + t.retries) as f64 * hang
+        })
+        .sum();
+    Duration::from_secs_f64(secs + 120.0)
 }
 
 fn describe(b: &Block) -> String {
