@@ -622,6 +622,25 @@ fn nodes_of(jobs: &[&JobRecord]) -> HashMap<String, String> {
     }
 }
 
+/// A scan of the 13 commits of `two_steps` at `repo` through the three-node cluster, with
+/// `flags` (a process of its own, so a test may watch it run).
+fn node_scan(cache: &Path, repo: &Path, flags: &[String]) -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("perfbisect"));
+    c.arg("--cache")
+        .arg(cache)
+        .env_remove("PERFBISECT_CACHE")
+        .env("SLURM_CONF", NODES_CONF)
+        .arg("--kernels-dir")
+        .arg(test_kernels())
+        .args(["scan", "--grid", "4"])
+        .args(SAMPLING)
+        .args(flags)
+        .arg("--repo")
+        .arg(repo)
+        .arg("HEAD~12..HEAD");
+    c
+}
+
 /// A scan with two lanes on a real cluster of three nodes (slurmd each in a network namespace of
 /// its own, named n1..n3): the lanes' blocks go to two different nodes side by side, each lane
 /// stays on the node its first block ran on (named by Slurm's NodeName), and the scan names the
@@ -633,18 +652,7 @@ fn a_scan_through_three_nodes_keeps_each_lane_on_a_node_of_its_own() {
     let (repo, ids) = two_steps(d.path());
     let flags = lanes_flags(d.path(), 2);
     let cache = d.path().join("cache");
-    let o = perfbisect(&cache)
-        .env("SLURM_CONF", NODES_CONF)
-        .arg("--kernels-dir")
-        .arg(test_kernels())
-        .args(["scan", "--grid", "4"])
-        .args(SAMPLING)
-        .args(&flags)
-        .arg("--repo")
-        .arg(&repo)
-        .arg("HEAD~12..HEAD")
-        .output()
-        .unwrap();
+    let o = node_scan(&cache, &repo, &flags).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let r: ScanReport = serde_json::from_slice(&o.stdout).unwrap();
     let confirmed: Vec<String> = (r.changes.iter().filter(|c| c.point.confirmed))
@@ -716,19 +724,7 @@ fn a_drained_node_stops_the_run_with_one_line_within_the_limit() {
     let text = std::fs::read_to_string(&toml).unwrap() + "pending_limit = 5\n";
     std::fs::write(&toml, text).unwrap();
     let cache = d.path().join("cache");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("perfbisect"))
-        .arg("--cache")
-        .arg(&cache)
-        .env_remove("PERFBISECT_CACHE")
-        .env("SLURM_CONF", NODES_CONF)
-        .arg("--kernels-dir")
-        .arg(test_kernels())
-        .args(["scan", "--grid", "4"])
-        .args(SAMPLING)
-        .args(&flags)
-        .arg("--repo")
-        .arg(&repo)
-        .arg("HEAD~12..HEAD")
+    let mut child = node_scan(&cache, &repo, &flags)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
