@@ -368,19 +368,22 @@ fn interval_outcome(iv: &Interval) -> String {
     }
 }
 
+/// Every change point of the scan, as the report lists them.
+fn changes_json(r: &ScanResult, commits: &[CommitInfo], threads: usize) -> Vec<ChangeJson> {
+    (r.changes.iter())
+        .map(|c| ChangeJson {
+            point: change_point_json(&c.cp, commits, &[threads]),
+            index: c.cp.first_new,
+            share_of_movement: c.share,
+            interval: c.interval,
+        })
+        .collect()
+}
+
 impl ScanReport {
     pub fn new(r: &ScanResult, x: ScanContext) -> ScanReport {
         let commits = x.commits;
-        let changes: Vec<ChangeJson> = r
-            .changes
-            .iter()
-            .map(|c| ChangeJson {
-                point: change_point_json(&c.cp, commits, &[x.threads]),
-                index: c.cp.first_new,
-                share_of_movement: c.share,
-                interval: c.interval,
-            })
-            .collect();
+        let changes = changes_json(r, commits, x.threads);
         let cancels = r
             .cancels
             .iter()
