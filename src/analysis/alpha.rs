@@ -3,8 +3,15 @@
 //!
 //! Every look at the data is a test, so peeking is paid for: a comparison
 //! grown over the looks `initial, 2·initial, 4·initial, …, max` spends
-//! `alpha / looks` per look. A search spends its alpha over its decisions
-//! (see [`search_per_test`]); a gate over its comparisons.
+//! `alpha / looks` per look. A search spends half its alpha on routing (its
+//! decisions, in blocks whose levels halve: see [`Routing`]) and half on
+//! confirming change points (the j-th its share, see [`confirmation_alpha`]),
+//! so every test it makes together stays within its alpha however many changes
+//! the range holds; a gate spends its alpha over its comparisons.
+//!
+//! Not in the family: a sub-range check's "same" call (its ends' interval
+//! inside ±min-effect at 1 − alpha) can only pass over a change, never report
+//! one; what may hide there is what the search's bounds state.
 
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
@@ -75,11 +82,18 @@ pub fn per_test_of_decision(alpha: f64, schedule: &Schedule, tests_per_look: usi
     alpha / (schedule.len() * tests_per_look.max(1)) as f64
 }
 
-/// Per-test level of a search over `n` commits that probes `width` commits per wave (1: a binary
-/// search; W: a search across W measurement nodes, see `bisect::wide`):
+/// The half of a search's alpha its routing decisions spend (the ends, candidates, sub-range
+/// checks, middle probes); the other half confirms change points.
+pub fn routing_alpha(alpha: f64) -> f64 {
+    alpha / 2.0
+}
+
+/// Per-test level of the first block of a search's decisions over `n` commits that probes
+/// `width` commits per wave (1: a binary search; W: a search across W measurement nodes, see
+/// `bisect::wide`); later blocks get half the level of the one before (see [`Routing`]):
 ///
 /// ```text
-/// alpha_per_test = alpha / (decisions × looks × 2 × series)
+/// alpha_per_test = routing_alpha / 2 / (decisions × looks × 2 × series)
 ///   decisions = W × waves + 4      the probes (W per wave; waves = the least t with
 ///                                  (W + 1)^t ≥ n, which is ceil(log2 n) for W = 1), the ends, the
 ///                                  verification and the two sub-range checks beside the change
@@ -97,8 +111,49 @@ pub fn search_per_test(
     series: usize,
     width: usize,
 ) -> f64 {
-    let decisions = (width.max(1) * waves(n, width) + 4) as f64;
-    alpha / (decisions * schedule.len() as f64 * 2.0 * series.max(1) as f64)
+    let decisions = block_size(n, width) as f64;
+    routing_alpha(alpha) / 2.0 / (decisions * schedule.len() as f64 * 2.0 * series.max(1) as f64)
+}
+
+/// Decisions in one block of a search's routing: the path to one change point.
+fn block_size(n: usize, width: usize) -> usize {
+    width.max(1) * waves(n, width) + 4
+}
+
+/// A search's routing decisions, each given its level before its first test. They come in
+/// blocks of the decisions one change point needs; block b (0-based) may spend half of what is
+/// left, `routing_alpha / 2^(b+1)`, so its decisions test at half the level of the block
+/// before. A range with one change costs what it did before the split; each further change
+/// costs a little more per decision; the sum over every decision ever made stays within
+/// `routing_alpha` (at 07d6d4e a range with three changes spent 1.54 × the alpha it printed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Routing {
+    first: f64,
+    block: usize,
+    taken: usize,
+}
+
+impl Routing {
+    pub fn new(alpha: f64, n: usize, schedule: &Schedule, series: usize, width: usize) -> Routing {
+        Routing {
+            first: search_per_test(alpha, n, schedule, series, width),
+            block: block_size(n, width),
+            taken: 0,
+        }
+    }
+
+    /// The per-test level of the first block (what a one-change search tests at).
+    pub fn first_level(&self) -> f64 {
+        self.first
+    }
+
+    /// Levels for the next `decisions` decisions (a wave of several runs at once): the level of
+    /// the last of them, the lowest, which every one of them uses.
+    pub fn take(&mut self, decisions: usize) -> f64 {
+        self.taken += decisions.max(1);
+        let block = (self.taken - 1) / self.block;
+        self.first * 0.5f64.powi(block.min(1000) as i32)
+    }
 }
 
 /// Waves of `width` probes each that narrow `n` commits to two neighbours: each wave splits its
@@ -113,43 +168,42 @@ pub fn waves(n: usize, width: usize) -> usize {
     t
 }
 
-/// Per-look level of the `j`-th confirmation of a search (1-based), which runs as soon as its
-/// change point is found, before anyone knows how many will follow: with `max` change points
-/// asked for, alpha / max each; otherwise the j-th gets alpha × 6 / (π² j²), a sequence whose sum
-/// over all j is alpha (0.61, 0.15, 0.07, … of it). Then split over the looks and `series` (thread
-/// counts: the change must hold at one of them, each tested).
-pub fn confirmation_per_look(
-    alpha: f64,
-    schedule: &Schedule,
-    j: usize,
-    max: Option<usize>,
-    series: usize,
-) -> f64 {
+/// The alpha of the `j`-th confirmation (1-based) of a search with `alpha`, which runs as soon
+/// as its change point is found, before anyone knows how many will follow: of the confirmations'
+/// half of alpha the j-th gets 6 / (π² j²), a sequence whose sum over all j is 1 (0.61, 0.15,
+/// 0.07, …). With `max` change points asked for, the first `max` share what those `max` terms
+/// hold equally, and any later one (a change against the range's direction, which `max` does
+/// not count) keeps its own term: the sum stays 1 (at 07d6d4e the later ones came on top, up to
+/// 1.39). The confirmation splits it over its looks and series.
+pub fn confirmation_alpha(alpha: f64, j: usize, max: Option<usize>) -> f64 {
+    let term = |j: usize| 6.0 / (std::f64::consts::PI.powi(2) * (j * j) as f64);
     let j = j.max(1);
     let share = match max {
-        Some(m) if j <= m => 1.0 / m.max(1) as f64,
-        _ => 6.0 / (std::f64::consts::PI.powi(2) * (j * j) as f64),
+        Some(m) if j <= m => (1..=m).map(term).sum::<f64>() / m as f64,
+        _ => term(j),
     };
-    per_look(alpha * share, schedule, series)
+    (alpha - routing_alpha(alpha)) * share
 }
 
 /// Level per place of a scan's step fit over `grid_points` measured grid points
-/// (`segment::penalty`): `alpha` spread by Bonferroni over the `grid_points − 1` intervals a
-/// change can sit in. The fit only chooses which intervals are searched: every change a scan
-/// reports comes from a search (and its confirmation) on samples taken after the grid's, so a
-/// false place here costs a search, never a false report.
+/// (`segment::penalty`): half of `alpha` spread by Bonferroni over the `grid_points − 1`
+/// intervals a change can sit in (the other half is the searches', see [`scan_per_search`]).
+/// The fit only chooses which intervals are searched: every change a scan reports comes from a
+/// search (and its confirmation) on samples taken after the grid's, so a false place here costs
+/// a search, never a false report; it is counted in the scan's family all the same.
 pub fn scan_fit_level(alpha: f64, grid_points: usize) -> f64 {
-    alpha / (grid_points.max(2) - 1) as f64
+    alpha / 2.0 / (grid_points.max(2) - 1) as f64
 }
 
 /// The alpha of each of the `entered` interval searches a scan may run (the intervals its fit
-/// enters and their neighbours, searched when an entered one turns out flat): Bonferroni over
-/// them, so together they make a false significant call with probability at most `alpha`. Valid
+/// enters and their neighbours, searched when an entered one turns out flat): Bonferroni of the
+/// searches' half of `alpha` over them, so together with the fit they make a false significant
+/// call with probability at most `alpha`. Valid
 /// although they are chosen from the data: the choice is made on the grid's samples and each search
 /// runs on samples taken after them (see analysis::scan), so given the choice every search keeps
 /// its level.
 pub fn scan_per_search(alpha: f64, entered: usize) -> f64 {
-    alpha / entered.max(1) as f64
+    alpha / 2.0 / entered.max(1) as f64
 }
 
 #[cfg(test)]
@@ -171,6 +225,35 @@ mod tests {
         assert!(sched(10, 5).is_err());
     }
 
+    /// Decisions made one block after another: each block's decisions, at their level and
+    /// the most tests a decision makes, spend half of what is left of the routing alpha, so
+    /// any number of decisions stays within it.
+    #[test]
+    fn routing_stays_within_its_half_however_many_decisions() {
+        let s = sched(5, 40).unwrap();
+        let mut r = Routing::new(0.01, 1000, &s, 2, 1);
+        let most = (s.len() * 2 * 2) as f64;
+        let first = r.first_level();
+        let spent: f64 = (0..100_000).map(|_| r.take(1) * most).sum();
+        assert!(spent <= 0.005 && spent > 0.00499, "{spent}");
+        let mut r = Routing::new(0.01, 1000, &s, 1, 1);
+        assert_eq!(r.take(1), r.first_level() * 0.5f64.powi(0));
+        assert!(first < r.first_level());
+        for _ in 0..12 {
+            r.take(1);
+        }
+        assert_eq!(
+            r.take(1),
+            r.first_level(),
+            "14 decisions in the first block"
+        );
+        assert_eq!(r.take(1), r.first_level() / 2.0);
+        // A wave of four takes the level of its last decision.
+        let mut w = Routing::new(0.01, 1000, &s, 1, 4);
+        assert_eq!(w.take(24), w.first_level());
+        assert_eq!(w.take(4), w.first_level() / 2.0);
+    }
+
     #[test]
     fn waves_split_a_range_into_width_plus_one_parts() {
         assert_eq!(waves(1000, 1), 10);
@@ -185,31 +268,33 @@ mod tests {
     #[test]
     fn splits() {
         let s = sched(5, 40).unwrap();
-        // 0.01 / ((ceil(log2 1000) + 4) × 4 looks × 2 tests)
+        // the routing half's first half, 0.0025 / ((ceil(log2 1000) + 4) × 4 looks × 2 tests)
         let one = search_per_test(0.01, 1000, &s, 1, 1);
-        assert!((one - 0.01 / (14.0 * 4.0 * 2.0)).abs() < 1e-15);
+        assert!((one - 0.0025 / (14.0 * 4.0 * 2.0)).abs() < 1e-15);
         // three thread counts: each decision tests each, at a third of the level
         assert!((search_per_test(0.01, 1000, &s, 3, 1) * 3.0 - one).abs() < 1e-15);
         // four probes per wave: 5^5 >= 1000 > 5^4, so 5 waves of 4 decisions
         let four = search_per_test(0.01, 1000, &s, 1, 4);
-        assert!((four - 0.01 / (24.0 * 4.0 * 2.0)).abs() < 1e-15);
-        // confirmations as they come: the levels of any number of them sum to at most alpha
-        let total: f64 = (1..10_000)
-            .map(|j| confirmation_per_look(0.01, &s, j, None, 1) * s.len() as f64)
-            .sum();
-        assert!(total <= 0.01 && total > 0.0099, "{total}");
-        assert_eq!(confirmation_per_look(0.01, &s, 1, Some(1), 1), 0.01 / 4.0);
+        assert!((four - 0.0025 / (24.0 * 4.0 * 2.0)).abs() < 1e-15);
+        // confirmations as they come: any number of them sum to at most their half of alpha,
+        // with or without --max-changes
+        for max in [None, Some(1), Some(3)] {
+            let total: f64 = (1..10_000).map(|j| confirmation_alpha(0.01, j, max)).sum();
+            assert!(total <= 0.005 && total > 0.00499, "{max:?}: {total}");
+        }
+        let first = 0.005 * 6.0 / std::f64::consts::PI.powi(2);
+        assert!((confirmation_alpha(0.01, 1, Some(1)) - first).abs() < 1e-15);
         assert_eq!(
-            confirmation_per_look(0.01, &s, 2, Some(2), 2),
-            0.01 / 2.0 / 8.0
+            confirmation_alpha(0.01, 1, Some(2)),
+            confirmation_alpha(0.01, 2, Some(2))
         );
         assert_eq!(per_look(0.01, &s, 1), 0.01 / 4.0);
         assert_eq!(per_look(0.01, &s, 5), 0.01 / 20.0);
         // a schedule of two looks is not charged for four (the old hard-coded alpha / 4)
         assert_eq!(per_look(0.01, &sched(5, 10).unwrap(), 1), 0.01 / 2.0);
         // a scan: the fit per place, the searches among themselves
-        assert_eq!(scan_fit_level(0.01, 16), 0.01 / 15.0);
-        assert_eq!(scan_per_search(0.01, 4), 0.0025);
-        assert_eq!(scan_per_search(0.01, 0), 0.01);
+        assert_eq!(scan_fit_level(0.01, 16), 0.005 / 15.0);
+        assert_eq!(scan_per_search(0.01, 4), 0.00125);
+        assert_eq!(scan_per_search(0.01, 0), 0.005);
     }
 }

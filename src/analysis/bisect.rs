@@ -208,6 +208,8 @@ struct Searcher<'a> {
     skipped: HashMap<usize, Unavailable>,
     steps: Vec<Step>,
     decisions: usize,
+    /// The levels of its routing decisions, one after another (see [`alpha::Routing`]).
+    routing: alpha::Routing,
     /// Σ of the levels of the tests run so far, and their count.
     spent: f64,
     tests: usize,
@@ -331,6 +333,7 @@ impl Searcher<'_> {
     fn compare_ends(&mut self) -> Result<Compared> {
         let ends = [0, self.n - 1];
         let looks = self.schedule.clone();
+        self.alpha = self.routing.take(1);
         let (alpha, me, k) = (self.alpha, self.cfg.min_effect, self.k);
         let r = sequential(&looks, alpha, me, false, |look| {
             let w = self.windows(&ends, &[0, 0], look)?;
@@ -362,7 +365,7 @@ impl Searcher<'_> {
         Resolution::of(
             &values,
             max,
-            self.alpha / alpha::TWO_TESTS,
+            self.routing.first_level() / alpha::TWO_TESTS,
             self.cfg.min_effect,
         )
     }
@@ -429,6 +432,8 @@ pub struct EndsCompared {
     /// The ends' samples the comparison read: a confirmation of a change point at an end
     /// starts after them.
     pub used: Used,
+    /// Its tests.
+    pub spent: Spent,
 }
 
 /// The ends of `0..n` compared as [`search`] compares them (its schedule, its level per test, its
@@ -442,6 +447,10 @@ pub fn compare_ends(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<Ends
         comparison: series[primary],
         resolution: s.resolution(primary),
         used: s.claimed.remove(&Pool::Main).unwrap_or_default(),
+        spent: Spent {
+            tests: s.tests,
+            alpha: s.spent,
+        },
     })
 }
 
@@ -471,9 +480,8 @@ pub fn confirm_located(
         first_new: cp.first_new,
         uncertain: cp.uncertain,
     };
-    let alpha_look =
-        alpha::confirmation_per_look(cfg.alpha, &cfg.schedule, j, cfg.max_changes, s.k);
-    let confirmed = s.confirm(&f, std::slice::from_ref(ends), alpha_look);
+    let alpha_conf = alpha::confirmation_alpha(cfg.alpha, j, cfg.max_changes);
+    let confirmed = s.confirm(&f, std::slice::from_ref(ends), alpha_conf);
     *used = s.claimed.remove(&Pool::Main).unwrap_or_default();
     let mut confirmed = confirmed?;
     confirmed.skipped_between = cp.skipped_between.clone();
@@ -535,7 +543,7 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         commits_measured,
         samples_taken,
         decisions: s.decisions,
-        alpha_per_test: s.alpha,
+        alpha_per_test: s.routing.first_level(),
         tests: s.tests,
         family_alpha: s.spent.min(1.0),
         unexplored,
@@ -549,12 +557,14 @@ impl<'a> Searcher<'a> {
     fn new(n: usize, cfg: &'a Config, m: &'a mut dyn Measurer) -> Searcher<'a> {
         let k = m.series().max(1);
         let width = m.lanes().clamp(1, WIDEST);
+        let routing = alpha::Routing::new(cfg.alpha, n, &cfg.schedule, k, width);
         Searcher {
             cfg,
             m,
             n,
             k,
-            alpha: cfg.alpha_per_test(n, k, width),
+            alpha: routing.first_level(),
+            routing,
             width,
             schedule: cfg.schedule.looks(),
             claimed: HashMap::new(),

@@ -25,10 +25,16 @@
 //!    unexplained after that is named ([`unexplained`]), so "one change" is never read off a
 //!    search that could not see the rest.
 //!
-//! The error control of each search is its own (see [`bisect`]); the clock's confirmations are
-//! levelled as a search's confirmations are, so a false culprit needs a false count location and a
-//! false clock confirmation. The stretches' searches share one search's alpha (Bonferroni over
-//! the stretches), so a false culprit found there is as rare as one of a time-only search.
+//! # Error control
+//!
+//! Every test made counts in the run's alpha ([`Budget`]): the count's search gets half of it
+//! (its own routing and confirmations, see [`bisect`]); the clock gets the other half, whose
+//! confirmation quarter confirms the located change points as a search's confirmations are
+//! levelled, and whose routing quarter pays for the ends' comparison and the stretches'
+//! searches (Bonferroni over the stretches) or, when the counts did not move, the clock's own
+//! search. A false culprit needs a false count location and a false clock confirmation, or a
+//! false call of a clock search at a quarter of the run's alpha. At 07d6d4e each part had the
+//! whole alpha: up to about three times it in all.
 
 use crate::analysis::bisect::{
     self, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult, Spent, Step,
@@ -95,8 +101,45 @@ pub struct Located {
     pub location: Location,
 }
 
+/// How a located search splits the run's alpha over its parts (see the module docs).
+pub(crate) struct Budget {
+    /// The count's search.
+    pub count: Config,
+    /// The clock's half: its ends' comparison and the confirmations of located points.
+    pub clock: Config,
+}
+
+impl Budget {
+    pub fn of(count_cfg: &Config, clock_cfg: &Config) -> Budget {
+        let half = |c: &Config| Config {
+            alpha: c.alpha / 2.0,
+            ..c.clone()
+        };
+        Budget {
+            count: half(count_cfg),
+            clock: half(clock_cfg),
+        }
+    }
+
+    /// What a clock search (the stretches', or the whole range's when the counts did not
+    /// move) may spend after the ends' comparison spent `ends`: the clock's routing quarter,
+    /// or its whole half when nothing was confirmed on it.
+    pub fn clock_search(&self, ends: Spent, confirmations: bool) -> Config {
+        let share = if confirmations {
+            crate::analysis::alpha::routing_alpha(self.clock.alpha)
+        } else {
+            self.clock.alpha
+        };
+        Config {
+            alpha: (share - ends.alpha).max(f64::MIN_POSITIVE),
+            ..self.clock.clone()
+        }
+    }
+}
+
 /// Search `0..n` on `count`, confirm on `clock` (see the module docs). `count_cfg` and
-/// `clock_cfg` differ in their schedules (a count decides in a few samples).
+/// `clock_cfg` differ in their schedules (a count decides in a few samples); their alphas are
+/// the run's, which the parts share ([`Budget`]).
 pub fn locate(
     n: usize,
     count_cfg: &Config,
@@ -104,19 +147,26 @@ pub fn locate(
     count: &mut dyn Measurer,
     clock: &mut dyn Measurer,
 ) -> Result<Located> {
+    let budget = Budget::of(count_cfg, clock_cfg);
     let bisect::EndsCompared {
         comparison: clock_ends,
         resolution: clock_resolution,
         mut used,
-    } = bisect::compare_ends(n, clock_cfg, clock)?;
-    let found = bisect::search(n, count_cfg, count)?;
+        spent: ends_spent,
+    } = bisect::compare_ends(n, &budget.clock, clock)?;
+    let found = bisect::search(n, &budget.count, count)?;
     let counts_moved = matches!(found.outcome, Outcome::Changes(_));
     if !counts_moved && !same(&clock_ends) {
-        let result = bisect::search(n, clock_cfg, clock)?;
+        let cfg = budget.clock_search(ends_spent, false);
+        let mut result = bisect::search(n, &cfg, clock)?;
+        count_in(&mut result, ends_spent);
+        count_in(&mut result, spent_by(&found));
         let location = location(&found, SearchedBy::Clock, 0, None);
         return Ok(Located { result, location });
     }
+    let clock_cfg = &budget.clock;
     let mut result = found.clone();
+    count_in(&mut result, ends_spent);
     let confirmations = match &mut result.outcome {
         Outcome::Changes(cps) => {
             let mut asked = to_confirm(cps.iter_mut());
@@ -137,7 +187,8 @@ pub fn locate(
     // ends they made a time change look explained by the clock's confirmation, and no stretch
     // was searched).
     if let Some(moved) = may_hide(&clock_ends, &confirmed(&result), clock_cfg.min_effect) {
-        let parts = search_stretches(n, clock_cfg, clock, confirmed(&result), &result.ends)?;
+        let cfg = budget.clock_search(ends_spent, true);
+        let parts = search_stretches(n, &cfg, clock, confirmed(&result), &result.ends)?;
         let (stretches, parts): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
         let mut found_there = 0;
         for part in parts {
@@ -467,8 +518,16 @@ fn on_clock(
     Ok((asked.len(), spent))
 }
 
-/// The clock's confirmations' tests counted in the result's (at 07d6d4e their alpha was
-/// dropped from `family_alpha`).
+/// What a search's tests spent.
+fn spent_by(r: &SearchResult) -> Spent {
+    Spent {
+        tests: r.tests,
+        alpha: r.family_alpha,
+    }
+}
+
+/// Tests of another part counted in the result's (at 07d6d4e the clock's confirmations' alpha
+/// was dropped from `family_alpha`).
 fn count_in(r: &mut SearchResult, spent: Spent) {
     r.tests += spent.tests;
     r.family_alpha = (r.family_alpha + spent.alpha).min(1.0);

@@ -29,12 +29,13 @@
 //!
 //! # Error control
 //!
-//! See [`alpha::scan_fit_level`] and [`alpha::scan_per_search`]: the fit runs at `alpha / (G − 1)`
-//! per place and only chooses intervals; every interval that may be searched — the `E` entered
-//! ones and their neighbours (the fallback), `C ≤ 3E` in all, known from the grid before any
-//! search runs — gets `alpha / C`, so a false significant call anywhere in the scan has
-//! probability at most `alpha` (each search splits its share further exactly as a bisect does). The result carries the Bonferroni sum of
-//! the levels of every test run ([`ScanResult::family_alpha`]).
+//! See [`alpha::scan_fit_level`] and [`alpha::scan_per_search`]: the fit runs at
+//! `alpha / 2 / (G − 1)` per place and only chooses intervals; every interval that may be
+//! searched — the `E` entered ones and their neighbours (the fallback), `C ≤ 3E` in all, known
+//! from the grid before any search runs — gets `alpha / 2 / C`, so a false significant call
+//! anywhere in the scan, the fit's included, has probability at most `alpha` (each search
+//! splits its share further exactly as a bisect does). The result carries the Bonferroni sum
+//! of the levels of every test run, the fit's places included ([`ScanResult::family_alpha`]).
 
 use crate::analysis::alpha;
 use crate::analysis::bisect::{
@@ -400,7 +401,9 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
     } else {
         one_at_a_time(&mut grid, pending, &sub_cfg, &mut t, used)?;
     }
-    let (mut tests, mut family) = (0, 0.0);
+    // The fit tested every place a change can sit in.
+    let places = grid.intervals.len();
+    let (mut tests, mut family) = (places, places as f64 * grid.fit_level);
     let mut changes = Vec::new();
     for (ii, iv) in grid.intervals.iter().enumerate() {
         let Some(r) = &iv.search else { continue };

@@ -30,8 +30,16 @@ use std::collections::HashMap;
 
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SimStep {
-    /// Relative change of the mean µs/op at this commit: 0.10 = 10% slower, −0.10 = 10% faster.
+    /// Relative change of the mean µs/op at this commit: 0.10 = 10% slower, −0.10 = 10% faster;
+    /// 0 for a change the clock does not see (the count alone moves).
     pub effect: f64,
+    /// Relative change of the count (instructions/op) at the same commits, which a search
+    /// with `--locate` searches on; `None`: as much as the clock's. The two differ on real
+    /// commits (5c42ced0ff: instructions +4.4%, time +15%): 0 is a change only the clock sees
+    /// (memory, cache or contention behaviour), and a count change with `effect` 0 is one
+    /// the clock does not see, where a change point confirmed in time is a wrong culprit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_effect: Option<f64>,
     /// First commit with the change (1..commits); random when `None`.
     pub at: Option<usize>,
     /// Consecutive commits the change is spread over, in equal factors (1: a single commit).
@@ -41,26 +49,44 @@ pub struct SimStep {
     /// A transient change: undone exactly this many commits after its (last) commit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lasts: Option<usize>,
-    /// The clock sees it and the count does not (a change in memory, cache or contention
-    /// behaviour, not in the instructions run): what locating by count must still find in time.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub time_only: bool,
-    /// The count sees it and the clock does not (more instructions that cost no time): no time
-    /// change, so a change point confirmed in time there is a wrong culprit.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub count_only: bool,
 }
 
 impl SimStep {
     pub fn at(effect: f64, at: Option<usize>) -> SimStep {
         SimStep {
             effect,
+            count_effect: None,
             at,
             spread: 1,
             cancelled: false,
             lasts: None,
-            time_only: false,
-            count_only: false,
+        }
+    }
+
+    /// The count's relative change.
+    pub fn count(&self) -> f64 {
+        self.count_effect.unwrap_or(self.effect)
+    }
+
+    /// The clock sees it and the count does not.
+    pub fn time_only(&self) -> bool {
+        self.count() == 0.0 && self.effect != 0.0
+    }
+
+    /// The count sees it and the clock does not: no time change, nothing to find.
+    pub fn count_only(&self) -> bool {
+        self.effect == 0.0 && self.count() != 0.0
+    }
+
+    /// How the count's change differs from the clock's, for a label ("" when it does not).
+    pub fn count_label(&self) -> String {
+        match self.count_effect {
+            Some(c) if c != self.effect && self.effect == 0.0 => {
+                format!(" in counts only ({:+.0}%)", c * 100.0)
+            }
+            Some(0.0) => " in time only".into(),
+            Some(c) if c != self.effect => format!(" (count {:+.1}%)", c * 100.0),
+            _ => String::new(),
         }
     }
 }
@@ -133,6 +159,11 @@ pub struct SimReport {
     pub accuracy: f64,
     /// Fraction of `alarm_trials` runs with no step that reported any change.
     pub false_alarm_rate: f64,
+    /// Fraction of them that reported a confirmed culprit: what the family's alpha bounds.
+    pub false_culprit_rate: f64,
+    /// Fraction of them that reported a located change point whose confirmation stayed
+    /// undecided (printed as located, its size unresolved).
+    pub false_unresolved_rate: f64,
     /// Distinct commits built per search (failed builds included).
     pub mean_builds: f64,
     pub mean_samples: f64,
@@ -153,6 +184,9 @@ pub struct SimReport {
     /// Fraction of trials (with steps) that reported as confirmed a change point holding no
     /// true step: a wrong culprit on a range that does change.
     pub wrong_culprit_rate: f64,
+    /// Fraction of trials (with steps) that reported a located change point whose confirmation
+    /// stayed undecided at a place holding no true step: a wrong place, though not confirmed.
+    pub wrong_unresolved_rate: f64,
     /// Fraction of trials that reported a candidate its confirmation rejected.
     pub unconfirmed_rate: f64,
     /// Of the reported change points that hold a true step, the fraction whose ratio interval
@@ -172,10 +206,19 @@ pub struct SimReport {
     pub steps_found: Vec<StepFound>,
     /// True steps of at least 5% that no confirmed change point held, over all trials.
     pub misses: usize,
-    /// Of those, the fraction the run named with a bound that covers them: its resolution
-    /// headline, or a stretch it left undecided or located unconfirmed, reaching the step's
-    /// size. `None` without misses.
+    /// Of those, the fraction the run named with a bound that covers them: a stretch it left
+    /// undecided or located unconfirmed, holding the step, with a bound reaching the step's
+    /// size (the range-wide resolution headline names no place, so it names no miss). `None`
+    /// without misses.
     pub misses_named: Option<f64>,
+    /// Searches (with steps and without) that needed more noise than the recorded trace holds:
+    /// scored as failed searches, never on noise replayed twice.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trace_exhausted: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One reported change point, reduced to what the simulation scores.
@@ -184,6 +227,8 @@ struct Reported {
     first_new: usize,
     uncertain: bool,
     confirmed: bool,
+    /// Located, its confirmation undecided: printed as a place with its size unresolved.
+    unresolved: bool,
     /// The reported interval of mean(first_new) / mean(last_old).
     ratio_ci: Option<(f64, f64)>,
 }
@@ -196,6 +241,7 @@ impl Reported {
             first_new: c.first_new,
             uncertain: c.uncertain,
             confirmed: reported_as_confirmed(c),
+            unresolved: c.unresolved && !c.confirmed,
             ratio_ci: (r.lo.is_finite() && r.hi.is_finite()).then_some((r.lo, r.hi)),
         }
     }
@@ -238,8 +284,6 @@ impl Bound {
 
 /// What one search reported.
 struct TrialResult {
-    /// The smallest change the run says it resolved anywhere (its resolution headline).
-    resolved: Option<f64>,
     /// Stretches it named as possibly hiding more.
     bounds: Vec<Bound>,
     changes: Vec<Reported>,
@@ -275,7 +319,7 @@ fn trial_seed(seed: u64, i: usize, salt: u64) -> u64 {
 /// are two).
 struct Placed {
     factors: Vec<(usize, f64)>,
-    /// The factors the count sees: all but those of time-only steps.
+    /// The factors the count sees: each step's count effect at its commits.
     count_factors: Vec<(usize, f64)>,
     truth: Vec<Vec<usize>>,
     /// The commits of the step with the largest |effect| (the first of equals).
@@ -320,13 +364,28 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
             Some(a) => a,
             None => free(1, sc.commits + 1 - room, k, &mut used, rng),
         };
-        let each = (1.0 + s.effect).powf(1.0 / k as f64);
-        if s.count_only {
-            // Not a time change: nothing to find, nothing the clock sees.
+        let undo = if let Some(l) = s.lasts {
+            let u = at + k - 1 + l;
+            used.push(u);
+            Some(u)
+        } else if s.cancelled {
+            Some(free(at + k, sc.commits, 1, &mut used, rng))
+        } else {
+            None
+        };
+        // The count moves by its own effect at the same commits, and back at the undo.
+        let count = s.count();
+        if count != 0.0 {
+            let each = (1.0 + count).powf(1.0 / k as f64);
             out.count_factors.extend((at..at + k).map(|p| (p, each)));
+            out.count_factors
+                .extend(undo.map(|u| (u, 1.0 / (1.0 + count))));
+        }
+        if s.effect == 0.0 {
+            // Not a time change: nothing to find, nothing the clock sees.
             continue;
         }
-        let first = out.factors.len();
+        let each = (1.0 + s.effect).powf(1.0 / k as f64);
         out.factors.extend((at..at + k).map(|p| (p, each)));
         out.truth.push((at..at + k).collect());
         if s.effect.abs() > largest {
@@ -338,28 +397,11 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
             Some(l) => format!("{name} for {l} commits"),
             None => name.clone(),
         };
-        out.labels.push(if s.time_only {
-            format!("{label} (time only)")
-        } else {
-            label
-        });
-        let undo = if let Some(l) = s.lasts {
-            let u = at + k - 1 + l;
-            used.push(u);
-            Some(u)
-        } else if s.cancelled {
-            Some(free(at + k, sc.commits, 1, &mut used, rng))
-        } else {
-            None
-        };
+        out.labels.push(format!("{label}{}", s.count_label()));
         if let Some(undo) = undo {
             out.factors.push((undo, 1.0 / (1.0 + s.effect)));
             out.truth.push(vec![undo]);
             out.labels.push(format!("undo of {name}"));
-        }
-        if !s.time_only {
-            let placed = out.factors[first..].to_vec();
-            out.count_factors.extend(placed);
         }
     }
     out
@@ -413,11 +455,15 @@ fn validate(sc: &SimConfig) -> Result<()> {
         if s.cancelled && s.lasts.is_some() {
             bail!("a step is either cancelled later or transient, not both");
         }
-        if s.count_only && (s.time_only || s.cancelled || s.lasts.is_some()) {
-            bail!("a count-only step is a plain step: not in time only, undone or transient");
+        let count = s.count();
+        if !(count > -1.0 && count.is_finite()) {
+            bail!("a step's count effect must be greater than -100%, got {count}");
         }
-        if s.count_only && sc.locate.is_none() {
-            bail!("a step only the count sees needs --locate: the clock alone never sees it");
+        if s.effect == 0.0 && count == 0.0 {
+            bail!("a step that changes neither the clock nor the count is no step");
+        }
+        if s.count_effect.is_some_and(|c| c != s.effect) && sc.locate.is_none() {
+            bail!("a step whose count moves apart from its time needs --locate: the clock alone never sees the count");
         }
         if room >= sc.commits {
             bail!(
@@ -443,10 +489,13 @@ fn validate(sc: &SimConfig) -> Result<()> {
 #[derive(Default)]
 struct Score {
     error: bool,
+    /// The search ran out of the recorded trace (also an error).
+    exhausted: bool,
     right: bool,
     all_found: bool,
     uncertain: bool,
     wrong: bool,
+    wrong_unresolved: bool,
     unconfirmed: bool,
     covered: usize,
     intervals: usize,
@@ -468,16 +517,15 @@ struct Score {
 /// Misses from this size on must be named by a bound (issue 28).
 pub const MISS_FLOOR: f64 = 0.05;
 
-/// Whether the run said a change of `effect` (relative) may hide at one of `step`'s commits:
-/// its resolution headline reaches that size, or a stretch it left or located covers it with a
-/// bound that large.
+/// Whether the run said a change of `effect` (relative) may hide at one of `step`'s commits: a
+/// stretch it left or located holds it with a bound that large. The range-wide resolution
+/// headline does not count: at high noise it reaches every step and names no place.
 fn named(r: &TrialResult, step: &[usize], effect: f64) -> bool {
     let located = r.changes.iter().filter_map(Bound::located);
-    r.resolved.is_some_and(|s| s >= effect)
-        || r.bounds
-            .iter()
-            .chain(&located.collect::<Vec<_>>())
-            .any(|b| b.up_to >= effect && step.iter().any(|&p| b.lo < p && p <= b.hi))
+    r.bounds
+        .iter()
+        .chain(&located.collect::<Vec<_>>())
+        .any(|b| b.up_to >= effect && step.iter().any(|&p| b.lo < p && p <= b.hi))
 }
 
 fn run_trial(sc: &SimConfig, m: &mut SimMeasurer) -> Result<TrialResult> {
@@ -504,9 +552,15 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
     )?
     .with_lanes(sc.lanes);
     m.count_steps = placed.count_factors.clone();
-    let Ok(r) = run_trial(sc, &mut m) else {
+    let r = run_trial(sc, &mut m);
+    let exhausted = m.exhausted();
+    let Ok(r) = r
+        .map_err(|_| ())
+        .and_then(|r| if exhausted { Err(()) } else { Ok(r) })
+    else {
         return Ok(Score {
             error: true,
+            exhausted,
             found: vec![false; placed.truth.len()],
             ..Score::default()
         });
@@ -601,10 +655,9 @@ fn score(
             .all(|t| r.changes.iter().any(|c| hits(c, t)));
     s.uncertain = r.changes.iter().any(|c| c.uncertain);
     s.unconfirmed = r.changes.iter().any(|c| !c.confirmed);
-    s.wrong = r
-        .changes
-        .iter()
-        .any(|c| c.confirmed && !truth.iter().any(|t| hits(c, t)));
+    let wrong = |c: &&Reported| !truth.iter().any(|t| hits(c, t));
+    s.wrong = r.changes.iter().filter(wrong).any(|c| c.confirmed);
+    s.wrong_unresolved = r.changes.iter().filter(wrong).any(|c| c.unresolved);
     for c in r
         .changes
         .iter()
@@ -621,11 +674,36 @@ fn score(
     s
 }
 
-fn alarm_trial(sc: &SimConfig, i: usize) -> Result<bool> {
+/// What a search on a range without any change reported.
+struct Alarm {
+    /// Anything: a change point, confirmed or not, or an error.
+    any: bool,
+    confirmed: bool,
+    unresolved: bool,
+    /// It ran out of the recorded trace (then nothing else is scored).
+    exhausted: bool,
+}
+
+fn alarm_trial(sc: &SimConfig, i: usize) -> Result<Alarm> {
     let mut rng = StdRng::seed_from_u64(trial_seed(sc.seed, i, 2));
     let mut m =
         SimMeasurer::new(sc.commits, &[], &sc.noise, sc.skip_rate, rng.gen())?.with_lanes(sc.lanes);
-    Ok(!matches!(run_trial(sc, &mut m), Ok(r) if r.changes.is_empty()))
+    let r = run_trial(sc, &mut m);
+    if m.exhausted() {
+        return Ok(Alarm {
+            any: false,
+            confirmed: false,
+            unresolved: false,
+            exhausted: true,
+        });
+    }
+    let changes = r.as_ref().map(|r| &r.changes[..]).unwrap_or(&[]);
+    Ok(Alarm {
+        any: !matches!(&r, Ok(r) if r.changes.is_empty()),
+        confirmed: changes.iter().any(|c| c.confirmed),
+        unresolved: changes.iter().any(|c| c.unresolved),
+        exhausted: false,
+    })
 }
 
 /// `f(i)` for every i in 0..count on `jobs` threads, in order of i.
@@ -679,11 +757,17 @@ pub fn simulate(sc: &SimConfig) -> Result<SimReport> {
     let (misses, named) = (sum(|s| s.misses), sum(|s| s.named));
     let t = sc.trials.max(1) as f64;
     let done = (sc.trials - errors).max(1) as f64;
+    let alarm_rate = |f: fn(&Alarm) -> bool| {
+        let scored = alarms.iter().filter(|a| !a.exhausted).count();
+        alarms.iter().filter(|a| f(a)).count() as f64 / scored.max(1) as f64
+    };
+    let trace_exhausted = count(|s| s.exhausted) + alarms.iter().filter(|a| a.exhausted).count();
     Ok(SimReport {
         trials: sc.trials,
         accuracy: count(|s| s.right) as f64 / t,
-        false_alarm_rate: alarms.iter().filter(|a| **a).count() as f64
-            / sc.alarm_trials.max(1) as f64,
+        false_alarm_rate: alarm_rate(|a| a.any),
+        false_culprit_rate: alarm_rate(|a| a.confirmed),
+        false_unresolved_rate: alarm_rate(|a| a.unresolved),
         mean_builds: sum(|s| s.builds) as f64 / done,
         mean_samples: sum(|s| s.samples) as f64 / done,
         mean_machine_s: scores.iter().map(|s| s.machine_s).sum::<f64>() / done,
@@ -693,6 +777,7 @@ pub fn simulate(sc: &SimConfig) -> Result<SimReport> {
         errors,
         alarm_trials: sc.alarm_trials,
         wrong_culprit_rate: count(|s| s.wrong) as f64 / t,
+        wrong_unresolved_rate: count(|s| s.wrong_unresolved) as f64 / t,
         unconfirmed_rate: count(|s| s.unconfirmed) as f64 / t,
         interval_coverage: (intervals > 0).then(|| covered as f64 / intervals as f64),
         intervals_scored: intervals,
@@ -701,6 +786,7 @@ pub fn simulate(sc: &SimConfig) -> Result<SimReport> {
         mean_samples_to_first: mean_to_first(&scores, |t| t.1),
         misses,
         misses_named: (misses > 0).then(|| named as f64 / misses as f64),
+        trace_exhausted,
         steps_found: place_steps(sc, &mut StdRng::seed_from_u64(0))
             .labels
             .into_iter()

@@ -16,8 +16,8 @@ pub struct SimulateArgs {
     /// Commits in the simulated range
     #[arg(long, default_value = "1000", value_parser = super::args::parse_count)]
     commits: usize,
-    /// A step: EFFECT[@COMMIT][/SPREAD], e.g. 10% (random place), -5%@700, or 10%/5 (gradual: over 5 consecutive commits); repeatable
-    #[arg(long = "step", value_name = "EFFECT[@COMMIT][/SPREAD]", value_parser = parse_step, allow_hyphen_values = true)]
+    /// A step: EFFECT[@COMMIT][/SPREAD][,count=EFFECT], e.g. 10% (random place), -5%@700, 10%/5 (gradual: over 5 consecutive commits), or 12%@40,count=2% (with --locate: the count moves 2% where the clock moves 12%); repeatable
+    #[arg(long = "step", value_name = "EFFECT[@COMMIT][/SPREAD][,count=EFFECT]", value_parser = parse_step, allow_hyphen_values = true)]
     steps: Vec<SimStep>,
     /// A transient step, undone exactly LEN commits later: EFFECT[@COMMIT]:LEN, e.g. 150%:40 (a x2.5 bump over 40 commits); repeatable
     #[arg(long = "transient", value_name = "EFFECT[@COMMIT]:LEN", value_parser = parse_transient, allow_hyphen_values = true)]
@@ -145,8 +145,27 @@ fn parse_effect_value(eff: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-/// `EFFECT[@COMMIT][/SPREAD]`; `plan --step` takes the same steps.
+/// `EFFECT[@COMMIT][/SPREAD][,count=EFFECT]`; `plan --step` takes the same steps.
 pub(crate) fn parse_step(s: &str) -> Result<SimStep, String> {
+    let (s, count_effect) = match s.split_once(",count=") {
+        Some((step, c)) => (step, Some(parse_count_value(c)?)),
+        None => (s, None),
+    };
+    Ok(SimStep {
+        count_effect,
+        ..parse_plain_step(s)?
+    })
+}
+
+/// A count's effect: as a step's, or 0 (the count does not move).
+fn parse_count_value(c: &str) -> Result<f64, String> {
+    if c.trim().trim_end_matches('%').trim().parse::<f64>() == Ok(0.0) {
+        return Ok(0.0);
+    }
+    parse_effect_value(c)
+}
+
+fn parse_plain_step(s: &str) -> Result<SimStep, String> {
     let (rest, spread) = match s.split_once('/') {
         Some((r, k)) => match k.trim().parse::<usize>() {
             Ok(k) if k >= 1 => (r, k),
@@ -173,15 +192,17 @@ pub(crate) fn parse_step(s: &str) -> Result<SimStep, String> {
 
 fn parse_time_step(s: &str) -> Result<SimStep, String> {
     Ok(SimStep {
-        time_only: true,
-        ..parse_step(s)?
+        count_effect: Some(0.0),
+        ..parse_plain_step(s)?
     })
 }
 
 fn parse_count_step(s: &str) -> Result<SimStep, String> {
+    let step = parse_plain_step(s)?;
     Ok(SimStep {
-        count_only: true,
-        ..parse_step(s)?
+        effect: 0.0,
+        count_effect: Some(step.effect),
+        ..step
     })
 }
 

@@ -481,7 +481,7 @@ impl ScanReport {
 
     fn error_control(&self) -> String {
         format!(
-            "error control: the step fit chooses intervals at {:.2e} per place (alpha {} over {} places); the {} intervals that may be searched (those entered and their neighbours) get alpha {} / {} = {:.2e} each, on samples taken after the grid's; tests run {}, family-wise bound (Bonferroni sum) {:.2e}",
+            "error control: the step fit chooses intervals at {:.2e} per place (half of alpha {} over {} places); the {} intervals that may be searched (those entered and their neighbours) share the other half, {} / 2 / {} = {:.2e} each, on samples taken after the grid's; tests run {} (the fit's places included), family-wise bound (Bonferroni sum) {:.2e}",
             self.fit_level,
             self.alpha,
             self.intervals.len(),

@@ -56,6 +56,12 @@ impl Export<Simulated> for Text {
         if r.errors > 0 {
             out.push_str(&format!("{:<33}{}\n", "searches that failed:", r.errors));
         }
+        if r.trace_exhausted > 0 {
+            out.push_str(&format!(
+                "{:<33}{} (needed more samples than the trace holds: scored as failed, never replayed twice)\n",
+                "searches out of trace:", r.trace_exhausted
+            ));
+        }
         Ok(out)
     }
 }
@@ -66,9 +72,13 @@ fn steps(c: &SimConfig) -> String {
         .steps
         .iter()
         .map(|s| {
+            let effect = if s.count_only() {
+                "count ".to_string()
+            } else {
+                format!("{:+.1}%", s.effect * 100.0)
+            };
             format!(
-                "{:+.1}%@{}{}{}{}{}{}",
-                s.effect * 100.0,
+                "{effect}@{}{}{}{}{}",
                 s.at.map(|x| x.to_string())
                     .unwrap_or_else(|| "random".into()),
                 if s.spread > 1 {
@@ -80,8 +90,7 @@ fn steps(c: &SimConfig) -> String {
                 s.lasts
                     .map(|l| format!(" for {l} commits"))
                     .unwrap_or_default(),
-                if s.time_only { " in time only" } else { "" },
-                if s.count_only { " in counts only" } else { "" }
+                s.count_label()
             )
         })
         .collect();
@@ -123,12 +132,17 @@ fn search(c: &SimConfig) -> String {
 }
 
 /// The report's figures, labelled, in the order they are printed.
-fn figures(r: &SimReport) -> [(&'static str, String); 15] {
+fn figures(r: &SimReport) -> Vec<(&'static str, String)> {
     let pct = |v: f64| format!("{:.2}%", v * 100.0);
-    [
+    vec![
         ("accuracy (exact change points):", pct(r.accuracy)),
         ("every step detected:", pct(r.detected_all_rate)),
         ("false alarms on no-change range:", pct(r.false_alarm_rate)),
+        ("  of them confirmed culprits:", pct(r.false_culprit_rate)),
+        (
+            "  of them located, unresolved:",
+            pct(r.false_unresolved_rate),
+        ),
         ("mean builds per bisect:", format!("{:.1}", r.mean_builds)),
         ("mean samples per bisect:", format!("{:.1}", r.mean_samples)),
         (
@@ -153,6 +167,7 @@ fn figures(r: &SimReport) -> [(&'static str, String); 15] {
         ),
         ("flagged uncertain:", pct(r.uncertain_rate)),
         ("wrong culprits reported:", pct(r.wrong_culprit_rate)),
+        ("wrong places, unresolved:", pct(r.wrong_unresolved_rate)),
         ("unconfirmed candidates:", pct(r.unconfirmed_rate)),
         (
             "intervals covering true ratio:",

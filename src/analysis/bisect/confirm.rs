@@ -55,13 +55,14 @@ impl Searcher<'_> {
 
     /// Confirm a change point: its parent against it on a fresh block of samples (after every
     /// sample the search used), grown over the looks of the schedule from the spread's fresh
-    /// block on (2 × initial for the clock, initial for counts), at
-    /// `alpha_look` per look and series. The reported numbers come from this block alone.
+    /// block on (2 × initial for the clock, initial for counts), then once more when undecided,
+    /// the confirmation's `alpha_conf` split over those looks and the series. The reported
+    /// numbers come from this block alone.
     pub(super) fn confirm(
         &mut self,
         f: &Found,
         ends: &[Comparison],
-        alpha_look: f64,
+        alpha_conf: f64,
     ) -> Result<ChangePoint> {
         let min = self.cfg.spread.fresh_block(&self.cfg.schedule);
         let looks: Vec<usize> = self
@@ -71,6 +72,9 @@ impl Searcher<'_> {
             .filter(|&k| k >= min)
             .collect();
         let looks = if looks.is_empty() { vec![min] } else { looks };
+        // Every look paid for, the undecided block's last one too (at 07d6d4e a count
+        // confirmation, three looks and that one, spent 4/3 of its share).
+        let alpha_look = alpha_conf / ((looks.len() + 1) * self.k) as f64;
         // Every look of the block, the larger cap's too, counts from the same start.
         let bases = [self.claimed(f.last_old), self.claimed(f.first_new)];
         let mut series = self.confirmation_block(f, bases, &looks, alpha_look)?;

@@ -90,6 +90,7 @@ impl Searcher<'_> {
             self.end_base(Pool::Main, r.lo),
             self.end_base(Pool::Main, r.hi),
         ];
+        self.alpha = self.routing.take(1);
         let (alpha, me) = (self.alpha, self.cfg.min_effect);
         let active = r.active.iter().filter(|a| **a).count();
         let mut last = None;

@@ -127,6 +127,7 @@ impl Searcher<'_> {
         }
         let mut last = None;
         self.decisions += 1;
+        self.alpha = self.routing.take(1);
         let commits = [lo, hi];
         let bases = [self.claimed(lo), self.claimed(hi)];
         for k in self.schedule.clone() {
@@ -365,6 +366,7 @@ impl Searcher<'_> {
     fn binary_step(&mut self, r: &mut Range, c: usize) -> Result<Option<Between>> {
         let hints = self.hints(r, &[c]);
         self.m.prefetch(&hints);
+        self.alpha = self.routing.take(1);
         let (step, status) = self.classify(c, r.lo, r.hi, &r.active)?;
         let position = step.position;
         let moved = apply(r, c, &step);
@@ -394,14 +396,8 @@ impl Searcher<'_> {
         };
         let ends_now = self.ends_now(ends)?;
         let j = self.confirmed.len() + 1;
-        let alpha_look = alpha::confirmation_per_look(
-            self.cfg.alpha,
-            &self.cfg.schedule,
-            j,
-            self.cfg.max_changes,
-            self.k,
-        );
-        let cp = self.confirm(&f, &ends_now, alpha_look)?;
+        let alpha_conf = alpha::confirmation_alpha(self.cfg.alpha, j, self.cfg.max_changes);
+        let cp = self.confirm(&f, &ends_now, alpha_conf)?;
         self.m.confirmed(&cp);
         self.confirmed.push(cp);
         let newer = self.newer_part_larger(bounds)?;

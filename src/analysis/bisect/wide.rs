@@ -77,6 +77,8 @@ impl Searcher<'_> {
     pub(super) fn wave(&mut self, r: &Range, cands: &[usize]) -> Result<Vec<Judged>> {
         let hints = self.hints(r, cands);
         self.m.prefetch(&hints);
+        // The wave's decisions run at once, each at the level of its last.
+        self.alpha = self.routing.take(cands.len());
         let mut done: Vec<Option<Judged>> = vec![None; cands.len()];
         // Every candidate's build at once: whether one behaves as an end is known only built.
         self.m.prepare_all(cands)?;

@@ -13,7 +13,8 @@ pub struct LocatedScan {
     pub location: Location,
 }
 
-/// Scan the grid `positions` on `count`, confirm on `clock` (see the module docs).
+/// Scan the grid `positions` on `count`, confirm on `clock` (see the module docs); the run's
+/// alpha split over the parts as a located search splits it ([`Budget`]).
 pub fn locate_scan(
     positions: &[usize],
     count_cfg: &Config,
@@ -21,7 +22,7 @@ pub fn locate_scan(
     count: &mut dyn Measurer,
     clock: &mut dyn Measurer,
 ) -> Result<LocatedScan> {
-    let grid = scan::measure_grid(positions, count_cfg, count)?;
+    let grid = scan::measure_grid(positions, &Budget::of(count_cfg, clock_cfg).count, count)?;
     locate_scan_grid(grid, count_cfg, clock_cfg, count, clock)
 }
 
@@ -37,11 +38,14 @@ pub fn locate_scan_grid(
     let positions: Vec<usize> = grid.points.iter().map(|p| p.commit).collect();
     let positions = &positions[..];
     let n = positions.last().map_or(0, |&p| p + 1);
+    let budget = Budget::of(count_cfg, clock_cfg);
+    let count_cfg = &budget.count;
     let bisect::EndsCompared {
         comparison: clock_ends,
         resolution: clock_resolution,
         mut used,
-    } = bisect::compare_ends(n, clock_cfg, clock)?;
+        spent: ends_spent,
+    } = bisect::compare_ends(n, &budget.clock, clock)?;
     let found = scan::search_intervals(grid, count_cfg, count)?;
     let count_ends = bisect::compare_ends(n, count_cfg, count)?;
     let mut location = Location {
@@ -56,11 +60,16 @@ pub fn locate_scan_grid(
     };
     let counts_moved = (found.changes.iter()).any(|c| c.cp.confirmed || c.cp.unresolved);
     if !counts_moved && !same(&clock_ends) {
-        let result = scan::scan(positions, clock_cfg, clock)?;
+        let cfg = budget.clock_search(ends_spent, false);
+        let mut result = scan::scan(positions, &cfg, clock)?;
+        add(&mut result, ends_spent);
+        add(&mut result, spent_of(&found));
         location.searched_by = SearchedBy::Clock;
         return Ok(LocatedScan { result, location });
     }
+    let clock_cfg = &budget.clock;
     let mut result = found;
+    add(&mut result, ends_spent);
     location.clock_confirmations =
         confirm((n, clock_cfg), clock, &mut result, &clock_ends, &mut used)?;
     scan::profile(&mut result, clock_cfg.min_effect);
@@ -75,7 +84,8 @@ pub fn locate_scan_grid(
         &before.iter().collect::<Vec<_>>(),
         clock_cfg.min_effect,
     ) {
-        let parts = search_stretches(n, clock_cfg, clock, before.iter().collect(), &clock_ends)?;
+        let cfg = budget.clock_search(ends_spent, true);
+        let parts = search_stretches(n, &cfg, clock, before.iter().collect(), &clock_ends)?;
         let (stretches, parts): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
         let found = parts.into_iter().map(|p| join(&mut result, p)).sum();
         location.time_search = Some(TimeSearch {
@@ -111,20 +121,32 @@ fn confirm(
     let shares: Vec<f64> = order.iter().map(|c| c.cp.share).collect();
     let asked = to_confirm(order.iter_mut().map(|c| &mut c.cp));
     let (k, spent) = on_clock(range, clock, asked, clock_ends, used)?;
-    r.tests += spent.tests;
-    r.family_alpha = (r.family_alpha + spent.alpha).min(1.0);
     for (c, share) in order.into_iter().zip(shares) {
         c.cp.share = share;
     }
+    add(r, spent);
     Ok(k)
+}
+
+/// Another part's tests counted in the scan's.
+fn add(r: &mut ScanResult, spent: Spent) {
+    r.tests += spent.tests;
+    r.family_alpha = (r.family_alpha + spent.alpha).min(1.0);
+}
+
+/// What a scan's tests spent.
+fn spent_of(r: &ScanResult) -> Spent {
+    Spent {
+        tests: r.tests,
+        alpha: r.family_alpha,
+    }
 }
 
 /// A stretch's search joined to the scan: its change points (one the counts located but did
 /// not confirm is replaced by the clock's finding of the same pair), each in the grid interval
 /// that holds it, its tests, and the parts it left. Returns how many it found.
 fn join(r: &mut ScanResult, part: SearchResult) -> usize {
-    r.tests += part.tests;
-    r.family_alpha = (r.family_alpha + part.family_alpha).min(1.0);
+    add(r, spent_by(&part));
     // What the stretch's search left is the scan's to say, never dropped.
     r.left.extend(part.unexplored);
     let Outcome::Changes(new) = part.outcome else {

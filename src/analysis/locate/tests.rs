@@ -115,7 +115,9 @@ fn the_clocks_confirmations_are_counted_in_the_family_alpha() {
         "nothing left to search in time"
     );
     let count = SimMeasurer::new(300, &steps, &NoiseModel::iid(0.0025), 0.0, 3);
-    let counted = bisect::search(300, &count_cfg(), &mut count.unwrap()).unwrap();
+    // The count's search of a located run has half the run's alpha.
+    let half = Budget::of(&count_cfg(), &clock_cfg).count;
+    let counted = bisect::search(300, &half, &mut count.unwrap()).unwrap();
     assert!(l.result.tests > counted.tests, "{} tests", l.result.tests);
     assert!(l.result.family_alpha > counted.family_alpha);
     assert!(l.result.family_alpha <= 0.01, "{}", l.result.family_alpha);
@@ -241,8 +243,10 @@ fn time_the_located_change_points_do_not_explain_is_searched_in_time() {
         .time_search
         .as_ref()
         .expect("the time was searched");
+    // The ends' interval is at their test's level (a quarter of the clock's routing half):
+    // wide on their first samples, but it holds the unexplained +50%.
     assert!(
-        t.moved.lo > 1.0 && t.moved.lo < 1.5 && t.moved.hi > 1.5,
+        t.moved.ratio > 1.3 && t.moved.lo < 1.5 && t.moved.hi > 1.5,
         "{t:?}"
     );
     assert_eq!(t.stretches, vec![(0, 119), (120, 199)]);
@@ -304,7 +308,7 @@ fn time_still_unexplained_after_the_time_search_is_named() {
     let clock: Vec<(usize, f64)> = (40..80).map(|c| (c, 1.5f64.powf(1.0 / 40.0))).collect();
     let mut steps = clock.clone();
     steps.push((120, 1.3));
-    let l = located(200, &[(120, 1.3)], &steps, 0.03, 17);
+    let l = located(200, &[(120, 1.3)], &steps, 0.01, 17);
     let t = l
         .location
         .time_search
@@ -418,7 +422,7 @@ fn flat_counts_with_undecided_clock_ends_leave_the_range_unresolved() {
 /// left with its bound. At 07d6d4e no stretch was searched and nothing was left.
 #[test]
 fn moved_counts_with_undecided_clock_ends_search_the_time_between() {
-    let (mut count, mut clock) = pair(200, &[(80, 1.05)], &[(80, 1.05)], 33);
+    let (mut count, mut clock) = pair(200, &[(80, 1.07)], &[(80, 1.07)], 33);
     let l = locate_by_default(200, &mut count, &mut clock);
     assert_eq!(l.location.searched_by, SearchedBy::Count);
     let t = l.location.time_search.as_ref().expect("the time searched");

@@ -119,6 +119,11 @@ impl SimMeasurer {
         Ok(count)
     }
 
+    /// Whether its noise ran out: a replayed trace gave more samples than it holds.
+    pub fn exhausted(&self) -> bool {
+        self.machine.exhausted(&self.model)
+    }
+
     /// Samples taken, lanes' included.
     pub(crate) fn samples_held(&self) -> usize {
         let lanes = self.lane_samples.values();

@@ -49,8 +49,11 @@ pub struct NoiseModel {
 
 /// A real machine's noise in the order it came: each sample of an A/A run as its log deviation
 /// from its subject's median, the subjects' samples interleaved round by round as they were
-/// taken. A simulated search replays it from a random point (wrapping at the end), so slow waves
-/// and bursts reach the search with their real length and their real place between rounds.
+/// taken. A simulated search replays it from a random point, so slow waves and bursts reach the
+/// search with their real length and their real place between rounds. It never replays a
+/// sample twice: past the trace's end it goes on from its start (one seam, not a loop), and a
+/// search that needs more samples than the trace holds is marked as having run out of it
+/// ([`Machine::exhausted`]), not scored on noise it already saw.
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Trace {
     #[serde(skip)]
@@ -268,8 +271,10 @@ pub struct Machine {
     burst_left: usize,
     burst_log: f64,
     position: usize,
-    /// The next sample of a replayed trace (its start drawn at the first sample).
+    /// Where the replay of a trace started (drawn at the first sample), and how many of its
+    /// samples were replayed since.
     replay: Option<usize>,
+    replayed: usize,
 }
 
 impl Machine {
@@ -277,13 +282,21 @@ impl Machine {
         self.position = 0;
     }
 
+    /// Whether a replayed trace ran out: more samples were drawn than it holds, so some of its
+    /// noise came twice.
+    pub fn exhausted(&self, m: &NoiseModel) -> bool {
+        m.trace
+            .as_ref()
+            .is_some_and(|t| self.replayed > t.logs.len())
+    }
+
     /// Log of every factor of one sample except the commit's mean and its build offset.
     pub fn sample_log(&mut self, m: &NoiseModel, rng: &mut StdRng) -> f64 {
         if let Some(t) = &m.trace {
-            let i = *self
-                .replay
-                .get_or_insert_with(|| rng.gen_range(0..t.logs.len()));
-            self.replay = Some((i + 1) % t.logs.len());
+            let len = t.logs.len();
+            let start = *self.replay.get_or_insert_with(|| rng.gen_range(0..len));
+            let i = (start + self.replayed) % len;
+            self.replayed += 1;
             return t.logs[i];
         }
         let z = |rng: &mut StdRng| -> f64 { StandardNormal.sample(rng) };

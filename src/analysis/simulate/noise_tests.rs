@@ -208,7 +208,8 @@ fn presets_and_validation() {
 }
 
 /// A trace is the A/A run's deviations round by round, and a machine replays it in order
-/// from some point, wrapping: a slow wave in the recording reaches consecutive samples.
+/// from some point, never a sample twice: a slow wave in the recording reaches consecutive
+/// samples, and a search that needs more than the trace holds is told it ran out.
 #[test]
 fn a_trace_replays_the_recording_in_order() {
     // Two subjects of 6 samples: a wave of +20% over rounds 2-3 in both.
@@ -232,10 +233,24 @@ fn a_trace_replays_the_recording_in_order() {
         .starts_with("a recorded trace of 12 samples"));
     let mut m = Machine::default();
     let mut rng = StdRng::seed_from_u64(3);
-    let drawn: Vec<f64> = (0..24).map(|_| m.sample_log(&model, &mut rng)).collect();
+    let drawn: Vec<f64> = (0..12).map(|_| m.sample_log(&model, &mut rng)).collect();
     let first = (0..12)
-        .find(|&s| (0..24).all(|i| drawn[i] == t.logs[(s + i) % 12]))
-        .expect("the draws are the recording from one start, wrapping");
+        .find(|&s| (0..12).all(|i| drawn[i] == t.logs[(s + i) % 12]))
+        .expect("the draws are the recording from one start, past its end from its beginning");
     assert!(first < 12);
+    assert!(!m.exhausted(&model), "every sample of the trace once");
+    m.sample_log(&model, &mut rng);
+    assert!(
+        m.exhausted(&model),
+        "the 13th draw replays a sample: the trace ran out"
+    );
+    // Other machines (trials) start elsewhere.
+    let starts: std::collections::HashSet<u64> = (0..20)
+        .map(|_| {
+            let mut m = Machine::default();
+            m.sample_log(&model, &mut rng).to_bits() ^ m.sample_log(&model, &mut rng).to_bits()
+        })
+        .collect();
+    assert!(starts.len() > 2, "{starts:?}");
     assert!(Trace::of(&[vec![1.0; 4]]).is_err(), "too short to replay");
 }

@@ -18,7 +18,6 @@ pub(super) fn trial_result(
         Outcome::Changes(cps) => cps.iter().map(Reported::of).collect(),
     };
     TrialResult {
-        resolved: r.resolution.as_ref().map(|r| r.smallest),
         bounds: r.unexplored.iter().filter_map(Bound::of).collect(),
         changes,
         first,
@@ -82,7 +81,6 @@ pub(super) fn run_scan(
         .flat_map(|s| s.unexplored.iter().filter_map(Bound::of))
         .collect();
     Ok(TrialResult {
-        resolved: r.resolution.as_ref().map(|r| r.smallest),
         bounds,
         // A scan prints its change points at the end.
         first: None,
@@ -152,6 +150,7 @@ pub(super) fn run_baseline(n: usize, alpha: f64, m: &mut SimMeasurer) -> Result<
             first_new: hi,
             uncertain: false,
             confirmed: true,
+            unresolved: false,
             ratio_ci: ci.map(|r| (r.lo, r.hi)),
         });
     }
@@ -162,7 +161,6 @@ pub(super) fn run_baseline(n: usize, alpha: f64, m: &mut SimMeasurer) -> Result<
         .map(|c| (c.last_old, c.first_new, builds, total));
     Ok(TrialResult {
         // The plain bisect states no bounds.
-        resolved: None,
         bounds: Vec::new(),
         first,
         changes,

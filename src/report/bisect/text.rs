@@ -212,15 +212,16 @@ pub(super) fn error_control_text(j: &BisectReport) -> String {
         return String::new();
     }
     let mut s = format!(
-        "error control: {} tests, family-wise false-alarm bound {:.2e} (budget {}){}\n",
+        "error control: {} tests, family-wise false-alarm bound {:.2e} (the sum of their levels; budget {}: half routes, in blocks whose levels halve, half confirms){}\n  not in it: a sub-range passed as the same (its ends within +-min-effect at {} each) can hide a change, never report one\n",
         j.tests,
         j.family_alpha,
         j.alpha,
         if j.family_alpha > j.alpha {
-            ": the range's several changes took more decisions than budgeted"
+            ": OVER BUDGET, a defect"
         } else {
             ""
-        }
+        },
+        j.alpha
     );
     if j.thread_counts.len() > 1 {
         s.push_str(&format!(
