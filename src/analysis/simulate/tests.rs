@@ -157,6 +157,56 @@ fn scoring_counts_wrong_culprits_and_coverage() {
     let r = result(vec![reported(299, 300, (1.0, 1.2))]);
     let s = score(&r, &truth, &Expect::Oldest, ratio);
     assert!(!s.right && !s.wrong);
+    // A place located with its size unresolved where nothing changed is a wrong place too
+    // (at 07d6d4e only confirmed ones were scored), apart from the wrong culprits; one
+    // refuted by its block (neither) is no claim.
+    let mut unresolved = reported(500, 501, (0.95, 1.2));
+    unresolved.confirmed = false;
+    unresolved.unresolved = true;
+    let mut refuted = reported(600, 601, (0.95, 1.2));
+    refuted.confirmed = false;
+    let r = result(vec![reported(99, 100, (1.08, 1.12)), unresolved]);
+    let s = score(&r, &truth, &Expect::All, ratio);
+    assert!(
+        s.wrong_unresolved && !s.wrong,
+        "a wrong place, not a culprit"
+    );
+    let r = result(vec![reported(99, 100, (1.08, 1.12)), refuted]);
+    let s = score(&r, &truth, &Expect::All, ratio);
+    assert!(!s.wrong_unresolved && !s.wrong);
+}
+
+/// A search that needs more samples than the replayed trace holds is not scored on noise it
+/// already saw: it counts as failed and as out of trace, in step trials and A/A trials alike.
+#[test]
+fn a_search_longer_than_its_trace_is_out_of_trace() {
+    let logs: Vec<f64> = (0..300)
+        .map(|i| 0.05 * ((i * 7919) % 13) as f64 / 13.0)
+        .collect();
+    let series = [logs.iter().map(|l| l.exp()).collect::<Vec<f64>>()];
+    let trace = noise::Trace::of(&series).unwrap();
+    let noise = NoiseModel {
+        trace: Some(trace),
+        ..NoiseModel::iid(0.03)
+    };
+    // A 5% step in 1000 commits needs far more than 300 samples.
+    let short = SimConfig {
+        noise: noise.clone(),
+        ..sc(vec![step(0.05)], 4)
+    };
+    let r = simulate(&short).unwrap();
+    // The step trials; the A/A ones call their ends the same within the trace.
+    assert_eq!(r.trace_exhausted, 4, "{r:?}");
+    assert_eq!(r.errors, 4);
+    assert_eq!(r.steps_found[0].found, 0.0);
+    // Ten commits and a 50% step fit in it.
+    let fits = SimConfig {
+        commits: 10,
+        noise,
+        ..sc(vec![step(0.5)], 4)
+    };
+    let r = simulate(&fits).unwrap();
+    assert_eq!((r.trace_exhausted, r.errors), (0, 0), "{r:?}");
 }
 
 #[test]
