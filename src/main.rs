@@ -158,8 +158,11 @@ fn main() -> ExitCode {
         Err(e)
             if e.downcast_ref::<interrupt::Interrupted>().is_some() || interrupt::interrupted() =>
         {
+            // Jobs a scheduler still holds for this run go with it (the executor that queued
+            // them cancels them as it stops; this catches any it could not).
+            interrupt::cancel_jobs();
             eprintln!("perfbisect: {}", interrupt::Interrupted);
-            Exit::Interrupted.into()
+            ExitCode::from(interrupt::exit_code() as u8)
         }
         Err(e) => {
             let msg = format!("{e:#}").replace('\n', " ");

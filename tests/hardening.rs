@@ -442,9 +442,14 @@ impl Running {
     /// SIGINT to the whole process group (as the terminal's Ctrl-C does),
     /// or to perfbisect alone.
     fn sigint(&self, group: bool) {
+        self.signal(libc::SIGINT, group)
+    }
+
+    /// `sig` to the whole process group, or to perfbisect alone.
+    fn signal(&self, sig: i32, group: bool) {
         let target = if group { -self.pid() } else { self.pid() };
         // SAFETY: kill has no memory effects.
-        let r = unsafe { libc::kill(target, libc::SIGINT) };
+        let r = unsafe { libc::kill(target, sig) };
         assert_eq!(r, 0, "kill failed");
     }
 
@@ -467,12 +472,26 @@ impl Running {
     }
 }
 
+/// The stops the signal tests make, one per run: (round, signal, to the whole process group
+/// as a terminal sends it, else to perfbisect alone).
+const SIGNAL_ROUNDS: [(usize, i32, bool); 4] = [
+    (1, libc::SIGINT, true),
+    (2, libc::SIGINT, false),
+    (3, libc::SIGTERM, false),
+    (4, libc::SIGHUP, false),
+];
+
 /// Exit 130, promptly, saying how to resume.
 fn assert_interrupted(r: Running, what: &str) {
+    assert_stopped_by(r, libc::SIGINT, what)
+}
+
+/// Exit 128 + `sig` (130 SIGINT, 143 SIGTERM, 129 SIGHUP), promptly, saying how to resume.
+fn assert_stopped_by(r: Running, sig: i32, what: &str) {
     let t = Instant::now();
     let (code, _, err) = r.wait(Duration::from_secs(20));
     let took = t.elapsed();
-    assert_eq!(code, Some(130), "{what}: exit code; stderr: {err}");
+    assert_eq!(code, Some(128 + sig), "{what}: exit code; stderr: {err}");
     assert!(
         took < Duration::from_secs(5),
         "{what}: took {took:?} to exit after SIGINT"
@@ -920,7 +939,8 @@ fn make_is_sleeping(cache: &Path) -> bool {
 /// Ctrl-C while make runs (a 60 s make step), once to the whole process
 /// group as a terminal sends it and once to perfbisect alone: exit 130 at
 /// once, make and its children killed, nothing half-published; the re-run
-/// rebuilds nothing that was finished and reuses every sample.
+/// rebuilds nothing that was finished and reuses every sample. SIGTERM and
+/// SIGHUP to perfbisect alone the same, with 143 and 129.
 #[test]
 fn sigint_during_a_build_synthetic_repo() {
     let d = tempfile::tempdir().unwrap();
@@ -940,7 +960,7 @@ fn sigint_during_a_build_synthetic_repo() {
     let ids = fake_repo(&repo, &commits);
     let range = format!("{}..{}", ids[0], ids[8]);
 
-    for (round, group) in [(1, true), (2, false)] {
+    for (round, sig, group) in SIGNAL_ROUNDS {
         let mut r = spawn(
             bisect_cmd(&cache, &repo, &range, &[], d.path()),
             d.path(),
@@ -950,8 +970,12 @@ fn sigint_during_a_build_synthetic_repo() {
             make_is_sleeping(&cache)
         });
         let before = build_identities(&cache);
-        r.sigint(group);
-        assert_interrupted(r, &format!("SIGINT (group: {group}) during make"));
+        r.signal(sig, group);
+        assert_stopped_by(
+            r,
+            sig,
+            &format!("signal {sig} (group: {group}) during make"),
+        );
         assert_no_fake_sleeper(d.path());
         assert_cache_consistent(&cache);
         assert_not_rebuilt(&before, &cache);
@@ -1012,7 +1036,9 @@ fn long_sample_running(
 
 /// Ctrl-C while a sample is being taken (a kernel that hangs, so the child
 /// is certainly running): exit 130 at once, not after the 60 s timeout, the
-/// child is gone, the samples taken so far are kept and reused.
+/// child is gone, the samples taken so far are kept and reused. SIGTERM and
+/// SIGHUP (a login session dropping) stop it the same way, with 143 and 129
+/// (at 07d6d4e they killed it where it stood).
 #[test]
 fn sigint_during_sampling_synthetic_repo() {
     let d = tempfile::tempdir().unwrap();
@@ -1033,7 +1059,7 @@ fn sigint_during_sampling_synthetic_repo() {
         ],
     );
     let range = format!("{}..{}", ids[0], ids[8]);
-    for (round, group) in [(1, true), (2, false)] {
+    for (round, sig, group) in SIGNAL_ROUNDS {
         let mut r = spawn(
             bisect_cmd(&cache, &repo, &range, &["--timeout", "60"], d.path()),
             d.path(),
@@ -1044,8 +1070,12 @@ fn sigint_during_sampling_synthetic_repo() {
             long_sample_running(&cache, &mut seen, Duration::from_millis(500))
         });
         let before = build_identities(&cache);
-        r.sigint(group);
-        assert_interrupted(r, &format!("SIGINT (group: {group}) during sampling"));
+        r.signal(sig, group);
+        assert_stopped_by(
+            r,
+            sig,
+            &format!("signal {sig} (group: {group}) during sampling"),
+        );
         wait_for("the sampling child to die", Duration::from_secs(3), || {
             processes_with(cache.to_str().unwrap()).is_empty()
         });

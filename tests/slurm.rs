@@ -724,11 +724,7 @@ fn a_drained_node_stops_the_run_with_one_line_within_the_limit() {
     let text = std::fs::read_to_string(&toml).unwrap() + "pending_limit = 5\n";
     std::fs::write(&toml, text).unwrap();
     let cache = d.path().join("cache");
-    let mut child = node_scan(&cache, &repo, &flags)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = piped(node_scan(&cache, &repo, &flags));
     // The first lane block that ran: drain its node.
     let started = Instant::now();
     let drained = loop {
@@ -788,19 +784,7 @@ fn a_drained_node_stops_the_run_with_one_line_within_the_limit() {
         "{err}"
     );
     // Nothing of the run is left in the queue once scancel has taken effect.
-    let queued = || {
-        let q = Command::new("squeue")
-            .env("SLURM_CONF", NODES_CONF)
-            .args(["-h", "-o", "%i %j %T"])
-            .output()
-            .unwrap();
-        stdout(&q)
-    };
-    let started = Instant::now();
-    while queued().contains("perfbisect") && started.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    assert!(!queued().contains("perfbisect"), "{}", queued());
+    assert_no_job_left("a drained node");
 }
 
 /// A field of each of `jobs`' lines in the node cluster's jobcomp as it is now (no waiting):
@@ -819,4 +803,69 @@ fn jobcomp_now(jobs: &[&JobRecord], field: &str) -> HashMap<String, String> {
             Some((job.id.clone(), f.get(field)?.to_string()))
         })
         .collect()
+}
+
+/// `c` started with its output kept for the test to read.
+fn piped(mut c: Command) -> std::process::Child {
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Whether any job of a perfbisect run is in the node cluster's queue (`squeue` as it is now).
+fn perfbisect_jobs_queued() -> Option<String> {
+    let q = Command::new("squeue")
+        .env("SLURM_CONF", NODES_CONF)
+        .args(["-h", "-o", "%i %j %T"])
+        .output()
+        .unwrap();
+    let text = stdout(&q);
+    text.contains("perfbisect").then_some(text)
+}
+
+/// SIGHUP (a login session dropping) once, and SIGTERM twice in a row (the second exits at
+/// once, without the executor's own clean-up), while a scan's jobs are queued on the
+/// three-node cluster: each ends with 128 + the signal and leaves no job of the run in the
+/// queue. At 07d6d4e SIGTERM and SIGHUP killed perfbisect with its jobs left queued, and a
+/// second Ctrl-C exited without scancel.
+#[test]
+fn signals_cancel_the_runs_jobs_before_exit() {
+    require_nodes();
+    for (sig, times) in [(libc::SIGHUP, 1), (libc::SIGTERM, 2)] {
+        let d = tempfile::tempdir().unwrap();
+        let (repo, _) = two_steps(d.path());
+        let flags = lanes_flags(d.path(), 2);
+        let cache = d.path().join("cache");
+        let mut child = piped(node_scan(&cache, &repo, &flags));
+        let started = Instant::now();
+        while !submitted_or_none(&cache)
+            .iter()
+            .any(|j| j.partition == "measure")
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "no measurement job was submitted"
+            );
+            assert!(child.try_wait().unwrap().is_none(), "the scan ended first");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        for _ in 0..times {
+            // SAFETY: kill has no memory effects.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(128 + sig), "{}", stderr(&o));
+        assert_no_job_left(&format!("signal {sig} x{times}"));
+    }
+}
+
+/// No job of a perfbisect run stays in the queue once scancel has taken effect (20 s).
+fn assert_no_job_left(after: &str) {
+    let started = Instant::now();
+    while perfbisect_jobs_queued().is_some() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(perfbisect_jobs_queued(), None, "after {after}");
 }

@@ -14,7 +14,8 @@ pub enum Exit {
     /// 3: a search finished, but a candidate change point did not hold on its confirmation
     /// block.
     Unconfirmed,
-    /// 130: interrupted; the same command resumes.
+    /// 130: interrupted; the same command resumes (main.rs gives 128 + the signal that
+    /// stopped it: 143 for SIGTERM, 129 for SIGHUP).
     Interrupted,
 }
 

@@ -245,10 +245,11 @@ pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Cancels jobs, as a last act (errors are not worth reporting then).
+/// Cancels jobs, as a last act (errors are not worth reporting then; `--quiet`: a job that
+/// ended meanwhile is no news).
 pub fn scancel(ids: &[String]) {
     if !ids.is_empty() {
-        let _ = Command::new("scancel").args(ids).status();
+        let _ = Command::new("scancel").arg("--quiet").args(ids).status();
     }
 }
 

@@ -239,8 +239,13 @@ impl<'a> Slurm<'a> {
             probes.push((p.clone(), id, file, job.log));
         }
         let ids: Vec<String> = probes.iter().map(|(_, id, ..)| id.clone()).collect();
+        interrupt::jobs(ids.clone(), cluster::scancel);
         let started = std::time::Instant::now();
         loop {
+            if let Err(e) = interrupt::check() {
+                cluster::scancel(&ids);
+                return Err(e);
+            }
             let states = states_of(&ids)?;
             if ids.iter().all(|id| ended(&states, id)) {
                 break;
@@ -640,6 +645,7 @@ impl<'a> Slurm<'a> {
         if !ids.is_empty() {
             cluster::scancel(&ids);
         }
+        interrupt::jobs(Vec::new(), cluster::scancel);
         self.waves.clear();
     }
 }
@@ -722,7 +728,10 @@ impl Executor for Slurm<'_> {
                 self.cancel_all();
                 return Err(e);
             }
-            self.step(&states)?;
+            let stepped = self.step(&states);
+            // What a second signal must cancel: it exits without dropping this executor.
+            interrupt::jobs(run_ids(&self.waves), cluster::scancel);
+            stepped?;
             if self.answered.is_empty() {
                 std::thread::sleep(POLL);
             }
