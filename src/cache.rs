@@ -84,20 +84,7 @@ impl Cache {
 
     /// Like `lock`, but gives up at once when someone else holds it.
     pub fn try_lock(&self, name: &str) -> Result<Option<Lock>> {
-        let path = self.dir("locks")?.join(format!("{name}.lock"));
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("cannot open lock {}", path.display()))?;
-        match file.try_lock() {
-            Ok(()) => Ok(Some(Lock { _file: file })),
-            Err(fs::TryLockError::WouldBlock) => Ok(None),
-            Err(fs::TryLockError::Error(e)) => {
-                Err(e).with_context(|| format!("cannot lock {}", path.display()))
-            }
-        }
+        Lock::try_at(&self.dir("locks")?.join(format!("{name}.lock")))
     }
 
     /// An empty OpenSSL config file: the child's OPENSSL_CONF, so the system's
@@ -108,6 +95,36 @@ impl Cache {
             write_atomic(&p, b"# perfbisect: intentionally empty\n")?;
         }
         Ok(p)
+    }
+}
+
+impl Lock {
+    /// The lock file `path` (created when missing), or `None` when someone else holds it.
+    pub fn try_at(path: &Path) -> Result<Option<Lock>> {
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .with_context(|| format!("cannot open lock {}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(Lock { _file: file })),
+            Err(fs::TryLockError::WouldBlock) => Ok(None),
+            Err(fs::TryLockError::Error(e)) => {
+                Err(e).with_context(|| format!("cannot lock {}", path.display()))
+            }
+        }
+    }
+
+    /// The lock file `path` (created when missing), held until dropped, waiting for it.
+    pub fn at(path: &Path) -> Result<Lock> {
+        loop {
+            if let Some(l) = Lock::try_at(path)? {
+                return Ok(l);
+            }
+            crate::interrupt::check()?;
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
 }
 

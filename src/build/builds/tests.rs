@@ -79,3 +79,39 @@ fn what_an_incremental_build_does() {
         Some("crypto/build.info")
     );
 }
+
+/// A work directory on a node is this user's alone: made owner-only; a symbolic link planted at
+/// its path is refused and not followed (what it points at stays untouched), as is a directory
+/// others may write; one of our own, owner-only, is used as it is.
+#[test]
+fn a_work_directory_is_private_and_never_a_planted_link() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let d = tempfile::tempdir().unwrap();
+    let fresh = d.path().join("nodes/n1/perfbisect-work");
+    assert_eq!(private_dir(&fresh).unwrap(), fresh);
+    let mode = fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    assert!(private_dir(&fresh).is_ok(), "ours, again");
+
+    let victim = d.path().join("victim");
+    fs::create_dir(&victim).unwrap();
+    fs::write(victim.join("thesis.tex"), "years of work").unwrap();
+    let planted = d.path().join("planted");
+    symlink(&victim, &planted).unwrap();
+    let e = private_dir(&planted).unwrap_err().to_string();
+    assert!(
+        e.contains("symbolic link") && e.contains("never followed"),
+        "{e}"
+    );
+    assert_eq!(fs::read_dir(&victim).unwrap().count(), 1);
+    assert!(fs::symlink_metadata(&planted)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+
+    let open = d.path().join("open");
+    fs::create_dir(&open).unwrap();
+    fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+    let e = private_dir(&open).unwrap_err().to_string();
+    assert!(e.contains("writable by others"), "{e}");
+}

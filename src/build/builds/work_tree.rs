@@ -89,14 +89,20 @@ pub(super) fn pick_work_tree(
     resolved: &crate::build::recipe::ResolvedRecipe,
     o: &BuildOptions,
 ) -> Result<(PathBuf, cache::Lock)> {
-    // A fleet's build jobs keep their trees on the node's own disk (see exec::slurm).
-    let root = match std::env::var_os(WORK_DIR_ENV) {
-        Some(d) if !d.is_empty() => {
-            let d = PathBuf::from(d);
-            fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
-            d
-        }
-        _ => cache.dir("work")?,
+    // A fleet's build jobs keep their trees on the node's own disk (see exec::slurm), and
+    // the locks that guard them beside them: a lock in the shared cache held one tree slot
+    // for the whole fleet (at 07d6d4e, `--work-trees` builds at once anywhere).
+    let node_root = match std::env::var_os(WORK_DIR_ENV) {
+        Some(d) if !d.is_empty() => Some(private_dir(Path::new(&d))?),
+        _ => None,
+    };
+    let root = match &node_root {
+        Some(d) => d.clone(),
+        None => cache.dir("work")?,
+    };
+    let try_lock = |k: usize| match &node_root {
+        Some(d) => cache::Lock::try_at(&d.join(format!(".workdir-{k}.lock"))),
+        None => cache.try_lock(&format!("workdir-{k}")),
     };
     let slot_dir = |k: usize| {
         if k == 0 {
@@ -139,12 +145,57 @@ pub(super) fn pick_work_tree(
         Ok((dir, lock))
     };
     for &(_, _, k) in &ranked {
-        if let Some(lock) = cache.try_lock(&format!("workdir-{k}"))? {
+        if let Some(lock) = try_lock(k)? {
             return open(k, lock);
         }
     }
     let k = ranked[0].2;
-    open(k, cache.lock(&format!("workdir-{k}"))?)
+    let lock = match &node_root {
+        Some(d) => cache::Lock::at(&d.join(format!(".workdir-{k}.lock")))?,
+        None => cache.lock(&format!("workdir-{k}"))?,
+    };
+    open(k, lock)
+}
+
+/// `d` as a directory of this user's alone, for work trees on a node's disk: created with
+/// owner-only permissions when missing; an existing one must be a real directory (a symbolic
+/// link there is refused, never followed: another user could have planted it to point a clean
+/// checkout's removal at our files), owned by this user and writable by no one else. At
+/// 07d6d4e every node used `$TMPDIR/perfbisect-work` as it found it.
+pub fn private_dir(d: &Path) -> Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    if let Some(parent) = d.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    }
+    match fs::DirBuilder::new().mode(0o700).create(d) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            return Err(e).with_context(|| format!("creating work directory {}", d.display()))
+        }
+        _ => {}
+    }
+    let m = fs::symlink_metadata(d).with_context(|| format!("reading {}", d.display()))?;
+    let shown = d.display();
+    if m.file_type().is_symlink() {
+        bail!("work directory {shown} is a symbolic link: refused, never followed (another user may have planted it); remove it, or set work_dir to a directory of your own");
+    }
+    if !m.is_dir() {
+        bail!("work directory {shown} is not a directory");
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if m.uid() != me {
+        bail!(
+            "work directory {shown} belongs to uid {}, not to this user ({me}): refused; set work_dir to a directory of your own",
+            m.uid()
+        );
+    }
+    if m.mode() & 0o022 != 0 {
+        bail!(
+            "work directory {shown} is writable by others (mode {:o}): refused; `chmod go-w` it or set work_dir elsewhere",
+            m.mode() & 0o777
+        );
+    }
+    Ok(d.to_path_buf())
 }
 
 /// The file in the work directory that says which commit's tree

@@ -44,7 +44,12 @@ impl Default for SlurmConfig {
             lanes: None,
             sbatch_args: Vec::new(),
             job_retries: 2,
-            work_dir: std::env::temp_dir().join("perfbisect-work"),
+            // Per user: one fixed path for everyone gave a second user EACCES, or a
+            // planted symbolic link (which the build job now refuses, see
+            // builds::private_dir).
+            // SAFETY: geteuid has no preconditions and cannot fail.
+            work_dir: std::env::temp_dir()
+                .join(format!("perfbisect-work-{}", unsafe { libc::geteuid() })),
             prefetch: None,
             pending_limit: 300,
             build_time_limit: 3 * 3600,
