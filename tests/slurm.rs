@@ -581,6 +581,7 @@ fn slurm_that_cannot_serve_the_run_is_one_line_and_exit_2() {
     };
     refused("bisect", "max_job = 3", "unknown field `max_job`");
     refused("scan", "lanes = 0", "lanes must be at least 1");
+    refused("bisect", "build_cpus = 0", "build_cpus must be at least 1");
 }
 
 /// The configuration of the three-node cluster (`scripts/slurm-up --nodes 3`).
@@ -696,6 +697,13 @@ fn a_scan_through_three_nodes_keeps_each_lane_on_a_node_of_its_own() {
         used.len() >= 2,
         "the two lanes shared one node: {used:?} {jobs:#?}"
     );
+    // A build job asked for the cores of a build node (2 here), which its make uses; at
+    // daa1ec0 it asked for Slurm's default, one, and ran make -j of every core it saw.
+    let builds: Vec<&JobRecord> = jobs.iter().filter(|j| j.partition == "build").collect();
+    assert!(!builds.is_empty(), "{jobs:#?}");
+    let cpus = jobcomp_now(&builds, "ProcCnt");
+    assert_eq!(cpus.len(), builds.len(), "{cpus:?}");
+    assert!(cpus.values().all(|c| c == "2"), "{cpus:?}");
 }
 
 /// Resumes a drained node when dropped, whatever the test did: the node cluster is shared.

@@ -155,10 +155,22 @@ pub struct BuildOptions<'a> {
 /// a few hundred MB for OpenSSL 3).
 pub const DEFAULT_WORK_TREES: u16 = 2;
 
+/// `make -j` when not given: the cores Slurm granted a build job (`SLURM_CPUS_PER_TASK`),
+/// else the cores this process may run on.
 pub fn default_jobs() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    jobs_of(std::env::var("SLURM_CPUS_PER_TASK").ok().as_deref(), cores)
+}
+
+/// What Slurm granted when it says (a node whose cores are not fenced by a cgroup shows every
+/// core to the job: `make -j` of them all took the cores of the node's other jobs), else
+/// `cores`.
+fn jobs_of(slurm_cpus: Option<&str>, cores: usize) -> usize {
+    slurm_cpus
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
+        .unwrap_or(cores)
+        .max(1)
 }
 
 /// The version a commit declares, read from its blobs without a checkout.

@@ -24,8 +24,8 @@ pub struct ExecArgs {
     #[arg(long, value_enum, default_value_t = ExecutorKind::Local)]
     pub executor: ExecutorKind,
     /// A TOML file whose [slurm] table sets build_partition, measure_partition, max_jobs,
-    /// lanes, sbatch_args, job_retries, work_dir, prefetch, pending_limit and build_time_limit
-    /// (flags win over it)
+    /// lanes, sbatch_args, job_retries, work_dir, prefetch, pending_limit, build_time_limit and
+    /// build_cpus (flags win over it)
     #[arg(long, value_name = "FILE")]
     pub slurm_config: Option<PathBuf>,
     /// Slurm partition for builds [default: build]
@@ -120,6 +120,9 @@ fn read_config(path: &Path) -> Result<SlurmConfig> {
     }
     if f.slurm.lanes == Some(0) {
         bail!("{}: lanes must be at least 1", path.display());
+    }
+    if f.slurm.build_cpus == Some(0) {
+        bail!("{}: build_cpus must be at least 1", path.display());
     }
     Ok(f.slurm)
 }

@@ -115,3 +115,13 @@ fn a_work_directory_is_private_and_never_a_planted_link() {
     let e = private_dir(&open).unwrap_err().to_string();
     assert!(e.contains("writable by others"), "{e}");
 }
+
+/// A build job runs `make -j` of the cores Slurm granted it, not of every core it can see.
+#[test]
+fn make_jobs_are_what_slurm_granted() {
+    assert_eq!(jobs_of(Some("4"), 64), 4);
+    assert_eq!(jobs_of(None, 64), 64);
+    assert_eq!(jobs_of(Some("0"), 8), 8);
+    assert_eq!(jobs_of(Some("many"), 8), 8);
+    assert_eq!(jobs_of(None, 0), 1);
+}

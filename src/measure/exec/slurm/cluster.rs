@@ -26,6 +26,8 @@ pub struct Job {
     /// (a shared filesystem that stopped answering) must not hold its node until the
     /// partition's MaxTime.
     pub time_limit: std::time::Duration,
+    /// Cores it asks for (`--cpus-per-task`); `None`: Slurm's default.
+    pub cpus: Option<usize>,
 }
 
 impl Job {
@@ -63,6 +65,9 @@ pub fn sbatch(
         .arg(format!("--time={minutes}"))
         .arg("-o")
         .arg(&script.log);
+    if let Some(c) = script.cpus {
+        cmd.arg(format!("--cpus-per-task={c}"));
+    }
     if let Placing::Exclusive(node) = at {
         cmd.arg("--exclusive");
         if let Some(n) = node {
@@ -208,6 +213,19 @@ pub fn partitions() -> Result<Vec<String>> {
         .map(|l| l.trim().trim_end_matches('*').to_string())
         .filter(|l| !l.is_empty())
         .collect())
+}
+
+/// The cores of the partition's smallest node (`sinfo %c`), when Slurm says.
+pub fn cpus(partition: &str) -> Option<usize> {
+    let out = Command::new("sinfo")
+        .args(["-h", "-p", partition, "-o", "%c"])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().trim_end_matches('+').parse::<usize>().ok())
+        .filter(|&c| c > 0)
+        .min()
 }
 
 /// The nodes of a partition, one name each.

@@ -33,6 +33,10 @@ pub struct SlurmConfig {
     /// Seconds a build job may run (`--time`): a cold OpenSSL build on one core takes
     /// 20–40 minutes.
     pub build_time_limit: u64,
+    /// Cores a build job asks for (`--cpus-per-task`) and runs `make -j` of. Default: those of
+    /// the build partition's smallest node (at 07d6d4e a job asked for Slurm's default, one
+    /// core, and ran `make -j` of every core of the node).
+    pub build_cpus: Option<usize>,
 }
 
 impl Default for SlurmConfig {
@@ -53,6 +57,7 @@ impl Default for SlurmConfig {
             prefetch: None,
             pending_limit: 300,
             build_time_limit: 3 * 3600,
+            build_cpus: None,
         }
     }
 }

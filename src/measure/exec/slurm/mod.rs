@@ -86,6 +86,8 @@ pub struct Slurm<'a> {
     prefetch: bool,
     /// The nodes of the measurement partition.
     measure_nodes: Vec<String>,
+    /// Cores a build job asks for and builds with ([`SlurmConfig::build_cpus`]).
+    build_cpus: usize,
     /// Measurement jobs of this run queued or running, as of the last look at the queue and
     /// the submissions since.
     measuring: usize,
@@ -180,7 +182,11 @@ impl<'a> Slurm<'a> {
         ));
         fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let cfg_measure = cfg.measure_partition.clone();
+        let build_cpus = (cfg.build_cpus)
+            .or_else(|| cluster::cpus(&cfg.build_partition))
+            .unwrap_or(1);
         let s = Slurm {
+            build_cpus,
             cache,
             repo,
             opts,
@@ -228,6 +234,7 @@ impl<'a> Slurm<'a> {
                 env: Vec::new(),
                 log: self.dir.join(format!("probe-{p}.out")),
                 time_limit: Duration::from_secs(300),
+                cpus: None,
             };
             let id = cluster::sbatch(
                 "perfbisect-probe",
@@ -326,6 +333,8 @@ impl<'a> Slurm<'a> {
             )],
             log: log.clone(),
             time_limit: Duration::from_secs(self.cfg.build_time_limit),
+            // Slurm sets SLURM_CPUS_PER_TASK, which the build's `make -j` follows.
+            cpus: Some(self.build_cpus),
         };
         let record = JobRecord {
             id: String::new(),
@@ -370,6 +379,7 @@ impl<'a> Slurm<'a> {
             env: Vec::new(),
             log: log.clone(),
             time_limit: block_time_limit(&block),
+            cpus: None,
         };
         let host = t
             .block
