@@ -31,10 +31,11 @@
 //! (its own routing and confirmations, see [`bisect`]); the clock gets the other half, whose
 //! confirmation quarter confirms the located change points as a search's confirmations are
 //! levelled, and whose routing quarter pays for the ends' comparison and the stretches'
-//! searches (Bonferroni over the stretches) or, when the counts did not move, the clock's own
-//! search. A false culprit needs a false count location and a false clock confirmation, or a
-//! false call of a clock search at a quarter of the run's alpha. At 07d6d4e each part had the
-//! whole alpha: up to about three times it in all.
+//! searches (Bonferroni over the stretches); when the counts did not move nothing is confirmed
+//! on the clock, and its own search of the range gets the clock's half after the ends'
+//! comparison. A false culprit needs a false count location and a false clock confirmation, or
+//! a false call of a clock search within the clock's share. At 07d6d4e each part had the whole
+//! alpha: up to about three times it in all.
 
 use crate::analysis::bisect::{
     self, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult, Spent, Step,
