@@ -68,11 +68,6 @@ impl SimStep {
         self.count_effect.unwrap_or(self.effect)
     }
 
-    /// The clock sees it and the count does not.
-    pub fn time_only(&self) -> bool {
-        self.count() == 0.0 && self.effect != 0.0
-    }
-
     /// The count sees it and the clock does not: no time change, nothing to find.
     pub fn count_only(&self) -> bool {
         self.effect == 0.0 && self.count() != 0.0
@@ -554,10 +549,8 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
     m.count_steps = placed.count_factors.clone();
     let r = run_trial(sc, &mut m);
     let exhausted = m.exhausted();
-    let Ok(r) = r
-        .map_err(|_| ())
-        .and_then(|r| if exhausted { Err(()) } else { Ok(r) })
-    else {
+    // A search that ran out of its trace is scored as failed, like one that erred.
+    let (Ok(r), false) = (r, exhausted) else {
         return Ok(Score {
             error: true,
             exhausted,
