@@ -57,9 +57,9 @@ enum Command {
     Cache(cli::cache::CacheCmd),
     /// List the benchmark kernels, their arguments and defaults
     Kernels(cli::kernels::KernelsArgs),
-    /// One block of samples of a fleet's measurement job (used by perfbisect itself)
-    #[command(name = "__block", hide = true)]
-    Block(cli::exec::BlockArgs),
+    /// A fleet's measurement lane: the blocks of samples handed to it (used by perfbisect itself)
+    #[command(name = "__lane", hide = true)]
+    Lane(cli::exec::LaneArgs),
 }
 
 // The sampling child's own command line (`__sample`, used by perfbisect itself). Parsed apart
@@ -149,7 +149,7 @@ fn main() -> ExitCode {
         Command::Plan(a) => cli::plan::run(&cli.global, a),
         Command::Recipes => cli::recipes::run(),
         Command::Cache(a) => cli::cache::run(&cli.global, a),
-        Command::Block(a) => cli::exec::block_job(&cli.global, a),
+        Command::Lane(a) => cli::exec::lane_job(&cli.global, a),
     };
     match result {
         Ok(exit) => exit.into(),

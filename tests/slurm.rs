@@ -9,13 +9,13 @@
 
 use crate::common;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use common::{assert_usage_error, fake_openssl_repo, perfbisect, stderr, stdout, test_kernels};
-use perfbisect::measure::exec::slurm::{JobRecord, JOBS_FILE};
+use perfbisect::measure::exec::slurm::{BlockRecord, JobRecord, BLOCKS_FILE, JOBS_FILE};
 use perfbisect::measure::exec::ExecutorKind;
 use perfbisect::report::bisect::BisectReport;
 use perfbisect::report::scan::ScanReport;
@@ -107,14 +107,32 @@ fn slurm_flags(work: &Path) -> Vec<String> {
 
 /// The jobs the executor submitted, from every run directory of the cache.
 fn submitted(cache: &Path) -> Vec<JobRecord> {
+    records_in(cache, JOBS_FILE)
+}
+
+/// The blocks the executor handed to its lanes' jobs, from every run directory of the cache.
+fn handed(cache: &Path) -> Vec<BlockRecord> {
+    records_in(cache, BLOCKS_FILE)
+}
+
+fn records_in<T: serde::de::DeserializeOwned>(cache: &Path, file: &str) -> Vec<T> {
     let mut v = Vec::new();
-    for run in std::fs::read_dir(cache.join("jobs")).unwrap().flatten() {
-        let Ok(text) = std::fs::read_to_string(run.path().join(JOBS_FILE)) else {
+    let Ok(runs) = std::fs::read_dir(cache.join("jobs")) else {
+        return v;
+    };
+    for run in runs.flatten() {
+        let Ok(text) = std::fs::read_to_string(run.path().join(file)) else {
             continue;
         };
         v.extend(text.lines().map(|l| serde_json::from_str(l).unwrap()));
     }
     v
+}
+
+/// The samples a handed block's answers file holds.
+fn answered_in(b: &BlockRecord) -> usize {
+    let t = std::fs::read_to_string(Path::new(&b.dir).join("answers.jsonl")).unwrap_or_default();
+    t.lines().filter(|l| l.contains("\"sampled\"")).count()
 }
 
 /// Slurm's own records: job id → (name, state, partition). A restarted controller may hand an
@@ -165,22 +183,17 @@ fn records_of(jobs: &[JobRecord]) -> HashMap<String, Vec<(String, String, String
     }
 }
 
-/// Cancels the first measurement job of `cache` once it has answered a sample: a job lost
-/// mid-way. Returns its id.
+/// Cancels the lane job sampling the first block of `cache` once it has answered a sample: a
+/// job lost mid-way. Returns its id.
 fn cancel_first_block_midway(cache: PathBuf) -> std::thread::JoinHandle<Option<String>> {
     std::thread::spawn(move || {
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(120) {
-            let blocks: Vec<JobRecord> = submitted_or_none(&cache)
-                .into_iter()
-                .filter(|j| j.partition == "measure")
-                .collect();
-            if let Some(j) = blocks.first() {
-                let answers = Path::new(&j.what).join("answers.jsonl");
-                if std::fs::read_to_string(&answers).is_ok_and(|t| t.lines().count() >= 1) {
-                    let o = Command::new("scancel").arg(&j.id).output().unwrap();
+            if let Some(b) = handed(&cache).first() {
+                if answered_in(b) >= 1 {
+                    let o = Command::new("scancel").arg(&b.job).output().unwrap();
                     assert!(o.status.success(), "{}", stderr(&o));
-                    return Some(j.id.clone());
+                    return Some(b.job.clone());
                 }
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -234,7 +247,7 @@ fn bisect_and_scan_through_slurm_answer_as_the_local_executor_does() {
     assert_eq!(slurm.placement.hosts, vec![hostname()]);
     assert_eq!(local.placement.executor, ExecutorKind::Local);
 
-    // Every build the bisect used was made by a Slurm build job, every sample by a block job,
+    // Every build the bisect used was made by a Slurm build job, every sample by a lane job,
     // and Slurm recorded each.
     let jobs = submitted(&cache);
     let records = records_of(&jobs);
@@ -253,39 +266,32 @@ fn bisect_and_scan_through_slurm_answer_as_the_local_executor_does() {
         build_jobs > slurm.builds.len(),
         "{build_jobs} build jobs: {jobs:?}"
     );
-    let blocks: Vec<&JobRecord> = jobs.iter().filter(|j| j.partition == "measure").collect();
-    let answered: usize = blocks
-        .iter()
-        .map(|j| {
-            let t = std::fs::read_to_string(Path::new(&j.what).join("answers.jsonl")).unwrap();
-            t.lines().filter(|l| l.contains("\"sampled\"")).count()
-        })
-        .sum();
-    assert_eq!(answered, slurm.samples_taken_now, "{jobs:?}");
+    let lane_jobs: Vec<&JobRecord> = jobs.iter().filter(|j| j.partition == "measure").collect();
+    let blocks = handed(&cache);
+    let answered: usize = blocks.iter().map(answered_in).sum();
+    assert_eq!(answered, slurm.samples_taken_now, "{blocks:?}");
 
-    // The cancelled job: Slurm says so, and its block was submitted again and finished.
+    // The cancelled job: Slurm says so, and its block was handed again to the lane's next
+    // job, which finished it.
     let cancelled = cancelled.expect("no measurement job was seen running");
-    let lost = blocks.iter().find(|j| j.id == cancelled).unwrap();
+    let lost = lane_jobs.iter().find(|j| j.id == cancelled).unwrap();
     assert_eq!(record(&records, lost).0, "CANCELLED");
-    let block_dir = Path::new(&lost.what).parent().unwrap();
+    let cut = blocks.iter().find(|b| b.job == cancelled).unwrap();
     let again = blocks
         .iter()
-        .find(|j| j.attempt == 2 && Path::new(&j.what).parent() == Some(block_dir))
-        .unwrap_or_else(|| panic!("the cancelled block was not submitted again: {jobs:?}"));
+        .find(|b| b.attempt == 2 && b.block == cut.block)
+        .unwrap_or_else(|| panic!("the cancelled block was not handed again: {blocks:?}"));
+    let next = lane_jobs.iter().find(|j| j.id == again.job).unwrap();
     assert_eq!(
-        record(&records, again),
+        record(&records, next),
         ("COMPLETED".into(), "measure".into())
     );
-    for j in &blocks {
+    for j in &lane_jobs {
         let (state, partition) = record(&records, j);
         assert_eq!(partition, "measure");
         assert!(state == "COMPLETED" || j.id == cancelled, "{j:?}: {state}");
     }
-    assert!(
-        stderr(&o).contains("ended before it was done"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(stderr(&o).contains("ended before"), "{}", stderr(&o));
 
     // A scan: its grid's builds are one wave of jobs; the same change as the local scan.
     let local = search(&d.path().join("local"), &repo, "scan", &[]);
@@ -416,18 +422,19 @@ fn a_scan_through_slurm_searches_its_intervals_side_by_side() {
     let cache = d.path().join("slurm");
     let jobs = submitted(&cache);
     let records = records_of(&jobs);
-    let mut lane_blocks = Vec::new();
     for j in jobs.iter().filter(|j| j.partition == "measure") {
         assert_eq!(record(&records, j), ("COMPLETED".into(), "measure".into()));
-        let text = std::fs::read_to_string(Path::new(&j.what).join("block.json")).unwrap();
-        let block: serde_json::Value = serde_json::from_str(&text).unwrap();
-        if block["own_node"] == true {
-            lane_blocks.push((j, block));
-        }
     }
+    let lane_blocks: Vec<(BlockRecord, serde_json::Value)> = (handed(&cache).into_iter())
+        .filter(|b| b.lane.is_some())
+        .map(|b| {
+            let v = block_of(&b);
+            (b, v)
+        })
+        .collect();
     assert!(
-        lane_blocks.iter().any(|(j, _)| j.alongside >= 1),
-        "no lane's block was submitted beside another: {jobs:#?}"
+        lane_blocks.iter().any(|(b, _)| b.alongside >= 1),
+        "no lane's block was handed beside another: {lane_blocks:#?}"
     );
     let in_span = |b: &serde_json::Value, span: std::ops::RangeInclusive<usize>| {
         let runs = b["runs"].as_array().unwrap();
@@ -443,9 +450,9 @@ fn a_scan_through_slurm_searches_its_intervals_side_by_side() {
     assert!(lane_blocks.iter().any(|(_, b)| in_span(b, 8..=12)));
 }
 
-/// A measurement job's block, as the executor wrote it for the job.
-fn block_of(job: &JobRecord) -> serde_json::Value {
-    let text = std::fs::read_to_string(Path::new(&job.what).join("block.json")).unwrap();
+/// A handed block, as the executor wrote it for its lane's job.
+fn block_of(b: &BlockRecord) -> serde_json::Value {
+    let text = std::fs::read_to_string(Path::new(&b.dir).join("block.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
@@ -502,12 +509,10 @@ fn a_bisect_through_slurm_probes_a_wave_of_commits_side_by_side() {
     let cache = d.path().join("slurm");
     let jobs = submitted(&cache);
     let records = records_of(&jobs);
-    let lane_blocks: Vec<(&JobRecord, Vec<usize>)> = jobs
-        .iter()
-        .filter(|j| j.partition == "measure")
-        .map(|j| (j, block_of(j)))
-        .filter(|(_, b)| b["own_node"] == true)
-        .map(|(j, b)| (j, block_commits(&b, &ids)))
+    let blocks = handed(&cache);
+    let lane_blocks: Vec<(&BlockRecord, Vec<usize>)> = (blocks.iter())
+        .filter(|b| b.lane.is_some())
+        .map(|b| (b, block_commits(&block_of(b), &ids)))
         .collect();
     // A lane's later looks ask for the same three commits again.
     let mut waves: Vec<&Vec<usize>> = Vec::new();
@@ -529,21 +534,14 @@ fn a_bisect_through_slurm_probes_a_wave_of_commits_side_by_side() {
     let alongside: Vec<usize> = lane_blocks
         .iter()
         .take(3)
-        .map(|(j, _)| j.alongside)
+        .map(|(b, _)| b.alongside)
         .collect();
-    assert_eq!(alongside, [0, 1, 2], "{jobs:#?}");
-    for (j, _) in &lane_blocks {
+    assert_eq!(alongside, [0, 1, 2], "{blocks:#?}");
+    for j in jobs.iter().filter(|j| j.partition == "measure") {
         assert_eq!(record(&records, j), ("COMPLETED".into(), "measure".into()));
     }
     // The report counts every lane's samples, as the jobs answered them.
-    let answered: usize = jobs
-        .iter()
-        .filter(|j| j.partition == "measure")
-        .map(|j| {
-            let t = std::fs::read_to_string(Path::new(&j.what).join("answers.jsonl")).unwrap();
-            t.lines().filter(|l| l.contains("\"sampled\"")).count()
-        })
-        .sum();
+    let answered: usize = blocks.iter().map(answered_in).sum();
     assert_eq!(answered, wide.samples_taken_now);
     assert_eq!(wide.samples, wide.samples_taken_now);
 
@@ -582,6 +580,11 @@ fn slurm_that_cannot_serve_the_run_is_one_line_and_exit_2() {
     refused("bisect", "max_job = 3", "unknown field `max_job`");
     refused("scan", "lanes = 0", "lanes must be at least 1");
     refused("bisect", "build_cpus = 0", "build_cpus must be at least 1");
+    refused(
+        "scan",
+        "lane_time_limit = 0",
+        "lane_time_limit must be at least 1",
+    );
 }
 
 /// The configuration of the three-node cluster (`scripts/slurm-up --nodes 3`).
@@ -643,9 +646,9 @@ fn node_scan(cache: &Path, repo: &Path, flags: &[String]) -> Command {
 }
 
 /// A scan with two lanes on a real cluster of three nodes (slurmd each in a network namespace of
-/// its own, named n1..n3): the lanes' blocks go to two different nodes side by side, each lane
-/// stays on the node its first block ran on (named by Slurm's NodeName), and the scan names the
-/// two changes.
+/// its own, named n1..n3): each lane's search is one job that holds its node for every block
+/// of the search, the two on two different nodes side by side (named by Slurm's NodeName), and
+/// the scan names the two changes. Before, each block was a job of its own, queued anew.
 #[test]
 fn a_scan_through_three_nodes_keeps_each_lane_on_a_node_of_its_own() {
     let nodes = require_nodes();
@@ -655,37 +658,37 @@ fn a_scan_through_three_nodes_keeps_each_lane_on_a_node_of_its_own() {
     let cache = d.path().join("cache");
     let o = node_scan(&cache, &repo, &flags).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let r: ScanReport = serde_json::from_slice(&o.stdout).unwrap();
-    let confirmed: Vec<String> = (r.changes.iter().filter(|c| c.point.confirmed))
-        .map(|c| c.point.info.commit.clone())
-        .collect();
     assert_eq!(
-        confirmed,
+        confirmed(&o),
         vec![ids[2].clone(), ids[10].clone()],
         "{}",
         stderr(&o)
     );
 
     let jobs = submitted(&cache);
-    let lanes: Vec<(&JobRecord, serde_json::Value)> = (jobs.iter())
-        .filter(|j| j.partition == "measure")
-        .map(|j| (j, block_of(j)))
-        .filter(|(_, b)| b["own_node"] == true)
-        .collect();
-    let records: Vec<&JobRecord> = lanes.iter().map(|(j, _)| *j).collect();
-    let ran = nodes_of(&records);
-    let mut used = std::collections::BTreeSet::new();
-    for (j, b) in &lanes {
+    let lane_jobs: Vec<&JobRecord> = jobs.iter().filter(|j| j.partition == "measure").collect();
+    let ran = nodes_of(&lane_jobs);
+    let mut per_lane: HashMap<usize, (BTreeSet<String>, BTreeSet<String>)> = HashMap::new();
+    for b in handed(&cache).iter().filter(|b| b.lane.is_some()) {
         let node = ran
-            .get(&j.id)
-            .unwrap_or_else(|| panic!("no record of {j:?}"));
+            .get(&b.job)
+            .unwrap_or_else(|| panic!("no record of {b:?}"));
         assert!(nodes.contains(node), "{node} is not one of {nodes:?}");
-        // A lane's later block is pinned to where its samples are: that node, by NodeName.
-        if let Some(host) = b["host"].as_str() {
-            assert_eq!(host, node, "{j:?}");
+        // The samples a lane's block continues from were taken on its node, by NodeName.
+        if let Some(host) = block_of(b)["host"].as_str() {
+            assert_eq!(host, node, "{b:?}");
         }
-        used.insert(node.clone());
+        let (jobs, nodes) = per_lane.entry(b.lane.unwrap()).or_default();
+        jobs.insert(b.job.clone());
+        nodes.insert(node.clone());
     }
+    assert!(per_lane.len() >= 2, "{per_lane:?}");
+    for (lane, (jobs, nodes)) in &per_lane {
+        assert_eq!(jobs.len(), 1, "lane {lane} took several jobs: {jobs:?}");
+        assert_eq!(nodes.len(), 1, "lane {lane} on several nodes: {nodes:?}");
+    }
+    let used: BTreeSet<&String> = per_lane.values().flat_map(|(_, n)| n).collect();
+    assert!(used.len() >= 2, "the two lanes shared one node: {used:?}");
     // Every job carried a time limit derived from what it does (none is UNLIMITED), and
     // none ran again under its id after a failure (--no-requeue).
     let all: Vec<&JobRecord> = jobs.iter().collect();
@@ -693,10 +696,6 @@ fn a_scan_through_three_nodes_keeps_each_lane_on_a_node_of_its_own() {
     let limits = jobcomp_now(&all, "TimeLimit");
     assert_eq!(limits.len(), all.len(), "{limits:?}");
     assert!(limits.values().all(|t| t != "UNLIMITED"), "{limits:?}");
-    assert!(
-        used.len() >= 2,
-        "the two lanes shared one node: {used:?} {jobs:#?}"
-    );
     // A build job asked for the cores of a build node (2 here), which its make uses; at
     // daa1ec0 it asked for Slurm's default, one, and ran make -j of every core it saw.
     let builds: Vec<&JobRecord> = jobs.iter().filter(|j| j.partition == "build").collect();
@@ -704,6 +703,25 @@ fn a_scan_through_three_nodes_keeps_each_lane_on_a_node_of_its_own() {
     let cpus = jobcomp_now(&builds, "ProcCnt");
     assert_eq!(cpus.len(), builds.len(), "{cpus:?}");
     assert!(cpus.values().all(|c| c == "2"), "{cpus:?}");
+}
+
+/// A scan of `two_steps` on the three-node cluster with two lanes: its repository, commits,
+/// flags and cache, with `extra` added to its `[slurm]` table.
+fn node_run(dir: &Path, extra: &str) -> (PathBuf, Vec<String>, Vec<String>, PathBuf) {
+    let (repo, ids) = two_steps(dir);
+    let flags = lanes_flags(dir, 2);
+    let toml = dir.join("slurm.toml");
+    let text = std::fs::read_to_string(&toml).unwrap() + extra;
+    std::fs::write(&toml, text).unwrap();
+    (repo, ids, flags, dir.join("cache"))
+}
+
+/// The changes a scan's JSON report confirmed.
+fn confirmed(o: &Output) -> Vec<String> {
+    let r: ScanReport = serde_json::from_slice(&o.stdout).unwrap();
+    (r.changes.iter().filter(|c| c.point.confirmed))
+        .map(|c| c.point.info.commit.clone())
+        .collect()
 }
 
 /// Resumes a drained node when dropped, whatever the test did: the node cluster is shared.
@@ -718,45 +736,41 @@ impl Drop for Drained {
     }
 }
 
-/// A lane's node drained mid-scan (an admin takes it out): the lane's next block, sent to that
-/// node, waits for a node that will not come back; within `pending_limit` the run stops with
-/// one line naming the job, the node and Slurm's reason, and cancels its jobs. At 07d6d4e the
-/// block stayed PENDING (ReqNodeNotAvail) forever, with no message.
+/// The node job `id` runs on, if the node cluster's queue says it runs.
+fn running_on(id: &str) -> Option<String> {
+    let o = Command::new("squeue")
+        .env("SLURM_CONF", NODES_CONF)
+        .args(["-h", "-t", "running", "-o", "%N", "-j", id])
+        .output()
+        .ok()?;
+    let node = stdout(&o).trim().to_string();
+    (!node.is_empty()).then_some(node)
+}
+
+/// A lane's node drained mid-scan (an admin takes it out), with lane jobs short enough
+/// (`lane_time_limit = 1`) that the lane needs a new job for its next block: that job, sent to
+/// the lane's node, waits for a node that will not come back; within `pending_limit` it is
+/// cancelled and the lane goes on on another node, sampling its block's subjects afresh there,
+/// and the scan names both changes. At 07d6d4e the block stayed PENDING (ReqNodeNotAvail)
+/// forever; at 57e29c4 the run stopped.
 #[test]
-fn a_drained_node_stops_the_run_with_one_line_within_the_limit() {
+fn a_lane_whose_node_is_drained_goes_on_afresh_on_another() {
     let nodes = require_nodes();
     let d = tempfile::tempdir().unwrap();
-    let (repo, _) = two_steps(d.path());
-    let flags = lanes_flags(d.path(), 2);
-    let toml = d.path().join("slurm.toml");
-    let text = std::fs::read_to_string(&toml).unwrap() + "pending_limit = 5\n";
-    std::fs::write(&toml, text).unwrap();
-    let cache = d.path().join("cache");
-    let mut child = piped(node_scan(&cache, &repo, &flags));
-    // The first lane block that ran: drain its node.
+    let (repo, ids, flags, cache) = node_run(d.path(), "pending_limit = 5\nlane_time_limit = 1\n");
+    let child = piped(node_scan(&cache, &repo, &flags));
+    // The first lane job seen running with a sample answered: drain its node.
     let started = Instant::now();
-    let drained = loop {
+    let (drained, lane) = loop {
         assert!(
             started.elapsed() < Duration::from_secs(120),
             "no lane block ran"
         );
-        if let Some(status) = child.try_wait().unwrap() {
-            let o = child.wait_with_output().unwrap();
-            panic!(
-                "the scan ended ({status}) before a lane block ran: {}",
-                stderr(&o)
-            );
-        }
-        let jobs = submitted_or_none(&cache);
-        let lane: Vec<&JobRecord> = (jobs.iter())
-            .filter(|j| j.partition == "measure" && block_of(j)["own_node"] == true)
-            .collect();
-        let ran = if lane.is_empty() {
-            HashMap::new()
-        } else {
-            jobcomp_now(&lane, "NodeList")
-        };
-        if let Some(node) = ran.values().next() {
+        let blocks = handed(&cache);
+        let running = (blocks.iter())
+            .filter(|b| b.lane.is_some() && answered_in(b) >= 1)
+            .find_map(|b| running_on(&b.job).map(|n| (n, b.lane)));
+        if let Some((node, lane)) = running {
             let o = Command::new("scontrol")
                 .env("SLURM_CONF", NODES_CONF)
                 .args([
@@ -768,31 +782,70 @@ fn a_drained_node_stops_the_run_with_one_line_within_the_limit() {
                 .output()
                 .unwrap();
             assert!(o.status.success(), "{}", stderr(&o));
-            break Drained(node.clone());
+            break (Drained(node), lane);
         }
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(nodes.contains(&drained.0));
     let o = child.wait_with_output().unwrap();
     let err = stderr(&o);
-    assert!(
-        !o.status.success(),
-        "the scan went on past a drained node: {err}"
+    assert!(o.status.success(), "{:?}: {err}", o.status);
+    assert_eq!(
+        confirmed(&o),
+        vec![ids[2].clone(), ids[10].clone()],
+        "{err}"
     );
+    assert!(
+        err.contains("waited")
+            && err.contains(&format!("for node {}", drained.0))
+            && err.contains("the lane goes on on another node"),
+        "{err}"
+    );
+    // The lane's blocks after the move: on another node, each continuing from samples taken
+    // on the drained one and so sampled afresh (every run to its full count there).
+    let jobs = submitted(&cache);
+    let ran = nodes_of(&jobs.iter().collect::<Vec<_>>());
+    let moved: Vec<BlockRecord> = (handed(&cache).into_iter())
+        .filter(|b| b.lane == lane && answered_in(b) > 0)
+        .filter(|b| {
+            ran.get(&b.job)
+                .is_some_and(|n| *n != drained.0 && nodes.contains(n))
+        })
+        .collect();
+    assert!(!moved.is_empty(), "{err}");
+    let first = &moved[0];
+    let block = block_of(first);
+    assert_eq!(block["host"].as_str(), Some(drained.0.as_str()), "{block}");
+    let want: u64 = (block["runs"].as_array().unwrap().iter())
+        .map(|r| r["want"].as_u64().unwrap())
+        .sum();
+    assert_eq!(answered_in(first) as u64, want, "{block}");
+}
+
+/// A job that will never start by itself (held: `sbatch --hold`) stops the run within
+/// `pending_limit` with one line naming the job and Slurm's reason, and the run's jobs are
+/// cancelled. At 07d6d4e it waited forever, with no message.
+#[test]
+fn a_held_job_stops_the_run_with_one_line_within_the_limit() {
+    require_nodes();
+    let d = tempfile::tempdir().unwrap();
+    let hold = "pending_limit = 5\nsbatch_args = [\"--hold\"]\n";
+    let (repo, _, flags, cache) = node_run(d.path(), hold);
+    let started = Instant::now();
+    let o = node_scan(&cache, &repo, &flags).output().unwrap();
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(60), "{err}");
     let last = err
         .lines()
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("");
     assert!(
-        last.contains("Slurm job")
-            && last.contains(&format!("on node {}", drained.0))
-            && last.contains("will not clear")
-            && last.contains("ReqNodeNotAvail"),
+        last.contains("Slurm job") && last.contains("will not clear") && last.contains("JobHeld"),
         "{err}"
     );
-    // Nothing of the run is left in the queue once scancel has taken effect.
-    assert_no_job_left("a drained node");
+    assert_no_job_left("a held job");
 }
 
 /// A field of each of `jobs`' lines in the node cluster's jobcomp as it is now (no waiting):
@@ -846,18 +899,9 @@ fn signals_cancel_the_runs_jobs_before_exit() {
         let flags = lanes_flags(d.path(), 2);
         let cache = d.path().join("cache");
         let mut child = piped(node_scan(&cache, &repo, &flags));
-        let started = Instant::now();
-        while !submitted_or_none(&cache)
-            .iter()
-            .any(|j| j.partition == "measure")
-        {
-            assert!(
-                started.elapsed() < Duration::from_secs(120),
-                "no measurement job was submitted"
-            );
-            assert!(child.try_wait().unwrap().is_none(), "the scan ended first");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_until(&mut child, "a measurement job was submitted", || {
+            (submitted_or_none(&cache).iter()).any(|j| j.partition == "measure")
+        });
         for _ in 0..times {
             // SAFETY: kill has no memory effects.
             assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
@@ -876,4 +920,118 @@ fn assert_no_job_left(after: &str) {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(perfbisect_jobs_queued(), None, "after {after}");
+}
+
+/// SIGHUP (a login session dropping) mid-scan, then the same command again: nothing of the
+/// first run is left in the queue, every sample its lanes answered before they were stopped is
+/// in the cache and used again (the second run takes only what the first did not), and the
+/// second run names both changes.
+#[test]
+fn sighup_mid_scan_then_the_same_command_loses_nothing() {
+    require_nodes();
+    let d = tempfile::tempdir().unwrap();
+    let (repo, ids, flags, cache) = node_run(d.path(), "");
+    let mut child = piped(node_scan(&cache, &repo, &flags));
+    wait_until(&mut child, "a lane answered", || {
+        (handed(&cache).iter()).any(|b| b.lane.is_some() && answered_in(b) >= 2)
+    });
+    // SAFETY: kill has no memory effects.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGHUP) }, 0);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(128 + libc::SIGHUP), "{}", stderr(&o));
+    assert_no_job_left("SIGHUP");
+    let answered: usize = handed(&cache).iter().map(answered_in).sum();
+    assert!(answered > 0);
+
+    let o = node_scan(&cache, &repo, &flags).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        confirmed(&o),
+        vec![ids[2].clone(), ids[10].clone()],
+        "{}",
+        stderr(&o)
+    );
+    let r: ScanReport = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        r.samples - r.samples_taken_now,
+        answered,
+        "the second run did not find every sample the first was answered: {}",
+        stderr(&o)
+    );
+    assert_no_job_left("the same command again");
+}
+
+/// A run killed where it could not cancel its jobs (SIGKILL) while its build jobs wait in the
+/// queue (`--begin`, so they are still there): the same command again takes those build jobs
+/// over instead of submitting its own (each recorded as adopted, and no second build job of
+/// the same commit), and names both changes; nothing is left in the queue after it.
+#[test]
+fn a_killed_runs_build_jobs_are_taken_over_by_the_same_command() {
+    require_nodes();
+    let d = tempfile::tempdir().unwrap();
+    let (repo, ids) = two_steps(d.path());
+    let flags = lanes_flags(d.path(), 2);
+    let toml = d.path().join("slurm.toml");
+    let plain = std::fs::read_to_string(&toml).unwrap();
+    let later = d.path().join("later.toml");
+    std::fs::write(&later, plain + "sbatch_args = [\"--begin=now+20\"]\n").unwrap();
+    let later_flags: Vec<String> = (flags.iter())
+        .map(|f| match f == &toml.display().to_string() {
+            true => later.display().to_string(),
+            false => f.clone(),
+        })
+        .collect();
+    let cache = d.path().join("cache");
+    let mut child = piped(node_scan(&cache, &repo, &later_flags));
+    wait_until(&mut child, "a build job was submitted", || {
+        (submitted_or_none(&cache).iter()).any(|j| j.partition == "build")
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let first: Vec<JobRecord> = submitted(&cache);
+    let waiting: Vec<&JobRecord> = first.iter().filter(|j| j.partition == "build").collect();
+    assert!(
+        perfbisect_jobs_queued().is_some(),
+        "the killed run left nothing queued"
+    );
+
+    let o = node_scan(&cache, &repo, &flags).output().unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(
+        confirmed(&o),
+        vec![ids[2].clone(), ids[10].clone()],
+        "{err}"
+    );
+    let all = submitted(&cache);
+    let second: Vec<&JobRecord> = (all.iter())
+        .filter(|j| !first.iter().any(|f| f.id == j.id && !j.adopted))
+        .collect();
+    for w in &waiting {
+        assert!(
+            second.iter().any(|j| j.adopted && j.id == w.id),
+            "{w:?} was not taken over: {err}"
+        );
+        let again = (second.iter()).filter(|j| !j.adopted && j.what == w.what);
+        assert_eq!(again.count(), 0, "{w:?} was built again: {err}");
+    }
+    assert!(err.contains("taken over"), "{err}");
+    assert_no_job_left("the same command after SIGKILL");
+}
+
+/// Waits (two minutes at most) until `done` says `what` happened while `child` still runs.
+fn wait_until(child: &mut std::process::Child, what: &str, done: impl Fn() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "not within 2 minutes: {what}"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the scan ended before {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

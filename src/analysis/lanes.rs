@@ -140,6 +140,7 @@ impl Coordinator<'_> {
             }
             Ask::Done(r) => {
                 let (lane, _) = self.replies.remove(&id).expect("a running lane");
+                self.m.lane_done(id)?;
                 return Ok(Some((lane, (*r)?)));
             }
             Ask::Decided(s) => {

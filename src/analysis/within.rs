@@ -97,6 +97,9 @@ impl Measurer for Tracker<'_> {
         self.lane_wants.insert(lane, wants.to_vec());
         Ok(())
     }
+    fn lane_done(&mut self, lane: usize) -> Result<()> {
+        self.m.lane_done(lane)
+    }
     fn next_lane(&mut self) -> Result<(usize, SeriesProbes)> {
         let (lane, probes) = self.m.next_lane()?;
         let wants = self.lane_wants.remove(&lane).unwrap_or_default();

@@ -19,19 +19,19 @@ use crate::measure::exec::{node, Executor, ExecutorKind};
 /// Options of the executor.
 #[derive(Args, Clone, Debug)]
 pub struct ExecArgs {
-    /// Where builds and measurements run: this machine, or every build and every block of
-    /// samples as a job of a Slurm cluster that shares the cache's filesystem
+    /// Where builds and measurements run: this machine, or every build and every search's
+    /// samples as jobs of a Slurm cluster that shares the cache's filesystem
     #[arg(long, value_enum, default_value_t = ExecutorKind::Local)]
     pub executor: ExecutorKind,
     /// A TOML file whose [slurm] table sets build_partition, measure_partition, max_jobs,
-    /// lanes, sbatch_args, job_retries, work_dir, prefetch, pending_limit, build_time_limit and
-    /// build_cpus (flags win over it)
+    /// lanes, sbatch_args, job_retries, work_dir, prefetch, pending_limit, build_time_limit,
+    /// build_cpus and lane_time_limit (flags win over it)
     #[arg(long, value_name = "FILE")]
     pub slurm_config: Option<PathBuf>,
     /// Slurm partition for builds [default: build]
     #[arg(long, value_name = "NAME")]
     pub slurm_build_partition: Option<String>,
-    /// Slurm partition for measurements, one exclusive node per block [default: measure]
+    /// Slurm partition for measurements, a node held exclusively per search [default: measure]
     #[arg(long, value_name = "NAME")]
     pub slurm_measure_partition: Option<String>,
     /// Slurm jobs queued or running at once [default: 16]
@@ -124,17 +124,23 @@ fn read_config(path: &Path) -> Result<SlurmConfig> {
     if f.slurm.build_cpus == Some(0) {
         bail!("{}: build_cpus must be at least 1", path.display());
     }
+    if f.slurm.lane_time_limit == 0 {
+        bail!(
+            "{}: lane_time_limit must be at least 1 (seconds)",
+            path.display()
+        );
+    }
     Ok(f.slurm)
 }
 
-/// `perfbisect __block DIR`: a measurement job's side (see measure::exec::node).
+/// `perfbisect __lane DIR`: a measurement lane's job (see measure::exec::node).
 #[derive(Args)]
-pub struct BlockArgs {
+pub struct LaneArgs {
     dir: PathBuf,
 }
 
-pub fn block_job(g: &Global, a: BlockArgs) -> Result<Exit> {
+pub fn lane_job(g: &Global, a: LaneArgs) -> Result<Exit> {
     let cache = Cache::open(g.cache.as_deref())?;
-    node::run_block(&cache, &a.dir)?;
+    node::run_lane(&cache, &a.dir)?;
     Ok(Exit::Done)
 }

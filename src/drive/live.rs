@@ -200,6 +200,10 @@ impl Measurer for Live<'_, '_> {
         self.sampled(wants, |s, subjects| Measurer::start_lane(s, lane, subjects))
     }
 
+    fn lane_done(&mut self, lane: usize) -> Result<()> {
+        Measurer::lane_done(&mut *self.session, lane)
+    }
+
     fn next_lane(&mut self) -> Result<(usize, SeriesProbes)> {
         let (lane, per_subject) = Measurer::next_lane(&mut *self.session)?;
         let probes: Vec<Probe> = per_subject.into_iter().flatten().collect();

@@ -522,6 +522,10 @@ impl Measurer for Session<'_> {
         self.start_lane_block(lane, &own)
     }
 
+    fn lane_done(&mut self, lane: usize) -> Result<()> {
+        self.exec.release(Some(lane))
+    }
+
     fn next_lane(&mut self) -> Result<(usize, SeriesProbes)> {
         let (lane, asked) = self.next_lane_block()?;
         Ok((lane, asked.iter().map(|&j| vec![self.probe(j)]).collect()))

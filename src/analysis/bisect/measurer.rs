@@ -83,6 +83,12 @@ pub trait Measurer {
         let _ = wants;
         bail!("this measurer samples for one search at a time, not for lane {lane}")
     }
+    /// Lane `lane`'s search is over: it will ask for no more samples (a measurer that holds a
+    /// node for it lets it go). Default: nothing held.
+    fn lane_done(&mut self, lane: usize) -> Result<()> {
+        let _ = lane;
+        Ok(())
+    }
     /// Waits until a lane's block in flight is done: that lane, and per commit it wanted one
     /// probe per series.
     fn next_lane(&mut self) -> Result<(usize, SeriesProbes)> {

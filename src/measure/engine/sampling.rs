@@ -86,7 +86,7 @@ impl Session<'_> {
         if missing == 0 {
             return Ok(None);
         }
-        block.own_node = lane.is_some();
+        block.lane = lane;
         let ticket = self.exec.submit(Wave {
             builds: Vec::new(),
             blocks: vec![block],
@@ -152,12 +152,15 @@ impl Session<'_> {
             Answer::WaveDone { ticket } => {
                 let f = self.blocks.remove(&ticket).expect("a block in flight");
                 let mut done = f.done;
+                // Where its last samples were taken: a block that had to go on on another node
+                // took every subject's samples afresh there.
+                let last = done.hosts.last().cloned();
                 done.hosts.sort();
                 done.seconds = f.started.elapsed().as_secs_f64();
                 // Blocks side by side may share round numbers: their subjects never meet in
                 // one test. A lane's next block starts after its last.
                 self.rounds = self.rounds.max(f.base + done.rounds);
-                self.answered(&f.subjects, done);
+                self.answered(&f.subjects, last.as_deref(), done);
                 if let Some(b) = f.bar {
                     b.finish_and_clear();
                 }
@@ -186,10 +189,11 @@ impl Session<'_> {
         merged
     }
 
-    /// A wave of `subjects` is answered: a subject's samples of another host are never pooled
-    /// with these (a resumed run whose node is gone, say), and the wave is told.
-    fn answered(&mut self, subjects: &[usize], done: WaveDone) {
-        if let [host] = &done.hosts[..] {
+    /// A wave of `subjects` is answered, its last samples on `host`: a subject's samples of
+    /// another host are never pooled with these (a resumed run whose node is gone, a lane
+    /// that went on on another node), and the wave is told.
+    fn answered(&mut self, subjects: &[usize], host: Option<&str>, done: WaveDone) {
+        if let Some(host) = host {
             for &i in subjects {
                 if let SubjectState::Ready(r) = &mut self.subjects[i].1 {
                     Self::keep_host(&mut r.samples, host);
@@ -237,6 +241,11 @@ impl Session<'_> {
     /// The block that brings each measurable (subject, n) to n samples, and the subject of
     /// each of its runs.
     fn block(&self, wants: &[(usize, usize)]) -> (Block, Vec<usize>) {
+        let measurable: Vec<usize> = wants.iter().map(|w| w.0).collect();
+        // The host the block should run on; a run holds the samples taken there (the others
+        // are set aside once the block is answered, see `answered`).
+        let host = self.host_of(&measurable);
+        let on_host = |s: &Sample| s.host.as_deref().is_none_or(|h| Some(h) == host.as_deref());
         let mut runs = Vec::new();
         let mut subjects = Vec::new();
         for &(i, want) in wants {
@@ -252,7 +261,7 @@ impl Session<'_> {
                 spec: subject.spec.clone(),
                 prefix: target.prefix.clone(),
                 threads: subject.threads,
-                have: r.samples.len(),
+                have: r.samples.iter().filter(|s| on_host(s)).count(),
                 want,
             });
             subjects.push(i);
@@ -263,12 +272,11 @@ impl Session<'_> {
             retries: self.retries,
             metric: self.metric,
         };
-        let host = self.host_of(&subjects);
         let block = Block {
             timing,
             runs,
             host,
-            own_node: false,
+            lane: None,
         };
         (block, subjects)
     }

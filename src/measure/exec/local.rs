@@ -84,6 +84,12 @@ impl<'a> Local<'a> {
         }
     }
 
+    /// Its samples name `host` as where they were taken (a node's Slurm name).
+    pub fn on_host(mut self, host: &str) -> Self {
+        self.host = host.to_string();
+        self
+    }
+
     /// Revisions are built from this repository with these options.
     pub fn with_repo(mut self, repo: &'a Repo, build: BuildOptions<'a>) -> Self {
         self.repo = Some((repo, build));

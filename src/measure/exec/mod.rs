@@ -114,11 +114,11 @@ pub struct Block {
     /// measures there when it can, so one test does not pool two machines' samples.
     #[serde(default)]
     pub host: Option<String>,
-    /// Its subjects are a search's own, apart from the run's other blocks (a lane's, see
-    /// [`crate::analysis::lanes`]): without a `host` it may start on any free node, not only
-    /// where the run's first block ran.
+    /// The search side by side whose subjects these are (see [`crate::analysis::lanes`]);
+    /// `None`: the run's own. An executor with several nodes samples each lane on a node of
+    /// its own, held for the lane's whole search.
     #[serde(default)]
-    pub own_node: bool,
+    pub lane: Option<usize>,
 }
 
 /// What the engine needs now: builds (of the probes it measures next, or ahead of them) and
@@ -188,6 +188,12 @@ pub trait Executor {
     /// beside the first doubles both their noise.
     fn lanes(&self) -> usize {
         1
+    }
+    /// The search `lane` (`None`: the run's own) will sample no more: an executor that holds
+    /// a node for it lets it go. Default: nothing held.
+    fn release(&mut self, lane: Option<usize>) -> Result<()> {
+        let _ = lane;
+        Ok(())
     }
     /// Hand a wave over; its answers come from [`Executor::next`].
     fn submit(&mut self, wave: Wave) -> Result<Ticket>;

@@ -1,11 +1,16 @@
-//! What a fleet node runs for a measurement job: one block, sampled by the local executor on
-//! this node, each answer appended to a file the submitting process reads as it grows. The
-//! file is the job's only output: a line is written whole or not at all, and the last line
-//! says the block is done (a job that ends without it was killed and is run again).
+//! What a fleet node runs for a measurement *lane*: one job that holds its node for one search
+//! (so every block of that search is sampled on one host, with no queue wait between blocks and
+//! no other job on the node in between) and samples each block the submitting process hands
+//! it, in order, with the local executor. A block is handed as a directory `block-N` whose
+//! `block.json` appears whole (written aside, then renamed); its answers are appended to a file
+//! there that the submitting process reads as it grows: a line is written whole or not at all,
+//! and the last line says the block is done (a block without it was cut short and is handed
+//! again). The lane ends when the run closes it, or when the run stopped answering.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -15,8 +20,16 @@ use crate::measure::exec::local::Local;
 use crate::measure::exec::{Answer, Block, Executor, Taken, Wave};
 use crate::measure::runner::SampleOutcome;
 
-/// The hidden subcommand a measurement job runs: `perfbisect __block DIR`.
-pub const HIDDEN_SUBCOMMAND: &str = "__block";
+/// The hidden subcommand a measurement job runs: `perfbisect __lane DIR`.
+pub const HIDDEN_SUBCOMMAND: &str = "__lane";
+
+/// Written by the run when the lane is done: the job ends and frees its node.
+pub const CLOSE_FILE: &str = "close";
+/// Touched by the run while it is alive (see [`ORPHANED`]).
+pub const ALIVE_FILE: &str = "alive";
+/// A lane whose run has not touched [`ALIVE_FILE`] for this long ends: its run was killed
+/// without cancelling it, and an idle lane must not hold a node until its time limit.
+pub const ORPHANED: Duration = Duration::from_secs(300);
 
 /// The block a job samples.
 pub const BLOCK_FILE: &str = "block.json";
@@ -38,28 +51,78 @@ pub enum Line {
     Done,
 }
 
-/// Writes `block` where a job will read it.
+/// The directory of a lane's `n`-th block (1 = the first).
+pub fn block_dir(lane: &Path, n: usize) -> PathBuf {
+    lane.join(format!("block-{n}"))
+}
+
+/// Hands `block` to the lane job reading `dir`: it appears whole or not at all.
 pub fn write_block(dir: &Path, block: &Block) -> Result<PathBuf> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let path = dir.join(BLOCK_FILE);
-    fs::write(&path, serde_json::to_vec(block)?)
-        .with_context(|| format!("writing {}", path.display()))?;
+    let aside = dir.join(format!("{BLOCK_FILE}.part"));
+    fs::write(&aside, serde_json::to_vec(block)?)
+        .with_context(|| format!("writing {}", aside.display()))?;
+    fs::rename(&aside, &path).with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
 }
 
-/// Samples the block in `dir` (the job's side).
-pub fn run_block(cache: &Cache, dir: &Path) -> Result<()> {
+/// This node's name as Slurm knows it (`SLURMD_NODENAME`, which on a cluster of FQDN hosts is
+/// not the kernel's hostname), else the hostname.
+pub fn node_name() -> String {
+    std::env::var("SLURMD_NODENAME")
+        .ok()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(crate::host::hostname)
+}
+
+/// The lane job's side: samples each block handed to `dir`, in order, until the run closes the
+/// lane or stops answering.
+pub fn run_lane(cache: &Cache, dir: &Path) -> Result<()> {
+    let node = node_name();
+    let mut next = 1;
+    loop {
+        crate::interrupt::check()?;
+        let block = block_dir(dir, next);
+        if block.join(BLOCK_FILE).exists() {
+            run_block(cache, &block, &node)?;
+            next += 1;
+            continue;
+        }
+        // Closed: every block handed before the close is sampled by now.
+        if dir.join(CLOSE_FILE).exists() || orphaned(dir) {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Whether the run has not shown it is alive for [`ORPHANED`], or its directory is gone (the
+/// run made the file before it submitted the job).
+fn orphaned(dir: &Path) -> bool {
+    let touched = fs::metadata(dir.join(ALIVE_FILE)).and_then(|m| m.modified());
+    let age = |t: SystemTime| SystemTime::now().duration_since(t).unwrap_or_default();
+    touched.map_or(true, |t| age(t) > ORPHANED)
+}
+
+/// Samples the block in `dir` on `node` (the job's side). Its runs' samples so far were taken on
+/// `block.host`: on another node every run starts afresh here, so that no test pools two
+/// machines' samples (the run sets the other host's aside once this block is answered).
+pub fn run_block(cache: &Cache, dir: &Path, node: &str) -> Result<()> {
     let path = dir.join(BLOCK_FILE);
     let text = fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    let block: Block =
+    let mut block: Block =
         serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
+    if block.host.as_deref().is_some_and(|h| h != node) {
+        block.runs.iter_mut().for_each(|r| r.have = 0);
+    }
     let out_path = dir.join(ANSWERS_FILE);
     let mut out = OpenOptions::new()
         .create(true)
         .append(true)
         .open(&out_path)
         .with_context(|| format!("opening {}", out_path.display()))?;
-    let mut local = Local::new(cache);
+    let mut local = Local::new(cache).on_host(node);
     local.submit(Wave {
         builds: Vec::new(),
         blocks: vec![block],

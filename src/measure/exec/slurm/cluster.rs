@@ -40,7 +40,7 @@ impl Job {
             .collect();
         let cmd = shell_words::join(&self.argv);
         // The first line of the log names the node (see node_of).
-        let head = "echo \"perfbisect job on $(hostname)\"";
+        let head = "echo \"perfbisect job on ${SLURMD_NODENAME:-$(hostname)}\"";
         match env.is_empty() {
             true => format!("{head}; exec {cmd}"),
             false => format!("{head}; export {}; exec {cmd}", env.join(" ")),
@@ -194,6 +194,27 @@ pub fn states_of(ids: &[String]) -> Result<HashMap<String, JobState>> {
         states.insert(id.trim().to_string(), state);
     }
     Ok(states)
+}
+
+/// This user's jobs in the queue (`squeue --me`): id, name and comment each.
+pub fn my_jobs() -> Result<Vec<(String, String, String)>> {
+    let out = Command::new("squeue")
+        .args(["--me", "-h", "-o", "%i|%j|%k"])
+        .output()
+        .context("cannot run squeue")?;
+    if !out.status.success() {
+        bail!(
+            "squeue failed: {}",
+            one_line(&String::from_utf8_lossy(&out.stderr))
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.splitn(3, '|').map(|f| f.trim().to_string());
+            Some((f.next()?, f.next()?, f.next()?))
+        })
+        .collect())
 }
 
 /// The partitions of the cluster (`sinfo`), or why Slurm cannot be asked.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct SlurmConfig {
     /// Where builds run.
     pub build_partition: String,
-    /// Where blocks are sampled, one node each, exclusively.
+    /// Where lanes sample, each on a node it holds exclusively.
     pub measure_partition: String,
     /// Jobs queued or running at once.
     pub max_jobs: usize,
@@ -37,6 +37,10 @@ pub struct SlurmConfig {
     /// the build partition's smallest node (at 07d6d4e a job asked for Slurm's default, one
     /// core, and ran `make -j` of every core of the node).
     pub build_cpus: Option<usize>,
+    /// Seconds a measurement lane's job may hold its node (`--time`; at least what its first
+    /// block may take). A block is handed only to a lane job with the time left to sample it;
+    /// otherwise the lane goes on in a new job, on the same node when it is free.
+    pub lane_time_limit: u64,
 }
 
 impl Default for SlurmConfig {
@@ -58,6 +62,7 @@ impl Default for SlurmConfig {
             pending_limit: 300,
             build_time_limit: 3 * 3600,
             build_cpus: None,
+            lane_time_limit: 3600,
         }
     }
 }
@@ -68,7 +73,7 @@ pub struct JobRecord {
     pub id: String,
     pub name: String,
     pub partition: String,
-    /// What it makes: the build's commit key, or the block's directory.
+    /// What it makes: the build's commit key, or the measurement lane's directory.
     pub what: String,
     /// 1 for the first try.
     pub attempt: usize,
@@ -76,7 +81,31 @@ pub struct JobRecord {
     /// keep several in flight).
     #[serde(default)]
     pub alongside: usize,
+    /// A stopped run's job this run took over (see `runs`), not one it submitted.
+    #[serde(default)]
+    pub adopted: bool,
 }
 
 /// The record of every job of a run (a test checks them against Slurm's own accounting).
 pub const JOBS_FILE: &str = "jobs.jsonl";
+
+/// One block handed to a measurement lane's job, as `blocks.jsonl` records it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BlockRecord {
+    /// The block's number in the run (1 = the first): a block handed again keeps it.
+    pub block: usize,
+    /// The block's directory (its `block.json` and `answers.jsonl`).
+    pub dir: String,
+    /// The lane job it was handed to.
+    pub job: String,
+    /// The search side by side it belongs to; `None`: the run's own.
+    pub lane: Option<usize>,
+    /// 1 for the first try; a block cut short is handed again, to the lane's next job.
+    pub attempt: usize,
+    /// This run's blocks handed and not yet answered when it was handed (lanes side by side
+    /// keep several in flight).
+    pub alongside: usize,
+}
+
+/// The record of every block of a run.
+pub const BLOCKS_FILE: &str = "blocks.jsonl";

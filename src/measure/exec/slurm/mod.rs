@@ -1,14 +1,18 @@
-//! The Slurm executor: every build and every block of samples is a Slurm job. Builds go to a
-//! build partition (any node, `make -j` of that node's cores, work trees on the node's own
-//! disk); blocks go to a measurement partition with the node to themselves (`--exclusive`), so
-//! nothing else runs beside a measurement and all samples of a block come from one host.
+//! The Slurm executor: every build is a Slurm job, and every search samples in a *lane*: one
+//! job on the measurement partition that holds a node to itself (`--exclusive`) for the
+//! search's whole life and samples each block the run hands it (see [`lanes`]). So nothing runs
+//! beside a measurement, all samples of a search come from one host, and a block pays no queue
+//! wait. Builds go to a build partition (any node, `make -j` of the cores Slurm granted, work
+//! trees on the node's own disk).
 //!
 //! The cache is the only channel: it lives on a filesystem every node sees. A build job runs
 //! `perfbisect build`, which publishes atomically under the build's lock; its answer is the
-//! entry it published. A block job streams its samples into an answers file (see
-//! [`node`](super::node)). A job that ends without its result — failed, cancelled, its node
-//! lost — is submitted again, up to `job_retries` times, continuing from the samples already
-//! answered. Dropping the executor (an error, Ctrl-C) cancels what is still queued or running.
+//! entry it published. A lane job streams each block's samples into an answers file (see
+//! [`node`](super::node)). A build job that ends without its build, or a lane job that ends
+//! before a block handed to it is done — failed, cancelled, its node lost — is tried again, up
+//! to `job_retries` times, the block continuing from the samples already answered; a lane that
+//! must go on on another node samples its block's subjects afresh there. Dropping the executor
+//! (an error, Ctrl-C) cancels what is still queued or running.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs;
@@ -19,8 +23,11 @@ use anyhow::{bail, Context, Result};
 
 mod cluster;
 mod config;
+mod lanes;
+mod runs;
 
-pub use config::{JobRecord, SlurmConfig, JOBS_FILE};
+pub use config::{BlockRecord, JobRecord, SlurmConfig, BLOCKS_FILE, JOBS_FILE};
+use lanes::{LaneJob, LaneKey};
 
 use cluster::{ended, node_of, nodes, partitions, states_of, Job, JobState, Placing};
 
@@ -50,15 +57,21 @@ struct BuildTask {
 }
 
 struct BlockTask {
-    dir: PathBuf,
+    /// Its number in the run.
+    number: usize,
     block: Block,
     /// Per run the samples answered so far, `None` once it cannot be measured.
     have: Vec<Option<usize>>,
+    /// The node `have`'s samples were taken on: on another, the block starts afresh.
+    host: Option<String>,
     /// Rounds of earlier attempts: a new attempt's rounds are numbered after them.
     rounds_before: usize,
     rounds_seen: usize,
     read: u64,
-    running: Option<Running>,
+    /// The lane job it is handed to, and its directory there.
+    handed: Option<(String, PathBuf)>,
+    /// Times it was handed to a lane job that ran.
+    attempt: usize,
     done: bool,
 }
 
@@ -76,24 +89,40 @@ pub struct Slurm<'a> {
     build_args: Vec<String>,
     cfg: SlurmConfig,
     exe: PathBuf,
-    /// This run's job files.
+    /// This run's job files, and the lock that says it lives (see [`runs`]).
     dir: PathBuf,
+    _alive: crate::cache::Lock,
+    /// What every `sbatch` is given: the run's name, then the user's arguments.
+    sbatch_args: Vec<String>,
+    /// Build jobs of a stopped run of this cache, by the commit key they make: taken over
+    /// instead of built again.
+    adopted: HashMap<String, runs::Adopted>,
+    /// Set once a stop (a signal) has read what the run's jobs answered before they ended.
+    drained: bool,
+    /// Each lane's job, and lane jobs told to end whose blocks may not all be answered yet.
+    lanes: HashMap<LaneKey, LaneJob>,
+    closing: Vec<LaneJob>,
+    /// Lane jobs and blocks submitted so far (their directories are numbered).
+    lane_jobs: usize,
+    blocks: usize,
+    /// Blocks handed and not yet answered, across the run.
+    in_flight: usize,
+    /// Nodes a lane's job waited for in vain: a lane goes on elsewhere.
+    avoid: Vec<String>,
+    /// When the lanes were last shown that the run is alive.
+    touched: std::time::Instant,
     waves: VecDeque<Pending>,
     answered: VecDeque<Answer>,
     next_ticket: u64,
-    next_block: usize,
     /// Whether builds are made ahead (see [`SlurmConfig::prefetch`]).
     prefetch: bool,
-    /// The nodes of the measurement partition.
+    /// The nodes of the measurement partition, and those of them builds may run on too.
     measure_nodes: Vec<String>,
+    shared_nodes: Vec<String>,
     /// Cores a build job asks for and builds with ([`SlurmConfig::build_cpus`]).
     build_cpus: usize,
-    /// Measurement jobs of this run queued or running, as of the last look at the queue and
-    /// the submissions since.
-    measuring: usize,
-    /// The node the first block ran on: every later block runs there too, so that no test
-    /// pools samples of two machines.
-    measure_node: Option<String>,
+    /// Since when each job has been waiting for a node (see `make_way`).
+    waiting_since: HashMap<String, std::time::Instant>,
     /// Since when each job has been waiting for a reason that will not clear by itself.
     stuck_since: HashMap<String, std::time::Instant>,
     /// The queue as last asked, when, and the gap until the next look.
@@ -146,6 +175,11 @@ const POLL: Duration = Duration::from_millis(200);
 /// once (a job the queue was not asked about would read as ended).
 const QUEUE_LOOK_MIN: Duration = Duration::from_secs(1);
 const QUEUE_LOOK_MAX: Duration = Duration::from_secs(10);
+/// How long a stopped run waits for its lanes' jobs to end before it reads their answers.
+const DRAIN_WAIT: Duration = Duration::from_secs(10);
+/// How long a job of the run waits for a node before an idle lane of the run lets its own go
+/// (see `Slurm::make_way`).
+const MAKE_WAY_AFTER: Duration = Duration::from_secs(10);
 /// How long the probe jobs of `connect` may take before Slurm is called unable to serve.
 const PROBE_WAIT: Duration = Duration::from_secs(120);
 
@@ -159,28 +193,12 @@ impl<'a> Slurm<'a> {
         build_args: Vec<String>,
         cfg: SlurmConfig,
     ) -> Result<Slurm<'a>> {
-        if cfg.max_jobs == 0 {
-            bail!("the Slurm executor needs max_jobs of at least 1");
-        }
-        if cfg.lanes == Some(0) {
-            bail!("the Slurm executor needs lanes of at least 1");
-        }
-        let partitions = partitions()?;
-        for p in [&cfg.build_partition, &cfg.measure_partition] {
-            if !partitions.contains(p) {
-                bail!(
-                    "unknown Slurm partition '{p}' (the cluster has: {})",
-                    partitions.join(", ")
-                );
-            }
-        }
+        check_config(&cfg)?;
         let exe = std::env::current_exe().context("cannot find the perfbisect executable")?;
-        let dir = cache.dir("jobs")?.join(format!(
-            "{}-{}",
-            chrono::Local::now().format("%Y%m%dT%H%M%S"),
-            std::process::id()
-        ));
-        fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let (dir, alive) = runs::start(cache)?;
+        let adopted = runs::take_over(&cache.dir("jobs")?)?;
+        let mut sbatch_args = vec![runs::comment(&dir)];
+        sbatch_args.extend(cfg.sbatch_args.iter().cloned());
         let cfg_measure = cfg.measure_partition.clone();
         let build_cpus = (cfg.build_cpus)
             .or_else(|| cluster::cpus(&cfg.build_partition))
@@ -194,28 +212,37 @@ impl<'a> Slurm<'a> {
             cfg,
             exe,
             dir,
+            _alive: alive,
+            sbatch_args,
+            adopted,
+            drained: false,
             waves: VecDeque::new(),
             answered: VecDeque::new(),
             next_ticket: 0,
-            next_block: 0,
-            measure_node: None,
+            lanes: HashMap::new(),
+            closing: Vec::new(),
+            lane_jobs: 0,
+            blocks: 0,
+            in_flight: 0,
+            avoid: Vec::new(),
+            touched: std::time::Instant::now(),
             stuck_since: HashMap::new(),
+            waiting_since: HashMap::new(),
             queue: Queue::new(),
-            measuring: 0,
             prefetch: false,
             measure_nodes: nodes(&cfg_measure)?,
+            shared_nodes: Vec::new(),
         };
         s.check_sees_cache()?;
         let mut s = s;
-        s.prefetch = match s.cfg.prefetch {
-            Some(on) => on,
-            None => {
-                let build = nodes(&s.cfg.build_partition)?;
-                s.measure_nodes.iter().all(|n| !build.contains(n))
-            }
-        };
+        let build = nodes(&s.cfg.build_partition)?;
+        s.shared_nodes = (s.measure_nodes.iter())
+            .filter(|n| build.contains(n))
+            .cloned()
+            .collect();
+        s.prefetch = s.cfg.prefetch.unwrap_or(s.shared_nodes.is_empty());
         progress::info(&format!(
-            "Slurm: builds on partition {}{}, measurements on {} (exclusive nodes); job files in {}",
+            "Slurm: builds on partition {}{}, measurements on {} (a node held per search); job files in {}",
             s.cfg.build_partition,
             if s.prefetch { " (ahead of the search)" } else { "" },
             s.cfg.measure_partition,
@@ -236,13 +263,7 @@ impl<'a> Slurm<'a> {
                 time_limit: Duration::from_secs(300),
                 cpus: None,
             };
-            let id = cluster::sbatch(
-                "perfbisect-probe",
-                p,
-                Placing::Any,
-                &job,
-                &self.cfg.sbatch_args,
-            )?;
+            let id = cluster::sbatch("perfbisect-probe", p, Placing::Any, &job, &self.sbatch_args)?;
             probes.push((p.clone(), id, file, job.log));
         }
         let ids: Vec<String> = probes.iter().map(|(_, id, ..)| id.clone()).collect();
@@ -256,6 +277,16 @@ impl<'a> Slurm<'a> {
             let states = states_of(&ids)?;
             if ids.iter().all(|id| ended(&states, id)) {
                 break;
+            }
+            let stuck = (ids.iter()).find_map(|id| Some((id, states.get(id)?.stuck()?)));
+            if let Some((id, why)) =
+                stuck.filter(|_| started.elapsed().as_secs() >= self.cfg.pending_limit)
+            {
+                cluster::scancel(&ids);
+                bail!(
+                    "Slurm job {id} (a probe of the partitions) waited {} s for a reason that will not clear by itself: {why}; the run's jobs are cancelled (free the partition's nodes, or raise [slurm] pending_limit)",
+                    started.elapsed().as_secs()
+                );
             }
             if started.elapsed() > PROBE_WAIT {
                 cluster::scancel(&ids);
@@ -279,9 +310,10 @@ impl<'a> Slurm<'a> {
         Ok(())
     }
 
-    fn record(&self, r: &JobRecord) -> Result<()> {
+    /// Appends `r` to the run's record `file` (jobs.jsonl, blocks.jsonl).
+    fn record(&self, file: &str, r: &impl serde::Serialize) -> Result<()> {
         use std::io::Write;
-        let path = self.dir.join(JOBS_FILE);
+        let path = self.dir.join(file);
         let mut f = fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -304,23 +336,43 @@ impl<'a> Slurm<'a> {
 
     /// Submits `job` and records it in the run's job file; returns its id.
     fn submit_job(&self, job: &Job, at: Placing, record: JobRecord) -> Result<String> {
-        let id = cluster::sbatch(
-            &record.name,
-            &record.partition,
-            at,
-            job,
-            &self.cfg.sbatch_args,
-        )?;
-        self.record(&JobRecord {
+        let id = cluster::sbatch(&record.name, &record.partition, at, job, &self.sbatch_args)?;
+        let record = JobRecord {
             id: id.clone(),
             ..record
-        })?;
+        };
+        self.record(JOBS_FILE, &record)?;
         Ok(id)
     }
 
-    fn submit_build(&self, t: &mut BuildTask, attempt: usize) -> Result<()> {
+    fn submit_build(&mut self, t: &mut BuildTask, attempt: usize) -> Result<()> {
         let key = t.job.commit.key();
         let short = &t.job.commit.short;
+        if let Some(a) = self.adopted.remove(&key) {
+            progress::info(&format!(
+                "  Slurm job {}: build of {short} by a stopped run ({}), taken over",
+                a.id,
+                a.run.display()
+            ));
+            let record = JobRecord {
+                id: a.id.clone(),
+                name: format!("{}{short}", runs::BUILD_JOB),
+                partition: self.cfg.build_partition.clone(),
+                what: key,
+                attempt,
+                alongside: self.lanes.len(),
+                adopted: true,
+            };
+            self.record(JOBS_FILE, &record)?;
+            t.running = Some(Running {
+                id: a.id,
+                attempt,
+                log: a.log,
+                what: format!("the build of {short}"),
+                on: None,
+            });
+            return Ok(());
+        }
         let log = self
             .dir
             .join(format!("build-{}-{attempt}.out", t.job.commit.short));
@@ -338,11 +390,12 @@ impl<'a> Slurm<'a> {
         };
         let record = JobRecord {
             id: String::new(),
-            name: format!("perfbisect-build-{short}"),
+            name: format!("{}{short}", runs::BUILD_JOB),
             partition: self.cfg.build_partition.clone(),
             what: key,
             attempt,
-            alongside: self.measuring,
+            alongside: self.lanes.len(),
+            adopted: false,
         };
         let id = self.submit_job(&job, Placing::Any, record)?;
         progress::detail(&format!(
@@ -359,18 +412,21 @@ impl<'a> Slurm<'a> {
         Ok(())
     }
 
-    fn submit_block(&mut self, t: &mut BlockTask, attempt: usize) -> Result<()> {
-        let mut block = t.block.clone();
-        for (run, have) in block.runs.iter_mut().zip(&t.have) {
-            match have {
-                Some(h) => run.have = *h,
-                // Out of the rounds: nothing more is wanted of it.
-                None => run.want = 0,
-            }
+    /// Submits a job for lane `key` that holds a node (`at`, when the lane's samples are there)
+    /// for at least `need`.
+    fn open_lane(&mut self, key: LaneKey, at: Option<String>, need: Duration) -> Result<()> {
+        if key.is_some() {
+            // The run's own lane, idle while searches side by side sample: its node is theirs.
+            self.close_idle(|k| k.is_none())?;
         }
-        let dir = t.dir.join(format!("attempt-{attempt}"));
-        node::write_block(&dir, &block)?;
+        self.lane_jobs += 1;
+        let dir = self
+            .dir
+            .join(format!("lane-{}-{}", lanes::label(key), self.lane_jobs));
+        fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        lanes::touch_alive(&dir)?;
         let log = dir.join("slurm.out");
+        let limit = Duration::from_secs(self.cfg.lane_time_limit).max(need);
         let job = Job {
             argv: self.perfbisect([
                 node::HIDDEN_SUBCOMMAND.into(),
@@ -378,67 +434,177 @@ impl<'a> Slurm<'a> {
             ]),
             env: Vec::new(),
             log: log.clone(),
-            time_limit: block_time_limit(&block),
+            time_limit: limit,
             cpus: None,
         };
-        let host = t
-            .block
-            .host
-            .clone()
-            .filter(|h| self.measure_nodes.contains(h));
-        // A resumed run measures where its cached samples were taken, while that node is in
-        // the partition; a lane's block where its lane's samples were, else anywhere.
-        let node = if t.block.own_node {
-            host
-        } else {
-            if self.measure_node.is_none() {
-                self.measure_node = host;
-            }
-            self.measure_node.clone()
-        };
+        let attempt = 1
+            + (self.closing.iter())
+                .filter(|l| l.key == key)
+                .map(|l| l.run.attempt)
+                .max()
+                .unwrap_or(0);
         let record = JobRecord {
             id: String::new(),
             name: "perfbisect-measure".into(),
             partition: self.cfg.measure_partition.clone(),
             what: dir.to_string_lossy().into_owned(),
             attempt,
-            alongside: self.measuring,
+            alongside: self.lanes.len(),
+            adopted: false,
         };
-        let at = Placing::Exclusive(node.as_deref());
-        let id = self.submit_job(&job, at, record)?;
-        self.measuring += 1;
+        let id = self.submit_job(&job, Placing::Exclusive(at.as_deref()), record)?;
+        let what = format!("the measurement lane of {}", describe_lane(key));
         progress::detail(&format!(
-            "  Slurm job {id}: {} sampled on partition {} (log {})",
-            describe(&t.block),
+            "  Slurm job {id}: {what}, holding a node of partition {}{} (log {})",
             self.cfg.measure_partition,
+            at.as_deref().map(|n| format!(" ({n})")).unwrap_or_default(),
             log.display()
         ));
-        t.read = 0;
-        t.rounds_before = t.rounds_seen;
-        t.running = Some(Running {
+        let run = Running {
             id,
             attempt,
             log,
-            what: describe(&t.block),
-            on: node,
-        });
+            what,
+            on: at,
+        };
+        let lane = LaneJob {
+            key,
+            run,
+            dir,
+            handed: 0,
+            since: None,
+            node: None,
+            limit,
+            closed: false,
+        };
+        self.lanes.insert(key, lane);
         Ok(())
+    }
+
+    /// Hands `t` to its lane's job, from the samples answered so far.
+    fn hand(&mut self, t: &mut BlockTask) -> Result<()> {
+        let mut block = t.block.clone();
+        block.host = t.host.clone();
+        for (run, have) in block.runs.iter_mut().zip(&t.have) {
+            match have {
+                Some(h) => run.have = *h,
+                // Out of the rounds: nothing more is wanted of it.
+                None => run.want = 0,
+            }
+        }
+        let lane = (self.lanes.get_mut(&t.block.lane)).expect("a block is handed to its lane");
+        lane.handed += 1;
+        let dir = node::block_dir(&lane.dir, lane.handed);
+        let job = lane.run.id.clone();
+        node::write_block(&dir, &block)?;
+        t.attempt += 1;
+        t.read = 0;
+        t.rounds_before = t.rounds_seen;
+        t.handed = Some((job.clone(), dir.clone()));
+        let alongside = self.in_flight;
+        self.in_flight += 1;
+        progress::detail(&format!(
+            "  {} handed to Slurm job {job} ({})",
+            describe(&t.block),
+            dir.display()
+        ));
+        let record = BlockRecord {
+            block: t.number,
+            dir: dir.to_string_lossy().into_owned(),
+            job,
+            lane: t.block.lane,
+            attempt: t.attempt,
+            alongside,
+        };
+        self.record(BLOCKS_FILE, &record)
+    }
+
+    /// Blocks handed and not yet answered, across the run.
+    fn handed_blocks(&self) -> usize {
+        let blocks = self.waves.iter().flat_map(|p| &p.blocks);
+        blocks.filter(|t| t.handed.is_some() && !t.done).count()
+    }
+
+    /// Closes every lane job whose key `is` and which has no block to sample.
+    fn close_idle(&mut self, is: impl Fn(LaneKey) -> bool) -> Result<()> {
+        let busy: Vec<String> = (self.waves.iter().flat_map(|p| &p.blocks))
+            .filter(|t| !t.done)
+            .filter_map(|t| t.handed.as_ref().map(|h| h.0.clone()))
+            .collect();
+        let idle: Vec<LaneKey> = (self.lanes.values())
+            .filter(|l| is(l.key) && !busy.contains(&l.run.id))
+            .map(|l| l.key)
+            .collect();
+        for key in idle {
+            self.close_lane(key)?;
+        }
+        Ok(())
+    }
+
+    /// Lane `key`'s job ends once its blocks are sampled; the lane's next block gets a new one.
+    fn close_lane(&mut self, key: LaneKey) -> Result<()> {
+        if let Some(mut l) = self.lanes.remove(&key) {
+            l.close()?;
+            self.closing.push(l);
+        }
+        Ok(())
+    }
+
+    /// What the queue says of the lane jobs: where each runs, and which have ended (a block
+    /// handed to one of those and not answered is handed again).
+    fn lanes_seen(&mut self, states: &HashMap<String, JobState>) -> Result<()> {
+        let mut gone = Vec::new();
+        for l in self.lanes.values_mut().chain(self.closing.iter_mut()) {
+            match states.get(&l.run.id) {
+                Some(JobState::Running { node }) => {
+                    l.since.get_or_insert_with(std::time::Instant::now);
+                    if !node.is_empty() {
+                        l.node = Some(node.clone());
+                    }
+                }
+                _ if ended(states, &l.run.id) => gone.push(l.run.id.clone()),
+                _ => {}
+            }
+        }
+        self.lanes.retain(|_, l| !gone.contains(&l.run.id));
+        self.closing.retain(|l| !gone.contains(&l.run.id));
+        for id in gone {
+            self.blocks_of_ended(&id)?;
+        }
+        Ok(())
+    }
+
+    /// Lane job `id` has ended: each block handed to it is read to its last line, and one it
+    /// did not finish is handed again.
+    fn blocks_of_ended(&mut self, id: &str) -> Result<()> {
+        let mut waves = std::mem::take(&mut self.waves);
+        let mut result = Ok(());
+        'waves: for p in waves.iter_mut() {
+            for (b, t) in p.blocks.iter_mut().enumerate() {
+                if t.done || t.handed.as_ref().is_none_or(|h| h.0 != id) {
+                    continue;
+                }
+                result = self.read_block(p.ticket, b, t);
+                if result.is_ok() && !t.done {
+                    result = self.block_lost(t);
+                }
+                if result.is_err() {
+                    break 'waves;
+                }
+            }
+        }
+        self.waves = waves;
+        result
     }
 
     /// Moves every wave on, oldest first: submits what may start, answers what has ended. A
     /// wave whose builds are not done holds back only its own blocks.
     fn step(&mut self, states: &HashMap<String, JobState>) -> Result<()> {
-        let mut slots = self
-            .cfg
-            .max_jobs
-            .saturating_sub(self.waves.iter().map(running).sum());
-        self.measuring = self
-            .waves
-            .iter()
-            .flat_map(|p| &p.blocks)
-            .filter_map(|b| b.running.as_ref())
-            .filter(|r| !ended(states, &r.id))
-            .count();
+        self.lanes_seen(states)?;
+        self.in_flight = self.handed_blocks();
+        let jobs = self.waves.iter().map(building).sum::<usize>();
+        let jobs = jobs + self.lanes.len() + self.closing.len();
+        let mut slots = self.cfg.max_jobs.saturating_sub(jobs);
         let mut result = Ok(());
         for mut p in std::mem::take(&mut self.waves) {
             if result.is_ok() {
@@ -453,7 +619,42 @@ impl<'a> Slurm<'a> {
                 self.waves.push_back(p);
             }
         }
-        result
+        result?;
+        self.make_way(states)
+    }
+
+    /// A job of this run that has waited [`MAKE_WAY_AFTER`] for a node while a lane holds one
+    /// with nothing to sample: the idle lane lets go, so the run never waits on itself — for a
+    /// lane, any idle lane; for a build, a lane on a node builds may use too. (A lane holds its
+    /// node between blocks otherwise; a build that a moment's wait would place does not take
+    /// it.)
+    fn make_way(&mut self, states: &HashMap<String, JobState>) -> Result<()> {
+        let now = std::time::Instant::now();
+        let waiting: Vec<String> = (states.iter())
+            .filter(|(_, s)| matches!(s, JobState::Waiting { .. }))
+            .map(|(id, _)| id.clone())
+            .collect();
+        self.waiting_since.retain(|id, _| waiting.contains(id));
+        for id in waiting {
+            self.waiting_since.entry(id).or_insert(now);
+        }
+        let since = self.waiting_since.clone();
+        let waits = |id: &String| since.get(id).is_some_and(|t| now - *t >= MAKE_WAY_AFTER);
+        if self.lanes.values().any(|l| waits(&l.run.id)) {
+            self.close_idle(|_| true)?;
+        }
+        if run_ids(&self.waves).iter().any(waits) {
+            let shared: Vec<LaneKey> = (self.lanes.values())
+                .filter(|l| {
+                    l.node
+                        .as_ref()
+                        .is_some_and(|n| self.shared_nodes.contains(n))
+                })
+                .map(|l| l.key)
+                .collect();
+            self.close_idle(|k| shared.contains(&k))?;
+        }
+        Ok(())
     }
 
     fn step_wave(
@@ -488,36 +689,37 @@ impl<'a> Slurm<'a> {
             if t.done {
                 continue;
             }
-            match &t.running {
-                None if *slots > 0 => {
-                    self.submit_block(t, 1)?;
-                    *slots -= 1;
-                }
-                None => {}
-                Some(r) => {
-                    let shared = !t.block.own_node && self.measure_node.is_none();
-                    if let (true, Some(JobState::Running { node })) = (shared, states.get(&r.id)) {
-                        if !node.is_empty() {
-                            self.measure_node = Some(node.clone());
-                        }
-                    }
-                    let finished = ended(states, &r.id);
-                    self.read_block(p.ticket, b, t)?;
-                    if finished && !t.done {
-                        // Its last lines may have landed after the look above.
-                        self.read_block(p.ticket, b, t)?;
-                        if !t.done {
-                            self.block_lost(t)?;
-                        }
-                    }
-                }
+            if t.handed.is_some() {
+                self.read_block(p.ticket, b, t)?;
+                continue;
             }
+            let need = block_time_limit(&t.block);
+            let key = t.block.lane;
+            if !self.lanes.get(&key).is_some_and(|l| l.takes(need)) {
+                if *slots == 0 {
+                    continue;
+                }
+                // A lane job without the time left ends after its blocks; the lane goes on in
+                // a new one, on its node if that is free.
+                let at = self.lanes.get(&key).and_then(|l| l.node.clone());
+                self.close_lane(key)?;
+                let at = (t.host.clone().or(at))
+                    .filter(|n| self.measure_nodes.contains(n) && !self.avoid.contains(n));
+                self.open_lane(key, at, need)?;
+                *slots -= 1;
+            }
+            self.hand(t)?;
         }
         Ok(())
     }
 
     /// A build job has left the queue: its entry, or a new attempt.
-    fn build_ended(&self, ticket: Ticket, job: usize, t: &mut BuildTask) -> Result<Option<Answer>> {
+    fn build_ended(
+        &mut self,
+        ticket: Ticket,
+        job: usize,
+        t: &mut BuildTask,
+    ) -> Result<Option<Answer>> {
         let r = t.running.take().expect("an ended job was running");
         match builds::published(self.cache, self.repo, &t.job.commit, &self.opts)? {
             Some(mut built) => {
@@ -558,13 +760,12 @@ impl<'a> Slurm<'a> {
         }
     }
 
-    /// New answer lines of a block's running attempt.
+    /// New answer lines of a block handed to a lane job.
     fn read_block(&mut self, ticket: Ticket, block: usize, t: &mut BlockTask) -> Result<()> {
-        let Some(r) = &t.running else {
+        let Some((_, dir)) = &t.handed else {
             return Ok(());
         };
-        let path = r.log.with_file_name(node::ANSWERS_FILE);
-        let (lines, read) = node::read_answers(&path, t.read)?;
+        let (lines, read) = node::read_answers(&dir.join(node::ANSWERS_FILE), t.read)?;
         t.read = read;
         for line in lines {
             match line {
@@ -574,6 +775,13 @@ impl<'a> Slurm<'a> {
                     retried,
                     taken,
                 } => {
+                    if t.host.as_ref() != Some(&taken.host) {
+                        // Another node: the job started every run afresh (node::run_block).
+                        if t.host.is_some() {
+                            t.have.iter_mut().flatten().for_each(|h| *h = 0);
+                        }
+                        t.host = Some(taken.host.clone());
+                    }
                     t.have[run] = match (&outcome, t.have[run]) {
                         (Ok(_), Some(h)) => Some(h + 1),
                         _ => None,
@@ -591,72 +799,165 @@ impl<'a> Slurm<'a> {
                 }
                 Line::Done => {
                     t.done = true;
-                    t.running = None;
+                    t.handed = None;
+                    self.in_flight = self.in_flight.saturating_sub(1);
                 }
             }
         }
         Ok(())
     }
 
-    /// A block job ended before its last line: again, from the samples answered so far.
+    /// A lane job ended before a block handed to it was done: the block is handed again (to
+    /// the lane's next job), from the samples answered so far.
     fn block_lost(&mut self, t: &mut BlockTask) -> Result<()> {
-        let r = t.running.take().expect("a lost block was running");
-        if r.attempt > self.cfg.job_retries {
+        let (job, dir) = t.handed.take().expect("a lost block was handed");
+        let log = dir.join(node::ANSWERS_FILE);
+        if t.attempt > self.cfg.job_retries {
             bail!(
-                "the Slurm job sampling {} ended before it was done {} times (last log {})",
+                "the Slurm jobs sampling {} ended before it was done {} times (last answers {})",
                 describe(&t.block),
-                r.attempt,
-                r.log.display()
+                t.attempt,
+                log.display()
             );
         }
         progress::info(&format!(
-            "  Slurm job {} ({}) ended before it was done (log {}): submitting it again",
-            r.id,
+            "  Slurm job {job} ended before {} was done ({}): handing it to the lane's next job",
             describe(&t.block),
-            r.log.display()
+            log.display()
         ));
-        self.submit_block(t, r.attempt + 1)
+        Ok(())
     }
 
     /// An error once a job of this run has waited longer than `pending_limit` for a reason
     /// that will not clear by itself (a drained or down node, a hold, a limit): one line naming
-    /// the job, the reason and the node. The caller cancels the run's jobs.
+    /// the job, the reason and the node. The caller cancels the run's jobs. A lane's job that
+    /// waited so for the node its samples are on is cancelled instead, and the lane goes on
+    /// elsewhere (afresh there).
     fn stuck(&mut self, states: &HashMap<String, JobState>) -> Result<()> {
         let now = std::time::Instant::now();
         self.stuck_since
             .retain(|id, _| states.get(id).is_some_and(|s| s.stuck().is_some()));
         let limit = Duration::from_secs(self.cfg.pending_limit);
-        for r in self.waves.iter().flat_map(|p| {
-            let b = p.builds.iter().filter_map(|t| t.running.as_ref());
-            b.chain(p.blocks.iter().filter_map(|t| t.running.as_ref()))
-        }) {
+        let mut lanes_moved = Vec::new();
+        let builds =
+            (self.waves.iter()).flat_map(|p| p.builds.iter().filter_map(|t| t.running.as_ref()));
+        let lane_jobs = self.lanes.values().chain(&self.closing).map(|l| &l.run);
+        for r in builds.chain(lane_jobs) {
             let Some(why) = states.get(&r.id).and_then(JobState::stuck) else {
                 continue;
             };
             let since = *self.stuck_since.entry(r.id.clone()).or_insert(now);
-            if now.duration_since(since) >= limit {
-                let on =
-                    r.on.as_deref()
+            let waited = now.duration_since(since).as_secs();
+            if waited < limit.as_secs() {
+                continue;
+            }
+            let is_lane = r.what.starts_with("the measurement lane");
+            match (&r.on, is_lane) {
+                (Some(node), true) => {
+                    progress::info(&format!(
+                        "  Slurm job {} ({}) waited {waited} s for node {node}: {why}; the lane goes on on another node, sampling its subjects afresh there",
+                        r.id, r.what
+                    ));
+                    lanes_moved.push((r.id.clone(), node.clone()));
+                }
+                _ => {
+                    let on = (r.on.as_deref())
                         .map(|n| format!(" on node {n}"))
                         .unwrap_or_default();
-                bail!(
-                    "Slurm job {} ({}{on}) waited {} s for a reason that will not clear by itself: {why}; the run's jobs are cancelled (free the node, or raise [slurm] pending_limit)",
-                    r.id,
-                    r.what,
-                    now.duration_since(since).as_secs()
-                );
+                    bail!(
+                        "Slurm job {} ({}{on}) waited {waited} s for a reason that will not clear by itself: {why}; the run's jobs are cancelled (free the node, or raise [slurm] pending_limit)",
+                        r.id,
+                        r.what,
+                    );
+                }
             }
+        }
+        for (id, node) in lanes_moved {
+            self.move_lane(&id, node);
+        }
+        Ok(())
+    }
+
+    /// Lane job `id`, waiting for `node` in vain, is cancelled; its blocks go to the lane's
+    /// next job, which goes anywhere but there.
+    fn move_lane(&mut self, id: &str, node: String) {
+        cluster::scancel(&[id.to_string()]);
+        self.avoid.push(node);
+        self.lanes.retain(|_, l| l.run.id != id);
+        self.closing.retain(|l| l.run.id != id);
+        for t in self.waves.iter_mut().flat_map(|p| p.blocks.iter_mut()) {
+            if t.handed.as_ref().is_some_and(|h| h.0 == id) && !t.done {
+                // It never ran there: not an attempt.
+                t.handed = None;
+                t.attempt -= 1;
+            }
+        }
+    }
+
+    /// Stops every job of the run, waits (a few seconds at most) until the lanes are out of the
+    /// queue, and reads every block's answers to their last line.
+    fn drain(&mut self) -> Result<()> {
+        let ids = self.job_ids();
+        cluster::scancel(&ids);
+        let started = std::time::Instant::now();
+        while started.elapsed() < DRAIN_WAIT {
+            let states = states_of(&ids)?;
+            if ids.iter().all(|id| ended(&states, id)) {
+                break;
+            }
+            std::thread::sleep(POLL);
+        }
+        let mut waves = std::mem::take(&mut self.waves);
+        let mut result = Ok(());
+        for p in waves.iter_mut() {
+            for (b, t) in p.blocks.iter_mut().enumerate() {
+                if result.is_ok() {
+                    result = self.read_block(p.ticket, b, t);
+                }
+            }
+        }
+        self.waves = waves;
+        result
+    }
+
+    /// Every job of this run queued or running: builds and lanes.
+    fn job_ids(&self) -> Vec<String> {
+        let mut ids = run_ids(&self.waves);
+        ids.extend(
+            self.lanes
+                .values()
+                .chain(&self.closing)
+                .map(|l| l.run.id.clone()),
+        );
+        ids
+    }
+
+    /// A stopped run's build jobs this run did not need: cancelled on the way out.
+    fn adopted_unused(&mut self) -> Vec<String> {
+        self.adopted.drain().map(|(_, a)| a.id).collect()
+    }
+
+    /// Shows every lane job that the run is alive, every few seconds.
+    fn touch_lanes(&mut self) -> Result<()> {
+        if self.touched.elapsed() >= Duration::from_secs(10) {
+            for l in self.lanes.values().chain(&self.closing) {
+                l.touch()?;
+            }
+            self.touched = std::time::Instant::now();
         }
         Ok(())
     }
 
     fn cancel_all(&mut self) {
-        let ids = run_ids(&self.waves);
+        let mut ids = self.job_ids();
+        ids.extend(self.adopted_unused());
         if !ids.is_empty() {
             cluster::scancel(&ids);
         }
         interrupt::jobs(Vec::new(), cluster::scancel);
         self.waves.clear();
+        self.lanes.clear();
+        self.closing.clear();
     }
 }
 
@@ -669,6 +970,11 @@ impl Executor for Slurm<'_> {
     /// ahead pays when builds have nodes of their own (see [`SlurmConfig::prefetch`]).
     fn builds_apart(&self) -> bool {
         self.prefetch
+    }
+
+    /// The lane's job ends once its blocks are sampled, freeing its node.
+    fn release(&mut self, lane: Option<usize>) -> Result<()> {
+        self.close_lane(lane)
     }
 
     fn lanes(&self) -> usize {
@@ -700,15 +1006,17 @@ impl Executor for Slurm<'_> {
             .blocks
             .into_iter()
             .map(|block| {
-                self.next_block += 1;
+                self.blocks += 1;
                 BlockTask {
-                    dir: self.dir.join(format!("block-{}", self.next_block)),
+                    number: self.blocks,
                     have: block.runs.iter().map(|r| Some(r.have)).collect(),
+                    host: block.host.clone(),
                     block,
                     rounds_before: 0,
                     rounds_seen: 0,
                     read: 0,
-                    running: None,
+                    handed: None,
+                    attempt: 0,
                     done: false,
                 }
             })
@@ -730,17 +1038,25 @@ impl Executor for Slurm<'_> {
                 return Ok(None);
             }
             if let Err(e) = interrupt::check() {
+                if !self.drained {
+                    // What the jobs answered before they stopped is kept: the samples go to
+                    // the engine (and its cache) first, then the error.
+                    self.drained = true;
+                    self.drain()?;
+                    continue;
+                }
                 self.cancel_all();
                 return Err(e);
             }
-            let states = self.queue.look(run_ids(&self.waves))?.clone();
+            self.touch_lanes()?;
+            let states = self.queue.look(self.job_ids())?.clone();
             if let Err(e) = self.stuck(&states) {
                 self.cancel_all();
                 return Err(e);
             }
             let stepped = self.step(&states);
             // What a second signal must cancel: it exits without dropping this executor.
-            interrupt::jobs(run_ids(&self.waves), cluster::scancel);
+            interrupt::jobs(self.job_ids(), cluster::scancel);
             stepped?;
             if self.answered.is_empty() {
                 std::thread::sleep(POLL);
@@ -750,9 +1066,41 @@ impl Executor for Slurm<'_> {
 }
 
 impl Drop for Slurm<'_> {
+    /// Every wave answered: the lanes are closed and end by themselves; otherwise (an error,
+    /// Ctrl-C) every job of the run is cancelled.
     fn drop(&mut self) {
-        self.cancel_all();
+        if self.waves.is_empty() {
+            cluster::scancel(&self.adopted_unused());
+            for l in self.lanes.values_mut() {
+                let _ = l.close();
+            }
+            self.lanes.clear();
+            self.closing.clear();
+            interrupt::jobs(Vec::new(), cluster::scancel);
+        } else {
+            self.cancel_all();
+        }
     }
+}
+
+/// Settings Slurm cannot serve, and partitions the cluster does not have, in one line each.
+fn check_config(cfg: &SlurmConfig) -> Result<()> {
+    if cfg.max_jobs == 0 {
+        bail!("the Slurm executor needs max_jobs of at least 1");
+    }
+    if cfg.lanes == Some(0) {
+        bail!("the Slurm executor needs lanes of at least 1");
+    }
+    let partitions = partitions()?;
+    for p in [&cfg.build_partition, &cfg.measure_partition] {
+        if !partitions.contains(p) {
+            bail!(
+                "unknown Slurm partition '{p}' (the cluster has: {})",
+                partitions.join(", ")
+            );
+        }
+    }
+    Ok(())
 }
 
 /// How `perfbisect build` names the job's revision: the commit and its patches' files.
@@ -787,19 +1135,23 @@ fn describe(b: &Block) -> String {
     format!("a block of {}", labels.join(" "))
 }
 
-fn running(p: &Pending) -> usize {
-    let b = p.builds.iter().filter(|t| t.running.is_some()).count();
-    b + p.blocks.iter().filter(|t| t.running.is_some()).count()
+/// Build jobs of a wave queued or running.
+fn building(p: &Pending) -> usize {
+    p.builds.iter().filter(|t| t.running.is_some()).count()
 }
 
-/// The ids of every job of `waves` that was submitted and not seen to end.
+/// The ids of every build job of `waves` that was submitted and not seen to end.
 fn run_ids(waves: &VecDeque<Pending>) -> Vec<String> {
-    waves
-        .iter()
-        .flat_map(|p| {
-            let b = p.builds.iter().filter_map(|t| t.running.as_ref());
-            let m = p.blocks.iter().filter_map(|t| t.running.as_ref());
-            b.chain(m).map(|r| r.id.clone()).collect::<Vec<_>>()
-        })
+    let builds = waves.iter().flat_map(|p| &p.builds);
+    builds
+        .filter_map(|t| t.running.as_ref().map(|r| r.id.clone()))
         .collect()
+}
+
+/// How progress lines name a lane.
+fn describe_lane(key: LaneKey) -> String {
+    match key {
+        None => "the run's own search".into(),
+        Some(k) => format!("search {k} side by side"),
+    }
 }
