@@ -703,6 +703,12 @@ fn a_scan_through_three_nodes_keeps_each_lane_on_a_node_of_its_own() {
     let cpus = jobcomp_now(&builds, "ProcCnt");
     assert_eq!(cpus.len(), builds.len(), "{cpus:?}");
     assert!(cpus.values().all(|c| c == "2"), "{cpus:?}");
+    // Each node kept its work trees in a directory of its own, though the nodes share the
+    // filesystem it is on (at d2f61ec they shared one, and its slot locks).
+    for node in nodes_of(&builds).values() {
+        let own = d.path().join("node-work").join(node);
+        assert!(own.is_dir(), "no work directory of {node}");
+    }
 }
 
 /// A scan of `two_steps` on the three-node cluster with two lanes: its repository, commits,
@@ -957,6 +963,11 @@ fn sighup_mid_scan_then_the_same_command_loses_nothing() {
         answered,
         "the second run did not find every sample the first was answered: {}",
         stderr(&o)
+    );
+    eprintln!(
+        "SIGHUP mid-scan: {answered} samples answered by the first run's lanes; the same command used {} again and took {} more",
+        r.samples - r.samples_taken_now,
+        r.samples_taken_now
     );
     assert_no_job_left("the same command again");
 }

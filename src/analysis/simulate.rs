@@ -126,6 +126,8 @@ pub struct SimConfig {
 pub struct CountSim {
     /// Sigma of a count's log noise (0.0025: instructions/op measured under callgrind).
     pub noise: f64,
+    /// The count search's `--min-effect` (`--count-min-effect`).
+    pub min_effect: f64,
     pub schedule: Schedule,
     /// Machine seconds one count sample costs.
     pub seconds: f64,

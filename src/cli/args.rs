@@ -252,6 +252,14 @@ pub struct StatsArgs {
     pub min_effect: f64,
 }
 
+/// `--count-min-effect`: the threshold of the count search that locates (with `--locate`).
+#[derive(Args, Clone, Debug)]
+pub struct CountEffectArg {
+    /// With --locate: smallest change in the count worth locating, below --min-effect: a commit may move time by more than --min-effect while it moves the instructions executed by less (5c42ced0ff: +4.4% instructions, +15% time), and a count resolves 1% in a few samples (0.25% per sample)
+    #[arg(long, default_value = "1%", value_parser = parse_effect, requires = "locate")]
+    pub count_min_effect: f64,
+}
+
 /// When a search stops before it has explained the whole range (bisect, simulate).
 #[derive(Args, Clone, Debug)]
 pub struct StopArgs {

@@ -58,6 +58,8 @@ pub struct BisectArgs {
     /// Locate by count, confirm by clock (1 thread): search on instruction counts under valgrind, then confirm every change point in time on a fresh interleaved block; the ends are compared in time too, and a range whose time moved without its counts is searched in time; `auto`: by instructions only when the noise at the range's ends says the clock cannot resolve --min-effect at --max-samples
     #[arg(long, value_enum, value_name = "METRIC")]
     locate: Option<super::args::LocateBy>,
+    #[command(flatten)]
+    count_effect: super::args::CountEffectArg,
 }
 
 pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
@@ -88,6 +90,7 @@ impl BisectArgs {
             build: &a.build,
             exec: &a.exec,
             locate: a.locate,
+            count_min_effect: a.count_effect.count_min_effect,
         }
         .plan(g, (a.stop.max_changes(), a.stop.min_share))?;
         Ok(BisectPlan {
@@ -165,5 +168,6 @@ fn as_scan(a: BisectArgs) -> Result<ScanArgs> {
         links: a.links,
         plot: a.plot,
         locate: a.locate,
+        count_effect: a.count_effect,
     })
 }

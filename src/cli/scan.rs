@@ -43,6 +43,8 @@ pub struct ScanArgs {
     /// Locate by count, confirm by clock (1 thread): the grid, its fit and the interval searches on instruction counts under valgrind, then every change point confirmed in time on a fresh interleaved block; time the ends moved beyond those is searched in time between them; `auto`: by instructions only when the noise at the range's ends says the clock cannot resolve --min-effect at --max-samples
     #[arg(long, value_enum, value_name = "METRIC")]
     pub locate: Option<super::args::LocateBy>,
+    #[command(flatten)]
+    pub count_effect: super::args::CountEffectArg,
 }
 
 pub fn run(g: &Global, a: ScanArgs) -> Result<Exit> {
@@ -54,6 +56,7 @@ pub fn run(g: &Global, a: ScanArgs) -> Result<Exit> {
         build: &a.build,
         exec: &a.exec,
         locate: a.locate,
+        count_min_effect: a.count_effect.count_min_effect,
     }
     .plan(g, (None, None))?;
     let plan = ScanPlan {

@@ -21,6 +21,7 @@ pub struct RangeArgs<'a> {
     pub build: &'a BuildArgs,
     pub exec: &'a ExecArgs,
     pub locate: Option<LocateBy>,
+    pub count_min_effect: f64,
 }
 
 impl RangeArgs<'_> {
@@ -41,6 +42,7 @@ impl RangeArgs<'_> {
                 spread: timing.metric.spread(),
             },
             locate: self.locate.map(LocateBy::plan),
+            count_min_effect: self.count_min_effect,
             count_duration: (self.sampling.timing).duration_for(Metric::Instructions),
             sources: self.build.sources(),
             slurm: self.exec.slurm()?,

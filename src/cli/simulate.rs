@@ -45,6 +45,8 @@ pub struct SimulateArgs {
     /// Locate by count, confirm by clock: search on instruction counts, confirm every change point in time on the simulated machine; `auto`: only where the clock, at the ends' noise, cannot resolve --min-effect
     #[arg(long, value_enum, value_name = "METRIC")]
     locate: Option<super::args::LocateBy>,
+    #[command(flatten)]
+    count_effect: super::args::CountEffectArg,
     /// With --locate: sigma of a count's noise
     #[arg(long, default_value = "0.25%", value_parser = parse_rate, requires = "locate")]
     count_noise: f64,
@@ -406,6 +408,7 @@ pub fn run(a: SimulateArgs) -> Result<Exit> {
         scan: a.scan.then_some(a.grid.grid),
         locate: a.locate.map(|by| simulate::CountSim {
             noise: a.count_noise,
+            min_effect: a.count_effect.count_min_effect,
             schedule: by.metric().default_schedule(),
             seconds: a.count_seconds,
             auto: by == super::args::LocateBy::Auto,

@@ -56,6 +56,9 @@ pub struct RangePlan {
     /// Locate by a counting metric, confirm by the clock: always, or when the clock cannot
     /// resolve `--min-effect` here.
     pub locate: Option<Locate>,
+    /// The count search's `--min-effect` when locating (`--count-min-effect`): below the
+    /// clock's, since a commit may move time by more than it moves the instructions executed.
+    pub count_min_effect: f64,
     /// Seconds each count sample measures for when locating: a count needs more of a slow
     /// operation than a time sample does (see [`Metric::default_duration`]).
     pub count_duration: f64,
@@ -106,6 +109,7 @@ impl RangePlan {
             },
             cfg: Config::default(),
             locate: None,
+            count_min_effect: 0.01,
             count_duration: Metric::Instructions.default_duration(),
             sources: Sources {
                 repo: repo.into(),
@@ -177,6 +181,7 @@ impl RangePlan {
             Some(l) => Config {
                 schedule: l.metric().default_schedule(),
                 spread: l.metric().spread(),
+                min_effect: self.count_min_effect,
                 ..self.cfg.clone()
             },
         }
@@ -234,6 +239,10 @@ impl BisectPlan {
         }
         if let Some(by) = r.locate {
             s.push_str(&format!(" --locate {}", by.name()));
+            s.push_str(&format!(
+                " --count-min-effect {}%",
+                r.count_min_effect * 100.0
+            ));
         }
         if let Some(m) = r.cfg.max_changes {
             s.push_str(&format!(" --max-changes {m}"));
@@ -287,7 +296,10 @@ impl ScanPlan {
         let r = &self.range;
         let locate = r
             .locate
-            .map(|by| format!("--locate {} ", by.name()))
+            .map(|by| {
+                let effect = r.count_min_effect * 100.0;
+                format!("--locate {} --count-min-effect {effect}% ", by.name())
+            })
             .unwrap_or_default();
         format!(
             "perfbisect scan {} {locate}{}",

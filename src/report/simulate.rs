@@ -114,13 +114,14 @@ fn search(c: &SimConfig) -> String {
         format!("baseline: 20 samples/commit, t-test at {}", c.cfg.alpha)
     } else if let Some(l) = &c.locate {
         format!(
-            "located by count{} (noise {:.2}%, samples {}..{}, {} s each), confirmed by clock at {}",
+            "located by count{} (noise {:.2}%, min effect {}%, samples {}..{}, {} s each), confirmed by clock at {}",
             if l.auto {
                 " where the clock falls short of --min-effect"
             } else {
                 ""
             },
             l.noise * 100.0,
+            l.min_effect * 100.0,
             l.schedule.initial,
             l.schedule.max,
             l.seconds,

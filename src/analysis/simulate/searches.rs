@@ -45,6 +45,7 @@ pub(super) fn run_locate(
     let count_cfg = Config {
         schedule: cs.schedule.clone(),
         spread: crate::analysis::bisect::Spread::Count,
+        min_effect: cs.min_effect,
         ..sc.cfg.clone()
     };
     let l = locate::locate(n, &count_cfg, &sc.cfg, &mut count, m)?;

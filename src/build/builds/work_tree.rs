@@ -70,6 +70,17 @@ impl WorkTree {
 /// Where work trees live when set (default: the cache's `work/`).
 pub const WORK_DIR_ENV: &str = "PERFBISECT_WORK_DIR";
 
+/// The work directory of this node under `root`: a directory per Slurm node
+/// (`SLURMD_NODENAME`), so that nodes which share the filesystem `root` is on (a `/tmp` that is
+/// not node-local, several slurmd on one host) still keep trees and slot locks of their own.
+fn node_dir(root: &Path) -> Result<PathBuf> {
+    let root = private_dir(root)?;
+    match std::env::var("SLURMD_NODENAME") {
+        Ok(node) if !node.is_empty() && !node.contains('/') => private_dir(&root.join(node)),
+        _ => Ok(root),
+    }
+}
+
 /// Beyond this many commits a work tree is not worth keeping a build away from: with a free
 /// slot, the build starts a tree of its own instead of moving this one (far apart, an
 /// incremental build recompiles nearly everything anyway, and the old tree stays for the
@@ -93,7 +104,7 @@ pub(super) fn pick_work_tree(
     // the locks that guard them beside them: a lock in the shared cache held one tree slot
     // for the whole fleet (at 07d6d4e, `--work-trees` builds at once anywhere).
     let node_root = match std::env::var_os(WORK_DIR_ENV) {
-        Some(d) if !d.is_empty() => Some(private_dir(Path::new(&d))?),
+        Some(d) if !d.is_empty() => Some(node_dir(Path::new(&d))?),
         _ => None,
     };
     let root = match &node_root {
