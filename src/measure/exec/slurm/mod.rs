@@ -839,10 +839,11 @@ impl<'a> Slurm<'a> {
             .retain(|id, _| states.get(id).is_some_and(|s| s.stuck().is_some()));
         let limit = Duration::from_secs(self.cfg.pending_limit);
         let mut lanes_moved = Vec::new();
-        let builds =
-            (self.waves.iter()).flat_map(|p| p.builds.iter().filter_map(|t| t.running.as_ref()));
-        let lane_jobs = self.lanes.values().chain(&self.closing).map(|l| &l.run);
-        for r in builds.chain(lane_jobs) {
+        let builds = (self.waves.iter())
+            .flat_map(|p| p.builds.iter().filter_map(|t| t.running.as_ref()))
+            .map(|r| (r, false));
+        let lane_jobs = (self.lanes.values().chain(&self.closing)).map(|l| (&l.run, true));
+        for (r, is_lane) in builds.chain(lane_jobs) {
             let Some(why) = states.get(&r.id).and_then(JobState::stuck) else {
                 continue;
             };
@@ -851,7 +852,6 @@ impl<'a> Slurm<'a> {
             if waited < limit.as_secs() {
                 continue;
             }
-            let is_lane = r.what.starts_with("the measurement lane");
             match (&r.on, is_lane) {
                 (Some(node), true) => {
                     progress::info(&format!(
