@@ -657,13 +657,7 @@ fn a_scan_through_three_nodes_keeps_each_lane_on_a_node_of_its_own() {
     let flags = lanes_flags(d.path(), 2);
     let cache = d.path().join("cache");
     let o = node_scan(&cache, &repo, &flags).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(
-        confirmed(&o),
-        vec![ids[2].clone(), ids[10].clone()],
-        "{}",
-        stderr(&o)
-    );
+    assert_both_named(&o, &ids);
 
     let jobs = submitted(&cache);
     let lane_jobs: Vec<&JobRecord> = jobs.iter().filter(|j| j.partition == "measure").collect();
@@ -720,6 +714,13 @@ fn node_run(dir: &Path, extra: &str) -> (PathBuf, Vec<String>, Vec<String>, Path
     let text = std::fs::read_to_string(&toml).unwrap() + extra;
     std::fs::write(&toml, text).unwrap();
     (repo, ids, flags, dir.join("cache"))
+}
+
+/// The scan of `two_steps` succeeded and confirmed both its changes.
+fn assert_both_named(o: &Output, ids: &[String]) {
+    assert!(o.status.success(), "{:?}: {}", o.status, stderr(o));
+    let both = vec![ids[2].clone(), ids[10].clone()];
+    assert_eq!(confirmed(o), both, "{}", stderr(o));
 }
 
 /// The changes a scan's JSON report confirmed.
@@ -795,12 +796,7 @@ fn a_lane_whose_node_is_drained_goes_on_afresh_on_another() {
     assert!(nodes.contains(&drained.0));
     let o = child.wait_with_output().unwrap();
     let err = stderr(&o);
-    assert!(o.status.success(), "{:?}: {err}", o.status);
-    assert_eq!(
-        confirmed(&o),
-        vec![ids[2].clone(), ids[10].clone()],
-        "{err}"
-    );
+    assert_both_named(&o, &ids);
     assert!(
         err.contains("waited")
             && err.contains(&format!("for node {}", drained.0))
@@ -950,13 +946,7 @@ fn sighup_mid_scan_then_the_same_command_loses_nothing() {
     assert!(answered > 0);
 
     let o = node_scan(&cache, &repo, &flags).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(
-        confirmed(&o),
-        vec![ids[2].clone(), ids[10].clone()],
-        "{}",
-        stderr(&o)
-    );
+    assert_both_named(&o, &ids);
     let r: ScanReport = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
         r.samples - r.samples_taken_now,
@@ -1009,12 +999,7 @@ fn a_killed_runs_build_jobs_are_taken_over_by_the_same_command() {
 
     let o = node_scan(&cache, &repo, &flags).output().unwrap();
     let err = stderr(&o);
-    assert!(o.status.success(), "{err}");
-    assert_eq!(
-        confirmed(&o),
-        vec![ids[2].clone(), ids[10].clone()],
-        "{err}"
-    );
+    assert_both_named(&o, &ids);
     let all = submitted(&cache);
     let second: Vec<&JobRecord> = (all.iter())
         .filter(|j| !first.iter().any(|f| f.id == j.id && !j.adopted))
