@@ -123,8 +123,9 @@ fn output(a: &BisectArgs, json: &BisectReport, links: &Links) -> Result<Exit> {
         }
     }
     if let Some(dir) = &a.plot {
-        let path = json.write_plot(dir)?;
-        progress::info(&format!("wrote {}", path.display()));
+        for path in json.write_plots(dir)? {
+            progress::info(&format!("wrote {}", path.display()));
+        }
     }
     Ok(if json.unconfirmed() {
         Exit::Unconfirmed

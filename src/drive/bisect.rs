@@ -167,7 +167,7 @@ impl Ran<'_, '_> {
         BisectReport {
             kind: BISECT_KIND.into(),
             tool: self.setup.spec.short(),
-            threads: threads[0],
+            threads: threads[result.primary],
             thread_counts: if threads.len() > 1 {
                 threads.clone()
             } else {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Mark, PointKind, Profile, ProfilePoint};
+use super::standing::{Aside, Standing};
 use crate::analysis::bisect::{ChangePoint, LeftBecause, Step, StepVerdict, Unexplored};
 use crate::analysis::locate::SearchedBy;
 use crate::analysis::resolution::{Forecast, Resolution};
@@ -102,22 +103,6 @@ pub struct ChangePointJson {
     /// are the clock's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub located: Option<Comparison>,
-}
-
-impl ChangePointJson {
-    /// What a report heads this change point with: only a confirmed one is a culprit (its
-    /// standing line says why the others are not).
-    pub fn head_word(&self) -> &'static str {
-        if self.identical_binaries {
-            "candidate"
-        } else if self.unresolved {
-            "located"
-        } else if self.confirmed {
-            "culprit"
-        } else {
-            "candidate"
-        }
-    }
 }
 
 /// One thread count's comparison (a change point's confirmation, or the ends).
@@ -216,7 +201,8 @@ pub struct BisectReport {
     #[serde(default)]
     pub kind: String,
     pub tool: String,
-    /// The primary thread count (the only one, or the first listed).
+    /// The primary thread count: the only one, or the one whose ends moved most (the figures
+    /// of the ends, the change points and the steps are its).
     pub threads: usize,
     /// With several: every thread count measured at each probe, in the order given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -372,6 +358,12 @@ impl TimeSearchJson {
 }
 
 impl BisectReport {
+    /// The confirmed change points, in position order: what a report lists as change points
+    /// (the rest are said apart, see [`Aside`]).
+    pub fn change_points(&self) -> impl Iterator<Item = &ChangePointJson> {
+        self.changes.iter().filter(|c| c.is_change_point())
+    }
+
     /// Finished, but a candidate change point did not hold on its fresh block of samples (one
     /// still undecided there is located, size unresolved, and does not count): exit 3.
     pub fn unconfirmed(&self) -> bool {

@@ -18,6 +18,7 @@ pub mod run;
 pub mod scan;
 pub mod schema;
 pub mod simulate;
+pub mod standing;
 pub mod table;
 
 pub use table::*;

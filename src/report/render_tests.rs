@@ -589,30 +589,93 @@ fn bisect_renderers() {
     assert_eq!(back.ends.verdict, r.ends.verdict);
 }
 
-/// A change point located but not sized is said to be so, not called unconfirmed.
+/// The list of change points holds change points only: a located point whose fresh block is
+/// undecided goes under "left unresolved" with its bound (text, Markdown, HTML and the plot
+/// alike), a refuted candidate under "candidates not upheld", and pairs of identical binaries
+/// are counted on one line (at 07d6d4e each was a numbered "result" or a table row).
 #[test]
-fn bisect_says_located_size_unresolved() {
+fn only_change_points_are_listed_as_change_points() {
     let mut r = bisect_report();
-    r.changes[0].confirmed = false;
-    r.changes[0].unresolved = true;
+    let base = r.changes[0].clone();
+    let point = |who: char, confirmed, unresolved, identical| ChangePointJson {
+        info: commit(who, &format!("subject {who}")),
+        confirmed,
+        unresolved,
+        identical_binaries: identical,
+        ..base.clone()
+    };
+    r.changes = vec![
+        point('d', true, false, false),
+        point('e', false, true, false),
+        point('f', false, false, false),
+        point('g', false, false, true),
+        point('h', false, false, true),
+    ];
+    r.changes[1].ratio = 1.007;
+    r.changes[1].ratio_ci = (0.967, 1.049);
+    // Each located commit tested, at its own place in the range (so the plot can place it).
+    let probe = r.steps[2].clone();
+    for (i, c) in r.changes.clone().iter().enumerate() {
+        r.steps.push(StepJson {
+            info: c.info.clone(),
+            index: i + 2,
+            ..probe.clone()
+        });
+    }
+    r.steps[1].index = 8;
+    r.commits = 9;
     let text = Text.export(&r).unwrap();
-    assert!(text.contains("  LOCATED, SIZE UNRESOLVED: "), "{text}");
-    assert!(!text.contains("NOT CONFIRMED"), "{text}");
-    let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
-    assert!(back.changes[0].unresolved);
-    // Its headline does not call it a culprit (the main job's 3.0.8 read "result 4: culprit").
-    assert!(text.contains("result 1: located "), "{text}");
-    assert!(!text.contains(": culprit "), "{text}");
+    assert!(text.contains("result 1: culprit "), "{text}");
+    assert!(!text.contains("result 2"), "{text}");
+    let unresolved = text.split("left unresolved").nth(1).expect("a section");
+    assert!(
+        unresolved.contains("subject e): +0.7% [-3.3%, +4.9%]")
+            && unresolved.contains("a step of up to 4.9% may be here"),
+        "{text}"
+    );
+    assert!(
+        text.contains("candidates not upheld") && text.contains("subject f"),
+        "{text}"
+    );
+    let identical = (text.lines())
+        .filter(|l| l.contains("byte-identical binaries, so they are not change points"))
+        .collect::<Vec<_>>();
+    assert_eq!(identical.len(), 1, "{text}");
+    assert!(identical[0].starts_with("2 located pair(s)"), "{text}");
+    assert!(
+        !text.contains("NOT a culprit") && !text.contains("NOT A CULPRIT"),
+        "{text}"
+    );
+    let md = Markdown.export(&r).unwrap();
+    assert!(
+        md.contains("Left unresolved") && md.contains("+0.7% [-3.3%, +4.9%]"),
+        "{md}"
+    );
+    assert_eq!(
+        md.matches("subject e").count(),
+        1,
+        "once, under left unresolved: {md}"
+    );
     let html = Html.export(&r).unwrap();
     assert!(
-        html.contains("located <") && !html.contains("culprit <"),
+        html.contains("Left unresolved") && html.contains("2 located pair(s)"),
         "{html}"
     );
-    r.changes[0].unresolved = false;
+    // The plot marks the confirmed point and, apart, the unresolved one; nothing else.
+    let marks = r.profile().changes;
+    let drawn: Vec<(bool, &str)> = (marks.iter())
+        .map(|m| (m.unresolved, &m.label[..]))
+        .collect();
+    assert_eq!(drawn.len(), 2, "{drawn:?}");
+    assert!(!drawn[0].0 && drawn[0].1.contains("subject d"), "{drawn:?}");
+    assert!(
+        drawn[1].0 && drawn[1].1.starts_with("unresolved: "),
+        "{drawn:?}"
+    );
+    // With none confirmed the text says so instead of a result.
+    r.changes.remove(0);
     let text = Text.export(&r).unwrap();
-    assert!(text.contains("result 1: candidate "), "{text}");
-    r.changes[0].confirmed = true;
-    assert!(Text.export(&r).unwrap().contains("result 1: culprit "));
+    assert!(text.contains("result: no change point confirmed"), "{text}");
 }
 
 /// A transient (+122% undone by -55% two change points later) ranks after the lasting +10%
@@ -902,6 +965,24 @@ fn bisect_per_thread_count() {
         .collect();
     assert_eq!(affected, [false, true, true]);
     assert_eq!(back.steps[0].per_threads.len(), 3);
+    // Every figure says its thread count: the ends and the change point at the primary count,
+    // one plot per count, each titled with its own (at 07d6d4e one plot, titled "1 thread(s)"
+    // over the 8-thread figures).
+    let text = Text.export(&r).unwrap();
+    assert!(text.contains("\nends at 8 thread(s): "), "{text}");
+    assert!(text.contains("  parent at 8 thread(s) "), "{text}");
+    let svgs = r.profile_svgs().unwrap();
+    let counts: Vec<usize> = svgs.iter().map(|(t, _)| *t).collect();
+    assert_eq!(counts, [1, 8, 32]);
+    for (t, svg) in &svgs {
+        assert!(svg.contains(&format!(" at {t} thread(s): ")), "{t}");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let files: Vec<String> = (r.write_plots(d.path()).unwrap().iter())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), 3, "{files:?}");
+    assert!(files.iter().any(|f| f.ends_with("-t32.svg")), "{files:?}");
 }
 
 #[test]

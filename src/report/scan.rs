@@ -12,6 +12,7 @@ use super::bisect::{
 use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Level, Mark, PointKind, Profile, ProfilePoint};
+use super::standing::{Aside, Standing};
 use crate::analysis::bisect::Outcome;
 use crate::analysis::locate::SearchedBy;
 use crate::analysis::resolution::Resolution;
@@ -203,6 +204,17 @@ pub struct ScanReport {
 }
 
 impl ScanReport {
+    /// The confirmed change points, oldest first: what the report lists (the rest are said
+    /// apart, see [`Aside`]).
+    pub fn change_points(&self) -> impl Iterator<Item = &ChangeJson> {
+        self.changes.iter().filter(|c| c.point.is_change_point())
+    }
+
+    /// Every located point that is not a change point, as the report says it.
+    fn aside(&self) -> Aside {
+        Aside::of(self.changes.iter().map(|c| &c.point))
+    }
+
     /// Finished, but a candidate change point did not hold on its fresh block (as a bisect's).
     pub fn unconfirmed(&self) -> bool {
         (self.changes.iter()).any(|c| !c.point.confirmed && !c.point.unresolved)
@@ -510,22 +522,11 @@ impl ScanReport {
         ) + &self.placement.line().map(|l| format!("; {l}")).unwrap_or_default()
     }
 
-    fn change_line(&self, i: usize, links_suffix: &str) -> String {
-        let c = &self.changes[i];
+    /// A confirmed change point as the text's numbered list says it.
+    fn change_line(c: &ChangeJson, links_suffix: &str) -> String {
         let p = &c.point;
-        let status = if !p.confirmed {
-            if p.identical_binaries {
-                "NOT a culprit (identical binaries)"
-            } else if p.unresolved {
-                "located, size unresolved on its fresh block"
-            } else {
-                "NOT confirmed on its fresh block"
-            }
-        } else {
-            "confirmed"
-        };
         format!(
-            "{} {}..{} {} [{:+.1}%, {:+.1}%] p(Yuen)={:.2e}, {}, {:.0}% of the movement{}  {}",
+            "{} {}..{} {} [{:+.1}%, {:+.1}%] p(Yuen)={:.2e}, confirmed, {:.0}% of the movement{}  {}",
             if p.range { "range" } else { "culprit" },
             &p.parent[..10.min(p.parent.len())],
             p.info.short,
@@ -533,7 +534,6 @@ impl ScanReport {
             (p.ratio_ci.0 - 1.0) * 100.0,
             (p.ratio_ci.1 - 1.0) * 100.0,
             p.comparison.p_yuen,
-            status,
             c.share_of_movement * 100.0,
             links_suffix,
             p.info.subject

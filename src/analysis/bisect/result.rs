@@ -173,4 +173,7 @@ pub struct SearchResult {
     /// With several thread counts: the ends' comparison at each (`ends` is the primary one, the
     /// thread count whose ends moved most). Empty with one.
     pub ends_series: Vec<Comparison>,
+    /// Which series leads (its index in `ends_series`, the thread counts' order): `ends`, the
+    /// change points' figures and the steps' means are its. 0 with one series.
+    pub primary: usize,
 }

@@ -11,7 +11,8 @@ pub(super) fn markdown(j: &BisectReport, links: &Links) -> String {
         j.range
     );
     s.push_str(&format!(
-        "Ends: `{}` {} {u} → `{}` {} {u}: **{}** {} (p={:.2e})\n\n",
+        "Ends{}: `{}` {} {u} → `{}` {} {u}: **{}** {} (p={:.2e})\n\n",
+        j.at_threads(),
         j.good.short,
         us(j.ends.a.mean),
         j.bad.short,
@@ -26,12 +27,13 @@ pub(super) fn markdown(j: &BisectReport, links: &Links) -> String {
     if let Some(r) = &j.resolution {
         s.push_str(&format!("Resolution: {}\n\n", resolution_sentence(r)));
     }
-    if !j.changes.is_empty() {
+    if j.change_points().next().is_some() {
         s.push_str(&culprits_markdown(j, links));
-        if j.changes.iter().any(|c| !c.per_threads.is_empty()) {
+        if j.change_points().any(|c| !c.per_threads.is_empty()) {
             s.push_str(&per_threads_markdown(j, links));
         }
     }
+    s.push_str(&Aside::of(&j.changes).markdown());
     let left = unexplored_text(j);
     if !left.is_empty() {
         s.push_str(&format!("```\n{}```\n\n", left.trim_start()));
@@ -43,7 +45,7 @@ pub(super) fn markdown(j: &BisectReport, links: &Links) -> String {
 
 pub(super) fn culprits_markdown(j: &BisectReport, links: &Links) -> String {
     let u = j.metric.unit();
-    let rows = j.changes.iter().map(|c| {
+    let rows = j.change_points().map(|c| {
         vec![
             format!(
                 "{}{}{}",
@@ -82,7 +84,7 @@ pub(super) fn culprits_markdown(j: &BisectReport, links: &Links) -> String {
 }
 
 pub(super) fn per_threads_markdown(j: &BisectReport, links: &Links) -> String {
-    let rows = j.changes.iter().flat_map(|c| {
+    let rows = j.change_points().flat_map(|c| {
         c.per_threads.iter().map(|e| {
             vec![
                 links.markdown(&c.info.commit, &c.info.commit[..10]),

@@ -21,21 +21,24 @@ impl HtmlSections for BisectReport {
             esc(&j.range)
         );
         let mut tables = String::new();
-        if !j.changes.is_empty() {
+        if j.change_points().next().is_some() {
             tables.push_str(&culprits_table_html(j, links));
         }
-        if j.changes.iter().any(|c| !c.per_threads.is_empty()) {
+        if j.change_points().any(|c| !c.per_threads.is_empty()) {
             tables.push_str(&per_threads_table_html(j, links));
         }
         tables.push_str(&steps_table_html(j, links));
         tables.push_str(&costs_html(j));
-        let plots = html::figure(
-            &j.profile_svg()?,
-            &format!(
-                "{} at {} thread(s): {u} (95% interval) of every tested commit along {}; dashed red lines are change points, shaded stretches were not tested.",
-                j.tool, j.threads, j.range, u = j.metric.unit()
-            ),
-        );
+        let mut plots = String::new();
+        for (t, svg) in j.profile_svgs()? {
+            plots.push_str(&html::figure(
+                &svg,
+                &format!(
+                    "{} at {t} thread(s): {u} (95% interval) of every tested commit along {}; dashed red lines are change points, grey dotted ones located changes of unresolved size, shaded stretches were not tested.",
+                    j.tool, j.range, u = j.metric.unit()
+                ),
+            ));
+        }
         Ok(Section {
             heading,
             summary: summary_html(j, links),
@@ -50,7 +53,8 @@ impl HtmlSections for BisectReport {
 pub(super) fn summary_html(j: &BisectReport, links: &Links) -> String {
     let u = j.metric.unit();
     let mut summary = format!(
-        "<p>Ends: {} {} {u} → {} {} {u}: {} {} (p = {:.2e}).</p>\n",
+        "<p>Ends{}: {} {} {u} → {} {} {u}: {} {} (p = {:.2e}).</p>\n",
+        j.at_threads(),
         links.html(&j.good.commit, &j.good.short),
         us(j.ends.a.mean),
         links.html(&j.bad.commit, &j.bad.short),
@@ -75,8 +79,14 @@ pub(super) fn summary_html(j: &BisectReport, links: &Links) -> String {
         ));
     } else {
         let items =
-            (j.changes.iter()).map(|c| culprit_item_html(c, u, j.culprit_located(c), links));
-        summary.push_str(&List::numbered(items).html());
+            (j.change_points()).map(|c| culprit_item_html(c, u, j.culprit_located(c), links));
+        let list = List::numbered(items);
+        if list.items.is_empty() {
+            summary.push_str("<p>No change point confirmed.</p>\n");
+        } else {
+            summary.push_str(&list.html());
+        }
+        summary.push_str(&Aside::of(&j.changes).html());
     }
     let left = unexplored_text(j);
     if !left.is_empty() {
@@ -99,11 +109,7 @@ pub(super) fn culprit_item_html(
             c.skipped.len()
         )
     } else {
-        format!(
-            "{} {}",
-            c.head_word(),
-            links.html(&c.info.commit, &c.info.short)
-        )
+        format!("culprit {}", links.html(&c.info.commit, &c.info.short))
     };
     let located = located
         .map(|l| format!(" ({})", esc(&l)))
@@ -160,8 +166,7 @@ pub(super) fn culprit_badges_html(c: &ChangePointJson) -> String {
 pub(super) fn culprits_table_html(j: &BisectReport, links: &Links) -> String {
     let u = j.metric.unit();
     let rows: Vec<Vec<String>> = j
-        .changes
-        .iter()
+        .change_points()
         .map(|c| {
             vec![
                 links.html(&c.info.commit, &c.info.short),
@@ -198,8 +203,7 @@ pub(super) fn culprits_table_html(j: &BisectReport, links: &Links) -> String {
 
 pub(super) fn per_threads_table_html(j: &BisectReport, links: &Links) -> String {
     let rows: Vec<Vec<String>> = j
-        .changes
-        .iter()
+        .change_points()
         .flat_map(|c| {
             c.per_threads.iter().map(move |e| {
                 vec![

@@ -13,8 +13,14 @@ pub(super) fn direction_word(v: Verdict) -> &'static str {
 
 pub(super) fn text_result(j: &BisectReport, links: &Links) -> String {
     let mut s = text_ends(j);
-    for (i, c) in j.ranked().into_iter().enumerate() {
+    let culprits = j.ranked().into_iter().filter(|c| c.is_change_point());
+    for (i, c) in culprits.enumerate() {
         s.push_str(&culprit_text(i + 1, c, j, links));
+    }
+    let aside = Aside::of(&j.changes);
+    if !aside.is_empty() {
+        s.push('\n');
+        s.push_str(&aside.text());
     }
     s.push_str(&unexplored_text(j));
     s.push_str(&costs_text(j));
@@ -27,7 +33,8 @@ pub(super) fn text_result(j: &BisectReport, links: &Links) -> String {
 pub(super) fn text_ends(j: &BisectReport) -> String {
     let u = j.metric.unit_ascii();
     let mut s = format!(
-        "\nends: {} {} {u} (n={}) -> {} {} {u} (n={}): {} {}, p(Yuen)={:.2e}\n",
+        "\nends{}: {} {} {u} (n={}) -> {} {} {u} (n={}): {} {}, p(Yuen)={:.2e}\n",
+        j.at_threads(),
         j.good.short,
         us(j.ends.a.mean),
         j.ends.a.n,
@@ -40,7 +47,7 @@ pub(super) fn text_ends(j: &BisectReport) -> String {
     );
     if !j.ends_per_threads.is_empty() {
         s.push_str(&format!(
-            "ends per thread count (figures above: {} thread(s), whose ends moved most):\n",
+            "ends per thread count (the figures of the ends, the change points and the steps are at {} thread(s), whose ends moved most):\n",
             j.threads
         ));
         let ends = (j.ends_per_threads.iter()).map(|e| e.text().replace("affected", "changed"));
@@ -52,7 +59,9 @@ pub(super) fn text_ends(j: &BisectReport) -> String {
     if let Some(r) = &j.resolution {
         s.push_str(&format!("resolution: {}\n", resolution_sentence(r)));
     }
-    if j.changes.is_empty() {
+    if !j.changes.is_empty() && !j.changes.iter().any(|c| c.is_change_point()) {
+        s.push_str("result: no change point confirmed (what the search located is listed below, with what it leaves open)\n");
+    } else if j.changes.is_empty() {
         s.push_str(&format!(
             "result: the ends do not differ by at least {:.1}% with significance ({}); nothing to bisect\n",
             j.min_effect * 100.0,
@@ -83,8 +92,7 @@ pub(super) fn culprit_text(
         )
     } else {
         format!(
-            "{} {}{}",
-            c.head_word(),
+            "culprit {}{}",
             c.info.commit,
             links.text_suffix(&c.info.commit)
         )
@@ -94,7 +102,6 @@ pub(super) fn culprit_text(
         share_text(c),
         if c.uncertain { " [uncertain]" } else { "" }
     );
-    s.push_str(&standing_text(c));
     s.push_str(&format!(
         "  author:  {}\n  date:    {}\n  subject: {}\n",
         c.info.author,
@@ -102,7 +109,8 @@ pub(super) fn culprit_text(
         c.info.subject
     ));
     s.push_str(&format!(
-        "  parent {} {} {u} (n={}) -> {} {} {u} (n={})\n",
+        "  parent{} {} {} {u} (n={}) -> {} {} {u} (n={})\n",
+        j.at_threads(),
         &c.parent[..10],
         us(c.parent_mean_us),
         c.comparison.a.n,
@@ -122,11 +130,7 @@ pub(super) fn culprit_text(
         } else {
             ""
         },
-        if c.confirmed {
-            size_note(&c.comparison, j.min_effect)
-        } else {
-            String::new()
-        }
+        size_note(&c.comparison, j.min_effect)
     ));
     if let (Some(l), Some(note)) = (&c.located, j.culprit_located(c)) {
         s.push_str(&format!(
@@ -155,25 +159,6 @@ pub(super) fn share_text(c: &ChangePointJson) -> String {
         format!(" [part of the range's change: {:.0}%]", c.share * 100.0)
     } else if c.partial {
         " [part of the range's change]".to_string()
-    } else {
-        String::new()
-    }
-}
-
-/// The warning line for a change point the confirmation did not uphold; empty for one it did.
-pub(super) fn standing_text(c: &ChangePointJson) -> String {
-    if c.identical_binaries {
-        "  NOT A CULPRIT: it loads byte-identical libraries and modules to its parent's\n"
-            .to_string()
-    } else if c.unresolved {
-        format!(
-            "  LOCATED, SIZE UNRESOLVED: the search's tests put the change here, but a fresh block of {} samples each could neither confirm nor refute it: {}\n",
-            c.comparison.a.n,
-            c.comparison.ratio.pct()
-        )
-    } else if !c.confirmed {
-        "  NOT CONFIRMED: a fresh block of samples did not show this change; a candidate, not a culprit\n"
-            .to_string()
     } else {
         String::new()
     }

@@ -123,23 +123,33 @@ fn side_label_style(color: &RGBColor, right: bool) -> TextStyle<'static> {
         .pos(text_anchor::Pos::new(h, text_anchor::VPos::Top))
 }
 
+/// A change point's line: red dashes; a located, unresolved point's: grey dots.
+fn mark_style(c: &Mark) -> (u32, u32, RGBColor) {
+    if c.unresolved {
+        (2, 4, GRAY)
+    } else {
+        (6, 3, CHANGE_RED)
+    }
+}
+
 /// Change points: a line between parent and culprit, labels stacked at the top, drawn after
 /// every line so no line crosses a label.
 pub(super) fn draw_changes(chart: &mut ProfileChart, p: &Profile, frame: &Frame) -> Drawn {
     let (ybot, ytop) = (frame.y.bottom, frame.y.top);
     let mid = |c: &Mark| (c.parent as f64 + c.culprit as f64) / 2.0;
     for c in &p.changes {
+        let (dash, gap, color) = mark_style(c);
         chart.draw_series(DashedLineSeries::new(
             vec![(mid(c), ybot), (mid(c), ytop)],
-            6,
-            3,
-            CHANGE_RED.stroke_width(2),
+            dash,
+            gap,
+            color.stroke_width(2),
         ))?;
     }
     for (i, c) in p.changes.iter().enumerate() {
         let x = mid(c);
         let right = x > frame.n as f64 * 0.6;
-        let style = side_label_style(&CHANGE_RED, right);
+        let style = side_label_style(&mark_style(c).2, right);
         let dy = 6 + 17 * (i % 8) as i32;
         chart.draw_series(std::iter::once(
             EmptyElement::at((x, ytop))
@@ -262,16 +272,20 @@ pub(super) fn draw_legend(
         ))?;
         x += 50 + text_width("fitted level", 13);
     }
-    if !p.changes.is_empty() {
+    for (unresolved, what) in [
+        (false, "change point: short sha, subject, change"),
+        (true, "located, size unresolved"),
+    ] {
+        if !p.changes.iter().any(|c| c.unresolved == unresolved) {
+            continue;
+        }
+        let color = if unresolved { GRAY } else { CHANGE_RED };
         strip.draw(&PathElement::new(
             vec![(x - 4, 5), (x - 4, 20)],
-            CHANGE_RED.stroke_width(2),
+            color.stroke_width(2),
         ))?;
-        strip.draw(&Text::new(
-            "change point: short sha, subject, change",
-            (x + 4, 5),
-            font.color(&BLACK),
-        ))?;
+        strip.draw(&Text::new(what, (x + 4, 5), font.clone().color(&BLACK)))?;
+        x += 30 + text_width(what, 13);
     }
     Ok(())
 }

@@ -61,6 +61,9 @@ pub struct Mark {
     pub parent: usize,
     pub culprit: usize,
     pub label: String,
+    /// Located but unresolved on its fresh block: drawn apart from the change points (grey,
+    /// dotted), never as one.
+    pub unresolved: bool,
 }
 
 /// A bisect's profile: every tested commit along the range.

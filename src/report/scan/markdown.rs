@@ -47,10 +47,11 @@ pub(super) fn markdown(r: &ScanReport, links: &Links) -> String {
 
 /// The change points as a Markdown table (or the sentence that there are none).
 pub(super) fn markdown_changes(r: &ScanReport, links: &Links) -> String {
-    if r.changes.is_empty() {
-        return "No change point found.\n\n".to_string();
+    let aside = r.aside().markdown();
+    if r.change_points().next().is_none() {
+        return format!("No change point found.\n\n{aside}");
     }
-    let rows = r.changes.iter().enumerate().map(|(i, c)| {
+    let rows = r.change_points().enumerate().map(|(i, c)| {
         let p = &c.point;
         vec![
             (i + 1).to_string(),
@@ -62,12 +63,6 @@ pub(super) fn markdown_changes(r: &ScanReport, links: &Links) -> String {
                 (p.ratio_ci.1 - 1.0) * 100.0
             ),
             format!("{:.0}%", c.share_of_movement * 100.0),
-            match (p.confirmed, p.unresolved) {
-                (true, _) => "yes",
-                (false, true) => "unresolved",
-                (false, false) => "**no**",
-            }
-            .to_string(),
             p.info.subject.clone(),
         ]
     });
@@ -77,10 +72,9 @@ pub(super) fn markdown_changes(r: &ScanReport, links: &Links) -> String {
         "change",
         "95% interval",
         "share of movement",
-        "confirmed",
         "subject",
     ]);
-    t.right(&[0, 2, 4]).with_rows(rows).markdown() + "\n"
+    t.right(&[0, 2, 4]).with_rows(rows).markdown() + "\n" + &aside
 }
 
 /// The grid and its fitted levels, folded away in a `<details>` block.

@@ -12,7 +12,7 @@ impl HtmlSections for ScanReport {
             esc(&r.range)
         );
         let mut tables = String::new();
-        if !r.changes.is_empty() {
+        if r.change_points().next().is_some() {
             tables.push_str(&r.changes_table_html(links));
         }
         tables.push_str(&r.grid_table_html(links));
@@ -25,7 +25,7 @@ impl HtmlSections for ScanReport {
         let plots = html::figure(
             &r.profile_svg()?,
             &format!(
-                "scan of {} at {} thread(s) over {}: {} (95% interval) of every grid point (dark) and every commit a search tested (coloured by its verdict in its interval); blue bands are the fitted levels, dashed red lines the confirmed change points, shaded stretches were not tested.",
+                "scan of {} at {} thread(s) over {}: {} (95% interval) of every grid point (dark) and every commit a search tested (coloured by its verdict in its interval); blue bands are the fitted levels, dashed red lines the confirmed change points, grey dotted ones located changes of unresolved size, shaded stretches were not tested.",
                 r.tool, r.threads, r.range, r.grid_metric().unit()
             ),
         );
@@ -70,13 +70,7 @@ impl ScanReport {
         for x in &r.series {
             summary.push_str(&format!("<p>Series: {}</p>\n", esc(&x.text)));
         }
-        let unconfirmed = r.changes.iter().filter(|c| !c.point.confirmed).count();
-        if unconfirmed > 0 {
-            summary.push_str(&format!(
-                "<p>{} {unconfirmed} candidate(s) did not hold on a fresh block of samples (listed in the tables).</p>\n",
-                html::badge("uncertain")
-            ));
-        }
+        summary.push_str(&r.aside().html());
         if let Some(n) = r.hidden_note() {
             summary.push_str(&format!("<p class=\"meta\">{}</p>\n", esc(&n)));
         }
@@ -122,8 +116,7 @@ impl ScanReport {
 
     pub(super) fn changes_table_html(&self, links: &Links) -> String {
         let rows: Vec<Vec<String>> = self
-            .changes
-            .iter()
+            .change_points()
             .map(|c| {
                 let p = &c.point;
                 vec![
@@ -140,15 +133,6 @@ impl ScanReport {
                     ),
                     format!("{:.2e}", p.comparison.p_yuen),
                     format!("{:+.0}%", c.share_of_movement * 100.0),
-                    if p.confirmed {
-                        "confirmed".to_string()
-                    } else if p.identical_binaries {
-                        "not a culprit (identical binaries)".to_string()
-                    } else if p.unresolved {
-                        "located, size unresolved".to_string()
-                    } else {
-                        "not confirmed".to_string()
-                    },
                 ]
             })
             .collect();
@@ -164,7 +148,6 @@ impl ScanReport {
                 "change [95% CI]",
                 "p (Yuen)",
                 "share",
-                "",
             ])
             .numeric_from(3)
             .cells_html()

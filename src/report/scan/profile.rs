@@ -72,7 +72,8 @@ impl ScanReport {
         probes
     }
 
-    /// The confirmed change points as the plot marks them, from parent to culprit.
+    /// The confirmed change points as the plot marks them, from parent to culprit, and the
+    /// located-unresolved ones apart.
     pub(super) fn change_marks(&self, probes: &[&StepJson]) -> Vec<Mark> {
         let position = |id: &str| {
             self.grid
@@ -83,14 +84,21 @@ impl ScanReport {
         };
         self.changes
             .iter()
-            .filter(|c| c.point.confirmed)
+            .filter(|c| {
+                matches!(
+                    c.point.standing(),
+                    Standing::Confirmed | Standing::Unresolved
+                )
+            })
             .map(|c| {
                 let p = &c.point;
                 Mark {
                     parent: position(&p.parent).unwrap_or(c.index.saturating_sub(1)),
                     culprit: c.index,
+                    unresolved: p.standing() == Standing::Unresolved,
                     label: format!(
-                        "{} {} {}{}",
+                        "{}{} {} {}{}",
+                        if p.unresolved { "unresolved: " } else { "" },
                         p.info.short,
                         truncate(&p.info.subject, 40),
                         ratio_pct(p.ratio),

@@ -107,12 +107,14 @@ pub(super) fn levels_and_intervals_text(r: &ScanReport) -> String {
 /// The change points by position, then by size, then which undo which.
 pub(super) fn changes_text(r: &ScanReport, links: &Links) -> String {
     let mut s = String::from("\nchange points (by position):\n");
-    if r.changes.is_empty() {
+    let lines = (r.change_points())
+        .map(|c| ScanReport::change_line(c, &links.text_suffix(&c.point.info.commit)));
+    let lines = List::numbered(lines);
+    if lines.items.is_empty() {
         s.push_str("  none: the grid's points lie on one level, or no search confirmed a change\n");
     }
-    let lines = (0..r.changes.len())
-        .map(|i| r.change_line(i, &links.text_suffix(&r.changes[i].point.info.commit)));
-    s.push_str(&List::numbered(lines).text());
+    s.push_str(&lines.text());
+    s.push_str(&r.aside().text());
     if !r.by_share.is_empty() {
         let parts: Vec<String> = r
             .by_share
