@@ -514,13 +514,19 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         Outcome::Changes(s.changes(&ends_series, &old, &new)?)
     } else {
         // Undecided at the cap is not "the same": the whole range is left, with what may hide.
-        if ends.verdict == Verdict::Undecided {
+        // The same bounds only the net change: steps that cancel inside are said to be unbounded.
+        let because = match ends.verdict {
+            Verdict::Undecided => Some(LeftBecause::Undecided),
+            Verdict::Same if n > 2 => Some(LeftBecause::Same),
+            _ => None,
+        };
+        if let Some(because) = because {
             s.unexplored.push(Unexplored {
                 lo: 0,
                 hi: n - 1,
                 differs: false,
                 share: None,
-                because: LeftBecause::Undecided,
+                because,
                 ratio: Some(ends.ratio),
             });
         }

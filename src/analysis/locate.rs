@@ -38,7 +38,8 @@
 //! alpha: up to about three times it in all.
 
 use crate::analysis::bisect::{
-    self, ChangePoint, Config, Measurer, Outcome, Probe, SearchResult, Spent, Step,
+    self, ChangePoint, Config, LeftBecause, Measurer, Outcome, Probe, SearchResult, Spent, Step,
+    Unexplored,
 };
 use crate::analysis::resolution::{Forecast, Resolution, MIN_SAMPLES};
 use crate::analysis::stats::{Comparison, RatioCi, Verdict};
@@ -168,6 +169,19 @@ pub fn locate(
     let clock_cfg = &budget.clock;
     let mut result = found.clone();
     count_in(&mut result, ends_spent);
+    // Parts the counts passed as the same bound the net change of the counts, not of time: the
+    // run's figures are the clock's. With nothing found, the clock's ends bound the range's.
+    result.unexplored.retain(|u| u.because != LeftBecause::Same);
+    if result.outcome == Outcome::NoChange && same(&clock_ends) && n > 2 {
+        result.unexplored.push(Unexplored {
+            lo: 0,
+            hi: n - 1,
+            differs: false,
+            share: None,
+            because: LeftBecause::Same,
+            ratio: Some(clock_ends.ratio),
+        });
+    }
     let confirmations = match &mut result.outcome {
         Outcome::Changes(cps) => {
             let mut asked = to_confirm(cps.iter_mut());

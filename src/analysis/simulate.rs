@@ -208,6 +208,11 @@ pub struct SimReport {
     /// size (the range-wide resolution headline names no place, so it names no miss). `None`
     /// without misses.
     pub misses_named: Option<f64>,
+    /// Of them, the fraction inside a stretch bounded only by its net change (its ends
+    /// compared), whose sentence says "net change": two steps that cancel there can each be
+    /// larger than the bound. The rest of the misses were not said at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub misses_net_only: Option<f64>,
     /// Searches (with steps and without) that needed more noise than the recorded trace holds:
     /// scored as failed searches, never on noise replayed twice.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -250,6 +255,9 @@ struct Bound {
     lo: usize,
     hi: usize,
     up_to: f64,
+    /// The bound is of the stretch's net change (its ends compared), and its sentence says so:
+    /// steps that cancel inside it can be larger than `up_to`.
+    net: bool,
 }
 
 impl Bound {
@@ -265,6 +273,8 @@ impl Bound {
             lo: u.lo,
             hi: u.hi,
             up_to,
+            // Known to differ with no size names every step in it; a size from the ends is net.
+            net: u.ratio.is_some() && u.hi > u.lo + 1,
         })
     }
 
@@ -275,6 +285,7 @@ impl Bound {
             lo: c.last_old,
             hi: c.first_new,
             up_to: (lo - 1.0).abs().max((hi - 1.0).abs()),
+            net: c.first_new > c.last_old + 1,
         })
     }
 }
@@ -509,20 +520,42 @@ struct Score {
     /// them a stated bound covers.
     misses: usize,
     named: usize,
+    /// Of the misses not named, those inside a stretch the run bounded by its net change and
+    /// said so (steps that cancel there are not bounded).
+    net_only: usize,
 }
 
 /// Misses from this size on must be named by a bound (issue 28).
 pub const MISS_FLOOR: f64 = 0.05;
 
-/// Whether the run said a change of `effect` (relative) may hide at one of `step`'s commits: a
-/// stretch it left or located holds it with a bound that large. The range-wide resolution
-/// headline does not count: at high noise it reaches every step and names no place.
-fn named(r: &TrialResult, step: &[usize], effect: f64) -> bool {
-    let located = r.changes.iter().filter_map(Bound::located);
-    r.bounds
-        .iter()
-        .chain(&located.collect::<Vec<_>>())
-        .any(|b| b.up_to >= effect && step.iter().any(|&p| b.lo < p && p <= b.hi))
+/// How a run's statements hold a step of `effect` (relative) at `step`'s commits that no
+/// confirmed change point holds.
+#[derive(Debug, PartialEq, Eq)]
+enum Missed {
+    /// A stretch it left or located holds the step with a bound that large.
+    Named,
+    /// Only a stretch bounded by its net change holds it, with a smaller bound, and the
+    /// sentence says "net change": steps that cancel there can be larger.
+    NetOnly,
+    /// Nothing said holds it.
+    Silent,
+}
+
+/// Whether the run said a change of `effect` may hide at one of `step`'s commits. The
+/// range-wide resolution headline does not count: at high noise it reaches every step and
+/// names no place.
+fn named(r: &TrialResult, step: &[usize], effect: f64) -> Missed {
+    let located: Vec<Bound> = r.changes.iter().filter_map(Bound::located).collect();
+    let holding: Vec<&Bound> = (r.bounds.iter().chain(&located))
+        .filter(|b| step.iter().any(|&p| b.lo < p && p <= b.hi))
+        .collect();
+    if holding.iter().any(|b| b.up_to >= effect) {
+        Missed::Named
+    } else if holding.iter().any(|b| b.net) {
+        Missed::NetOnly
+    } else {
+        Missed::Silent
+    }
 }
 
 fn run_trial(sc: &SimConfig, m: &mut SimMeasurer) -> Result<TrialResult> {
@@ -593,7 +626,11 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
         let effect = (m.mean(last) / m.mean(first.saturating_sub(1)) - 1.0).abs();
         if !hit && effect >= MISS_FLOOR {
             s.misses += 1;
-            s.named += usize::from(named(&r, t, effect));
+            match named(&r, t, effect) {
+                Missed::Named => s.named += 1,
+                Missed::NetOnly => s.net_only += 1,
+                Missed::Silent => {}
+            }
         }
     }
     s.found = found;
@@ -750,6 +787,7 @@ pub fn simulate(sc: &SimConfig) -> Result<SimReport> {
     let errors = count(|s| s.error);
     let (intervals, covered) = (sum(|s| s.intervals), sum(|s| s.covered));
     let (misses, named) = (sum(|s| s.misses), sum(|s| s.named));
+    let net_only = sum(|s| s.net_only);
     let t = sc.trials.max(1) as f64;
     let done = (sc.trials - errors).max(1) as f64;
     let alarm_rate = |f: fn(&Alarm) -> bool| {
@@ -781,6 +819,7 @@ pub fn simulate(sc: &SimConfig) -> Result<SimReport> {
         mean_samples_to_first: mean_to_first(&scores, |t| t.1),
         misses,
         misses_named: (misses > 0).then(|| named as f64 / misses as f64),
+        misses_net_only: (misses > 0).then(|| net_only as f64 / misses as f64),
         trace_exhausted,
         steps_found: place_steps(sc, &mut StdRng::seed_from_u64(0))
             .labels

@@ -19,7 +19,7 @@ use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::exec::Placement;
 use crate::measure::metric::Metric;
-use crate::report::{may_hide, pairs_note, resolution_sentence, us, List, Table};
+use crate::report::{may_hide, net_same, pairs_note, resolution_sentence, us, List, Table};
 use crate::unavailable::Unavailable;
 
 formats!(BisectFormat for BisectReport { Text, Markdown, Json, Jsonl, Html });
@@ -492,9 +492,10 @@ pub struct UnexploredJson {
     /// Estimated share of the range's change, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share: Option<f64>,
-    /// `budget`, `max_changes`, `min_share` or `undecided`.
+    /// `budget`, `max_changes`, `min_share`, `undecided` or `same`.
     pub because: LeftBecause,
-    /// With `undecided`: the ends' ratio (new/old) and its interval at the sample cap.
+    /// With `undecided` and `same`: the ends' ratio (new/old) and the interval the check
+    /// decided on — their net change (steps that cancel inside can be larger).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratio: Option<RatioCi>,
 }
@@ -515,10 +516,13 @@ impl UnexploredJson {
     /// One line: its ends, the commits between, and what may hide there.
     pub(crate) fn text(&self) -> String {
         let what = match (self.differs, self.share) {
+            _ if self.because == LeftBecause::Same && self.ratio.is_some() => {
+                net_same(&self.ratio.expect("checked"))
+            }
             _ if self.ratio.is_some() => {
                 format!(
-                    "its ends differ by {}",
-                    may_hide(&self.ratio.expect("checked"))
+                    "its ends undecided at the cap: {}",
+                    may_hide(&self.ratio.expect("checked"), self.commits > 0)
                 )
             }
             (true, _) if self.commits == 0 => {

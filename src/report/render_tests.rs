@@ -533,6 +533,7 @@ fn simulated() -> Simulated {
             steps_found: vec![],
             misses: 4,
             misses_named: Some(0.75),
+            misses_net_only: Some(0.25),
             trace_exhausted: 0,
         },
         noise_fit: None,
@@ -1410,7 +1411,7 @@ fn a_scans_parts_left_by_the_search_in_time_are_listed() {
             hi: 1.12,
         }),
     }];
-    let line = "1111111111..2222222222 (40 commit(s) between; its ends differ by";
+    let line = "1111111111..2222222222 (40 commit(s) between; its ends undecided at the cap: -1.0% [-10.0%, +12.0%]: a net change of up to 12% may hide here";
     let heading = "left unexplored by the search in time between the located change points";
     for out in [
         Text.export(&r).unwrap(),

@@ -373,7 +373,7 @@ fn interval_outcome(iv: &Interval) -> String {
         // Undecided at the cap is not "the same": say what may hide there.
         Outcome::NoChange if s.ends.verdict == Verdict::Undecided => format!(
             "searched: its ends were undecided at the sample cap, {}",
-            may_hide(&s.ends.ratio)
+            may_hide(&s.ends.ratio, true)
         ),
         Outcome::NoChange => "searched: its ends do not differ on fresh samples".to_string(),
         Outcome::Changes(c) => format!("searched: {} change point(s)", c.len()),

@@ -184,6 +184,13 @@ fn figures(r: &SimReport) -> Vec<(&'static str, String)> {
                 None => "- (no miss)".into(),
             },
         ),
+        (
+            "  inside a net-change bound:",
+            match r.misses_net_only {
+                Some(v) => format!("{} (said: steps that cancel there are not bounded)", pct(v)),
+                None => "-".into(),
+            },
+        ),
     ]
 }
 

@@ -235,16 +235,35 @@ pub fn ratio_pct(ratio: f64) -> String {
     format!("{:+.1}%", (ratio - 1.0) * 100.0)
 }
 
-/// What an undecided comparison leaves open: `+4.0% [-8.0%, +17.0%]: a change of up to 17%
-/// may hide here`.
-pub fn may_hide(r: &crate::analysis::stats::RatioCi) -> String {
+/// What an undecided comparison of a part's ends leaves open: `+4.0% [-8.0%, +17.0%]: a net
+/// change of up to 17% may hide here (steps that cancel inside can be larger)`. The ends bound
+/// their net change only: two steps inside that cancel are not bounded by it. Between adjacent
+/// commits (`net` false) the one step there is the whole change.
+pub fn may_hide(r: &crate::analysis::stats::RatioCi, net: bool) -> String {
     let largest = (r.lo - 1.0).abs().max((r.hi - 1.0).abs());
     format!(
-        "{} [{}, {}]: a change of up to {:.0}% may hide here",
+        "{} [{}, {}]: a {}change of up to {:.0}% may hide here{}",
         ratio_pct(r.ratio),
         ratio_pct(r.lo),
         ratio_pct(r.hi),
-        largest * 100.0
+        if net { "net " } else { "" },
+        largest * 100.0,
+        if net {
+            " (steps that cancel inside can be larger)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// What a part passed as the same bounds: `its ends' net change is +0.4% [-1.9%, +2.8%]
+/// (steps that cancel inside are not bounded)`.
+pub fn net_same(r: &crate::analysis::stats::RatioCi) -> String {
+    format!(
+        "passed as the same: its ends' net change is {} [{}, {}] (steps that cancel inside are not bounded)",
+        ratio_pct(r.ratio),
+        ratio_pct(r.lo),
+        ratio_pct(r.hi)
     )
 }
 
@@ -316,8 +335,8 @@ mod tests {
             hi: 1.12,
         };
         assert_eq!(
-            may_hide(&r),
-            "-3.0% [-19.0%, +12.0%]: a change of up to 19% may hide here"
+            may_hide(&r, true),
+            "-3.0% [-19.0%, +12.0%]: a net change of up to 19% may hide here (steps that cancel inside can be larger)"
         );
         assert_eq!(ratio_pct(1.152), "+15.2%");
     }

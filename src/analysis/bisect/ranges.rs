@@ -7,8 +7,9 @@ use super::*;
 pub(super) enum EndsCheck {
     /// They differ: the estimated share of the range's change, and the series that moved.
     Differ(f64, Vec<bool>),
-    /// The same (or one binary): nothing to search.
-    Same,
+    /// The same: nothing to search; the primary series' ratio and the interval that showed
+    /// it within ±min-effect (`None`: one binary, no comparison).
+    Same(Option<RatioCi>),
     /// Undecided at the cap: the primary series' ratio (new/old) and its interval.
     Undecided(RatioCi),
 }
@@ -123,7 +124,7 @@ impl Searcher<'_> {
         // windows of it tests a subject against itself, and its false "differs" (at the rate
         // alpha) ended in a change point that could never be confirmed (seen in CI on a scan).
         if self.m.identical(lo, hi) {
-            return Ok(EndsCheck::Same);
+            return Ok(EndsCheck::Same(None));
         }
         let mut last = None;
         self.decisions += 1;
@@ -144,12 +145,14 @@ impl Searcher<'_> {
             let mut differs = vec![false; self.k];
             let mut same = vec![false; self.k];
             let mut share = 0.0;
+            let mut net = None;
             for t in 0..self.k {
                 let c = stats::compare_rounds(&a[t], &b[t], self.alpha, me);
                 differs[t] = significant(&c);
-                same[t] = stats::ratio_ci(&a[t].values, &b[t].values, 1.0 - self.cfg.alpha)
-                    .is_some_and(|r| r.lo >= 1.0 - me && r.hi <= 1.0 + me);
+                let ci = stats::ratio_ci(&a[t].values, &b[t].values, 1.0 - self.cfg.alpha);
+                same[t] = ci.is_some_and(|r| r.lo >= 1.0 - me && r.hi <= 1.0 + me);
                 if t == self.primary {
+                    net = ci;
                     share = c.ratio.ratio.ln() / self.total_log;
                     last = Some(c.ratio);
                 }
@@ -160,12 +163,12 @@ impl Searcher<'_> {
                 return Ok(EndsCheck::Differ(share, active));
             }
             if same.iter().all(|s| *s) {
-                return Ok(EndsCheck::Same);
+                return Ok(EndsCheck::Same(net));
             }
         }
         Ok(match last {
             Some(r) => EndsCheck::Undecided(r),
-            None => EndsCheck::Same,
+            None => EndsCheck::Same(None),
         })
     }
 
@@ -272,7 +275,21 @@ impl Searcher<'_> {
         work: &mut Vec<(Range, bool)>,
     ) -> Result<Option<Range>> {
         let (share, active) = match self.ends_differ(range.lo, range.hi)? {
-            EndsCheck::Same => return Ok(None),
+            EndsCheck::Same(net) => {
+                // Passed as the same is said, with the net change it bounds: steps that cancel
+                // inside are not bounded (at 07d6d4e such a part was dropped unsaid).
+                if net.is_some() && range.hi > range.lo + 1 {
+                    self.unexplored.push(Unexplored {
+                        lo: range.lo,
+                        hi: range.hi,
+                        differs: false,
+                        share: None,
+                        because: LeftBecause::Same,
+                        ratio: net,
+                    });
+                }
+                return Ok(None);
+            }
             EndsCheck::Undecided(ratio) => {
                 let inside = self.inside(&range, ratio)?;
                 for (lo, hi, ratio) in inside.left {

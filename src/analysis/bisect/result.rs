@@ -112,8 +112,11 @@ pub enum LeftBecause {
     /// Its estimated share of the ends' change is below `min_share`.
     MinShare,
     /// Its ends' check was still undecided at the sample cap: neither shown to differ nor
-    /// shown the same, so a change up to the interval's far end may hide in it.
+    /// shown the same, so a net change up to the interval's far end may hide in it.
     Undecided,
+    /// Its ends' check passed it as the same (their net change within ±min-effect). Only the
+    /// net change is bounded: steps that cancel inside it are not, and are never reported.
+    Same,
 }
 
 /// A sub-range the search did not (finish to) search.
@@ -127,8 +130,9 @@ pub struct Unexplored {
     /// Its estimated share of the ends' change, when known.
     pub share: Option<f64>,
     pub because: LeftBecause,
-    /// For [`LeftBecause::Undecided`]: its ends' ratio (new/old, primary series) with the
-    /// interval, at the cap — the size of change that may hide in it.
+    /// For [`LeftBecause::Undecided`] and [`LeftBecause::Same`]: its ends' ratio (new/old,
+    /// primary series) with the interval the check decided on — the net change that may hide
+    /// in it (steps that cancel inside can be larger).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ratio: Option<RatioCi>,
 }

@@ -493,7 +493,12 @@ fn change_points_are_streamed_as_they_are_confirmed() {
         m.drawn
     );
     assert!(m.confirmed[0].1 < r.steps.len());
-    assert!(r.unexplored.is_empty());
+    // Nothing left but parts passed as the same, each with its net change (said, not dropped).
+    assert!(
+        (r.unexplored.iter()).all(|u| u.because == LeftBecause::Same && u.ratio.is_some()),
+        "{:?}",
+        r.unexplored
+    );
     assert!((r.explained - 1.0).abs() < 0.15, "{}", r.explained);
 }
 

@@ -389,7 +389,12 @@ fn nothing_moved_is_no_change() {
     let count = SimMeasurer::new(100, &[], &NoiseModel::iid(0.0025), 0.0, 9);
     let clock = SimMeasurer::new(100, &[], &NoiseModel::iid(0.01), 0.0, 10);
     let l = locate_by_default(100, &mut count.unwrap(), &mut clock.unwrap());
-    assert_eq!(l.result.unexplored, vec![]);
+    // The range is left as the same, with the net change its clock ends bound (steps that
+    // cancel inside are said to be unbounded).
+    let left: Vec<_> = (l.result.unexplored.iter())
+        .map(|u| (u.lo, u.hi, u.because, u.ratio.is_some()))
+        .collect();
+    assert_eq!(left, vec![(0, 99, LeftBecause::Same, true)]);
     assert_eq!(l.result.outcome, Outcome::NoChange);
     assert_eq!(l.location.searched_by, SearchedBy::Count);
 }

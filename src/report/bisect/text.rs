@@ -66,7 +66,7 @@ pub(super) fn text_ends(j: &BisectReport) -> String {
             "result: the ends do not differ by at least {:.1}% with significance ({}); nothing to bisect\n",
             j.min_effect * 100.0,
             match j.direction {
-                Verdict::Same => "they are the same within that margin",
+                Verdict::Same => "their net change is within that margin; steps that cancel inside are not bounded",
                 _ => "undecided at the sample cap: more samples or a larger --min-effect may decide",
             }
         ));
@@ -197,7 +197,7 @@ pub(super) fn error_control_text(j: &BisectReport) -> String {
         return String::new();
     }
     let mut s = format!(
-        "error control: {} tests, family-wise false-alarm bound {:.2e} (the sum of their levels; budget {}: half routes, in blocks whose levels halve, half confirms){}\n  not in it: a sub-range passed as the same (its ends within +-min-effect at {} each) can hide a change, never report one\n",
+        "error control: {} tests, family-wise false-alarm bound {:.2e} (the sum of their levels; budget {}: half routes, in blocks whose levels halve, half confirms){}\n  not in it: a sub-range passed as the same (its ends' net change within +-min-effect at {} each) can hide steps that cancel, never report one\n",
         j.tests,
         j.family_alpha,
         j.alpha,
@@ -238,6 +238,10 @@ pub(super) fn unexplored_text(j: &BisectReport) -> String {
         (
             LeftBecause::Undecided,
             "its ends were undecided at --max-samples",
+        ),
+        (
+            LeftBecause::Same,
+            "passed as the same: only the net change between its ends is bounded",
         ),
     ] {
         let left = List::bullets(
