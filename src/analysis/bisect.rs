@@ -203,8 +203,11 @@ struct Searcher<'a> {
     claimed: HashMap<Pool, HashMap<usize, usize>>,
     /// The most samples seen per (pool, commit, series).
     seen: HashMap<(Pool, usize, usize), usize>,
-    /// Every sample value seen per (pool, commit, series): the run's noise.
+    /// Every sample value seen per (pool, commit, series).
     held: HashMap<(Pool, usize, usize), Vec<f64>>,
+    /// Per series, the noise and degrees of freedom per sample of the test that decided each
+    /// decision, at its last look ([`Comparison::sigma`]): what the run resolves.
+    sigmas: Vec<Vec<(f64, f64)>>,
     skipped: HashMap<usize, Unavailable>,
     steps: Vec<Step>,
     decisions: usize,
@@ -226,6 +229,16 @@ struct Searcher<'a> {
 }
 
 impl Searcher<'_> {
+    /// The comparisons a decision ended on, one per series (`None`: that series was not
+    /// tested): their noise is what the run resolves.
+    fn decided_on<'c>(&mut self, cs: impl IntoIterator<Item = (usize, &'c Comparison)>) {
+        for (t, c) in cs {
+            if let Some(v) = self.sigmas.get_mut(t) {
+                v.push((c.sigma, c.df_per_sample));
+            }
+        }
+    }
+
     fn spend(&mut self, tests: usize, level: f64) {
         self.tests += tests;
         self.spent += tests as f64 * level;
@@ -344,7 +357,10 @@ impl Searcher<'_> {
         })?;
         let (old, new) = (self.m.name(0), self.m.name(self.n - 1));
         match r {
-            Ok(done) => Ok(done),
+            Ok(done) => {
+                self.decided_on(done.0.iter().enumerate());
+                Ok(done)
+            }
             Err((Side::Both, r0, r1)) => {
                 bail!("neither end can be measured: old end {old}: {r0}; new end {new}: {r1}")
             }
@@ -353,21 +369,19 @@ impl Searcher<'_> {
         }
     }
 
-    /// What a comparison at the cap resolves, from series `t` of every commit sampled so far.
+    /// What a comparison at the cap resolves: from the noise of the tests that decided at
+    /// series `t` ([`Resolution::of_tests`]), or before any, of every commit sampled so far.
     fn resolution(&self, t: usize) -> Option<Resolution> {
-        let values: Vec<&[f64]> = self
-            .held
-            .iter()
-            .filter(|((_, _, s), _)| *s == t)
-            .map(|(_, v)| &v[..])
-            .collect();
-        let max = self.cfg.schedule.max;
-        Resolution::of(
-            &values,
-            max,
-            self.routing.first_level() / alpha::TWO_TESTS,
-            self.cfg.min_effect,
-        )
+        let (max, me) = (self.cfg.schedule.max, self.cfg.min_effect);
+        let alpha = self.routing.first_level() / alpha::TWO_TESTS;
+        let tests = self.sigmas.get(t).map_or(&[][..], |v| &v[..]);
+        Resolution::of_tests(tests, max, alpha, me).or_else(|| {
+            let values: Vec<&[f64]> = (self.held.iter())
+                .filter(|((_, _, s), _)| *s == t)
+                .map(|(_, v)| &v[..])
+                .collect();
+            Resolution::of(&values, max, alpha, me)
+        })
     }
 
     /// Confirmed change points in the range's direction (what `max_changes` counts).
@@ -577,6 +591,7 @@ impl<'a> Searcher<'a> {
             claimed: HashMap::new(),
             seen: HashMap::new(),
             held: HashMap::new(),
+            sigmas: vec![Vec::new(); k],
             skipped: HashMap::new(),
             steps: Vec::new(),
             decisions: 1,

@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::plan::Locate;
 use crate::analysis::bisect::{self, Config, Measurer, Probe, SeriesProbes, Step};
 use crate::analysis::locate;
-use crate::analysis::resolution::{smallest_change, Forecast};
+use crate::analysis::resolution::Forecast;
 use crate::build::repo;
 use crate::measure::engine::Session;
 use crate::progress;
@@ -67,7 +67,7 @@ impl Live<'_, '_> {
                 r.min_effect * 100.0
             ));
         } else if r.short() {
-            let twice = smallest_change(r.noise, 2 * r.cap, r.alpha).max(r.min_effect);
+            let twice = r.smallest_at(2 * r.cap).max(r.min_effect);
             v.push(format!(
                 "--max-samples {} (resolves {:.1}%)",
                 2 * r.cap,

@@ -159,6 +159,8 @@ fn bisect_report() -> BisectReport {
         continue_with: None,
         // Noisier than --min-effect allows at the cap: the sentence names both sizes.
         resolution: Some(Resolution {
+            basis: crate::analysis::resolution::NoiseBasis::Tests,
+            df_per_sample: Some(0.6),
             noise: 0.043,
             subjects: 6,
             cap: 40,

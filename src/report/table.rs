@@ -269,22 +269,34 @@ pub fn net_same(r: &crate::analysis::stats::RatioCi) -> String {
 
 /// What a run resolved, in one sentence (text, Markdown and HTML alike).
 pub fn resolution_sentence(r: &crate::analysis::resolution::Resolution) -> String {
+    use crate::analysis::resolution::{NoiseBasis, POWER};
     let reach = if r.smallest <= r.min_effect {
         format!(
-            "changes down to --min-effect ({:.1}%)",
+            "a change down to --min-effect ({:.1}%) is found",
             r.min_effect * 100.0
         )
     } else {
+        format!("a change of {:.1}% or more is found", r.smallest * 100.0)
+    };
+    let basis = match r.basis {
+        NoiseBasis::Tests => format!(
+            "the upper quartile of the standard errors of the {} tests that decided, paired where they had pairs",
+            r.subjects
+        ),
+        NoiseBasis::Samples => format!("the median of {} commit(s)' samples", r.subjects),
+    };
+    let unseen = if r.smallest > r.min_effect {
         format!(
-            "changes of {:.1}% or more; smaller ones (down to --min-effect, {:.1}%) may hide anywhere in the range unseen",
-            r.smallest * 100.0,
+            "; smaller ones (down to --min-effect, {:.1}%) may hide anywhere in the range unseen",
             r.min_effect * 100.0
         )
+    } else {
+        String::new()
     };
     format!(
-        "at this run's noise ({:.1}% per sample, the median of {} commit(s)), a comparison at the cap of {} samples per side resolves {reach}",
+        "at this run's noise ({:.1}% per sample: {basis}), {reach} with at least {:.0}% probability per comparison at the cap of {} samples per side{unseen}",
         r.noise * 100.0,
-        r.subjects,
+        POWER * 100.0,
         r.cap
     )
 }

@@ -44,7 +44,10 @@ impl Searcher<'_> {
             Ok(w)
         })?;
         match r {
-            Ok((series, _, _)) => Ok(series),
+            Ok((series, _, _)) => {
+                self.decided_on(series.iter().enumerate());
+                Ok(series)
+            }
             Err((_, why, _)) => bail!(
                 "{} or {} was measured before but now cannot be: {why}",
                 self.m.name(f.last_old),

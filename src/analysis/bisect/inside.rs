@@ -131,6 +131,13 @@ impl Searcher<'_> {
                 break;
             }
         }
+        if let Some(h) = &last {
+            let tested: Vec<(usize, Comparison)> = (0..self.k)
+                .filter(|&t| r.active.get(t).copied().unwrap_or(true))
+                .flat_map(|t| [(t, h.old[t]), (t, h.new[t])])
+                .collect();
+            self.decided_on(tested.iter().map(|(t, c)| (*t, c)));
+        }
         Ok(last)
     }
 }

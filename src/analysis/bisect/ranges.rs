@@ -146,8 +146,10 @@ impl Searcher<'_> {
             let mut same = vec![false; self.k];
             let mut share = 0.0;
             let mut net = None;
+            let mut tested = Vec::with_capacity(self.k);
             for t in 0..self.k {
                 let c = stats::compare_rounds(&a[t], &b[t], self.alpha, me);
+                tested.push(c);
                 differs[t] = significant(&c);
                 let ci = stats::ratio_ci(&a[t].values, &b[t].values, 1.0 - self.cfg.alpha);
                 same[t] = ci.is_some_and(|r| r.lo >= 1.0 - me && r.hi <= 1.0 + me);
@@ -158,6 +160,10 @@ impl Searcher<'_> {
                 }
             }
             self.spend(self.k, self.alpha);
+            let decided = differs.contains(&true) || same.iter().all(|s| *s);
+            if decided || Some(&k) == self.schedule.last() {
+                self.decided_on(tested.iter().enumerate());
+            }
             if differs.contains(&true) {
                 let active = (0..self.k).map(|t| differs[t] || !same[t]).collect();
                 return Ok(EndsCheck::Differ(share, active));

@@ -137,11 +137,12 @@ impl Searcher<'_> {
                 bail!("commit {lo} or {hi} was measured before but now cannot be: {r}")
             }
         };
-        let (status, positions, spread) = self.series_statuses(x, xo, xn, active);
+        let (status, positions, spread, tested) = self.series_statuses(x, xo, xn, active);
         let verdict = combined_verdict(&status);
         if verdict.is_none() && !last {
             return Ok(None);
         }
+        self.decided_on(tested.iter().map(|(t, c)| (*t, c)));
         // The position that steers the search: of the active series whose ends are furthest
         // apart (the single series when there is one).
         let lead = (0..self.k)
@@ -213,14 +214,16 @@ impl Searcher<'_> {
         xo: &[Samples],
         xn: &[Samples],
         active: &[bool],
-    ) -> (Vec<SeriesStatus>, Vec<Option<f64>>, Vec<f64>) {
+    ) -> Statuses {
         let mut status = vec![SeriesStatus::Inactive; self.k];
+        let mut tested = Vec::new();
         let mut positions = vec![None; self.k];
         let mut spread = vec![0.0; self.k];
         for t in (0..self.k).filter(|&t| active.get(t).copied().unwrap_or(true)) {
             let vo = stats::compare_rounds(&xo[t], &x[t], self.alpha, self.cfg.min_effect);
             let vn = stats::compare_rounds(&xn[t], &x[t], self.alpha, self.cfg.min_effect);
             self.spend(2, self.alpha);
+            tested.extend([(t, vo), (t, vn)]);
             let (d_old, d_new) = (significant(&vo), significant(&vn));
             let pos = position(&xo[t].values, &x[t].values, &xn[t].values, POSITION_CONF);
             positions[t] = pos.map(|p| p.0);
@@ -244,6 +247,15 @@ impl Searcher<'_> {
                 SeriesStatus::Pending
             };
         }
-        (status, positions, spread)
+        (status, positions, spread, tested)
     }
 }
+
+/// One look's outcome at every series: status, position, the ends' spread, and the tests made
+/// (series, comparison).
+type Statuses = (
+    Vec<SeriesStatus>,
+    Vec<Option<f64>>,
+    Vec<f64>,
+    Vec<(usize, Comparison)>,
+);

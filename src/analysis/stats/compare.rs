@@ -69,6 +69,16 @@ pub struct Comparison {
     /// Rounds both sides were sampled in: the pairs the paired test had (0: not run).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pairs: usize,
+    /// The deciding test's standard error as noise per sample (log scale): se · √(n/2), n the
+    /// pairs it had (paired) or the harmonic mean of the sides' counts (unpaired). What a
+    /// comparison of n samples per side resolves follows from it (analysis/resolution.rs). NaN
+    /// (null) without a test, and in results written before it was recorded.
+    #[serde(default = "nan", deserialize_with = "nan_if_null")]
+    pub sigma: f64,
+    /// The deciding test's degrees of freedom per sample of that n (paired trimmed: about 0.6;
+    /// unpaired: about 1.2): what its t quantile is at another n. NaN like `sigma`.
+    #[serde(default = "nan", deserialize_with = "nan_if_null")]
+    pub df_per_sample: f64,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -123,14 +133,22 @@ fn compare_with(
     // alphas, and choosing it would only widen the reported one.
     let pairs = pairs.filter(|(pa, _)| pa.len() >= 5);
     let paired = pairs.and_then(|(pa, pb)| yuen_paired(pa, pb));
-    let (y, p_yuen, conf) = match (unpaired, paired) {
+    let n_pairs = pairs.map_or(0, |(pa, _)| pa.len()) as f64;
+    let n_sides = 2.0 / (1.0 / sa.n.max(1) as f64 + 1.0 / sb.n.max(1) as f64);
+    let (y, p_yuen, conf, n) = match (unpaired, paired) {
         (Some(u), Some(p)) => {
-            let best = if p.p < u.p { p } else { u };
+            let (best, n) = if p.p < u.p {
+                (p, n_pairs)
+            } else {
+                (u, n_sides)
+            };
             let k = crate::analysis::alpha::TWO_TESTS;
-            (Some(best), (k * best.p).min(1.0), 1.0 - alpha / k)
+            (Some(best), (k * best.p).min(1.0), 1.0 - alpha / k, n)
         }
-        (u, _) => (u, u.map_or(f64::NAN, |u| u.p), 1.0 - alpha),
+        (u, _) => (u, u.map_or(f64::NAN, |u| u.p), 1.0 - alpha, n_sides),
     };
+    let sigma = y.map_or(f64::NAN, |y| y.se * (n / 2.0).sqrt());
+    let df_per_sample = y.map_or(f64::NAN, |y| y.df / n);
     let ratio = y
         .and_then(|y| y.ratio_ci(conf))
         .unwrap_or_else(RatioCi::unknown);
@@ -175,5 +193,7 @@ fn compare_with(
         } else {
             0
         },
+        sigma,
+        df_per_sample,
     }
 }
