@@ -45,7 +45,7 @@ use crate::analysis::lanes;
 use crate::analysis::resolution::Resolution;
 use crate::analysis::segment::{self, Point};
 use crate::analysis::series::{self, Cancel, Series};
-use crate::analysis::stats;
+use crate::analysis::stats::{self, RatioCi};
 use crate::analysis::within::{self, Tracker};
 use crate::unavailable::Unavailable;
 use anyhow::{bail, Result};
@@ -143,6 +143,11 @@ pub struct Interval {
     /// The search of an entered interval, positions global.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<SearchResult>,
+    /// Its grid points compared (hi/lo, the (1 − alpha) interval of the grid's samples): the
+    /// net change an interval not entered may hide (steps that cancel inside it, or a bump
+    /// narrower than it, can be larger). `None` where a point was skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub net: Option<RatioCi>,
 }
 
 /// A change point of a search, with its place in the whole profile.
@@ -247,7 +252,13 @@ pub fn measure_grid(positions: &[usize], cfg: &Config, m: &mut dyn Measurer) -> 
             ci95: ((s.mean - z * s.se).exp(), (s.mean + z * s.se).exp()),
         });
     }
-    let intervals = intervals_between(&fitted, &points, &segments, cfg.min_effect);
+    let mut intervals = intervals_between(&fitted, &points, &segments, cfg.min_effect);
+    for (iv, w) in intervals.iter_mut().zip(fitted.windows(2)) {
+        iv.net = match (&raw[w[0].0], &raw[w[1].0]) {
+            (Some(a), Some(b)) => stats::ratio_ci(a, b, 1.0 - cfg.alpha),
+            _ => None,
+        };
+    }
     Ok(Grid {
         points,
         segments,
@@ -378,6 +389,7 @@ fn intervals_between(
                 entered: sa != sb && fitted_ratio.ln().abs() >= entry,
                 fallback: false,
                 search: None,
+                net: None,
             }
         })
         .collect()
@@ -679,6 +691,12 @@ mod tests {
             assert!(r.changes.is_empty(), "seed {seed}: {:?}", r.grid.segments);
             assert_eq!(r.grid.segments.len(), 1);
             assert!(r.grid.intervals.iter().all(|i| !i.entered));
+            // Each interval not entered carries the net change its grid points bound, holding
+            // the truth (none); before, only a general note said what could hide.
+            for iv in &r.grid.intervals {
+                let net = iv.net.expect("both grid points measured");
+                assert!(net.lo <= 1.0 && 1.0 <= net.hi, "seed {seed}: {net:?}");
+            }
             assert_eq!(r.commits_measured, 16);
             assert_eq!(r.samples_taken, 16 * 10);
         }

@@ -278,6 +278,16 @@ impl Bound {
         })
     }
 
+    /// A stretch said with the net change between its ends (`lo` < p ≤ `hi`).
+    fn net(lo: usize, hi: usize, r: &crate::analysis::stats::RatioCi) -> Option<Bound> {
+        (r.lo.is_finite() && r.hi.is_finite()).then(|| Bound {
+            lo,
+            hi,
+            up_to: (r.lo - 1.0).abs().max((r.hi - 1.0).abs()),
+            net: hi > lo + 1,
+        })
+    }
+
     /// A change point that was reported but not confirmed names its stretch with its interval.
     fn located(c: &Reported) -> Option<Bound> {
         let (lo, hi) = c.ratio_ci?;

@@ -18,7 +18,7 @@ use crate::analysis::locate::SearchedBy;
 use crate::analysis::resolution::Resolution;
 use crate::analysis::scan::{Grid, Interval, ScanResult};
 use crate::analysis::series::Cancel;
-use crate::analysis::stats::Verdict;
+use crate::analysis::stats::{RatioCi, Verdict};
 use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::exec::Placement;
@@ -99,6 +99,11 @@ pub struct IntervalJson {
     /// a bisect lists them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left: Vec<UnexploredJson>,
+    /// Its grid points compared (hi/lo with the (1 − alpha) interval): the net change an
+    /// interval not entered may hide; absent where a point was skipped, and in results written
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net: Option<RatioCi>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -343,6 +348,7 @@ fn interval_json(iv: &Interval, commits: &[CommitInfo], threads: usize) -> Inter
         fitted_ratio: iv.fitted_ratio,
         entered: iv.entered,
         fallback: iv.fallback,
+        net: iv.net,
         outcome,
         steps: iv
             .search
@@ -360,10 +366,19 @@ fn interval_json(iv: &Interval, commits: &[CommitInfo], threads: usize) -> Inter
 /// Why a grid interval was or was not searched, and what the search found in it.
 fn interval_outcome(iv: &Interval) -> String {
     let Some(s) = &iv.search else {
-        return if (iv.fitted_ratio - 1.0).abs() > 1e-12 {
-            "not entered (fitted change below half the minimum effect)".to_string()
+        let why = if (iv.fitted_ratio - 1.0).abs() > 1e-12 {
+            "not entered (fitted change below half the minimum effect)"
         } else {
-            "not entered (one fitted level)".to_string()
+            "not entered (one fitted level)"
+        };
+        // What it may hide: its grid points' net change (a bump narrower than it, or steps
+        // that cancel inside it, can be larger).
+        return match &iv.net {
+            Some(r) => format!(
+                "{why}: its grid points' net change is {}",
+                may_hide(r, true)
+            ),
+            None => why.to_string(),
         };
     };
     match &s.outcome {

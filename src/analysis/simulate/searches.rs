@@ -74,13 +74,14 @@ pub(super) fn run_scan(
 ) -> Result<TrialResult> {
     let r = scan::scan(&scan::grid_positions(n, g), cfg, m)?;
     let decisions = r.decisions();
-    let bounds = r
-        .grid
-        .intervals
-        .iter()
+    let searched = (r.grid.intervals.iter())
         .filter_map(|i| i.search.as_ref())
-        .flat_map(|s| s.unexplored.iter().filter_map(Bound::of))
-        .collect();
+        .flat_map(|s| s.unexplored.iter().filter_map(Bound::of));
+    // An interval not entered is said with its grid points' net change.
+    let not_entered = (r.grid.intervals.iter())
+        .filter(|i| i.search.is_none())
+        .filter_map(|i| Bound::net(i.lo, i.hi, i.net.as_ref()?));
+    let bounds = searched.chain(not_entered).collect();
     Ok(TrialResult {
         bounds,
         // A scan prints its change points at the end.
