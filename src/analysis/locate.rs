@@ -169,19 +169,7 @@ pub fn locate(
     let clock_cfg = &budget.clock;
     let mut result = found.clone();
     count_in(&mut result, ends_spent);
-    // Parts the counts passed as the same bound the net change of the counts, not of time: the
-    // run's figures are the clock's. With nothing found, the clock's ends bound the range's.
-    result.unexplored.retain(|u| u.because != LeftBecause::Same);
-    if result.outcome == Outcome::NoChange && same(&clock_ends) && n > 2 {
-        result.unexplored.push(Unexplored {
-            lo: 0,
-            hi: n - 1,
-            differs: false,
-            share: None,
-            because: LeftBecause::Same,
-            ratio: Some(clock_ends.ratio),
-        });
-    }
+    same_in_time(&mut result, n, &clock_ends);
     let confirmations = match &mut result.outcome {
         Outcome::Changes(cps) => {
             let mut asked = to_confirm(cps.iter_mut());
@@ -223,6 +211,23 @@ pub fn locate(
     let mut location = location(&found, SearchedBy::Count, confirmations, unexplained);
     location.time_search = time_search;
     Ok(Located { result, location })
+}
+
+/// Parts the counts passed as the same bound the net change of the counts, not of time: the
+/// run's figures are the clock's, so they are not listed. With nothing found and the clock's
+/// ends the same, the range is left with the net change the clock's ends bound.
+fn same_in_time(result: &mut SearchResult, n: usize, clock_ends: &Comparison) {
+    result.unexplored.retain(|u| u.because != LeftBecause::Same);
+    if result.outcome == Outcome::NoChange && same(clock_ends) && n > 2 {
+        result.unexplored.push(Unexplored {
+            lo: 0,
+            hi: n - 1,
+            differs: false,
+            share: None,
+            because: LeftBecause::Same,
+            ratio: Some(clock_ends.ratio),
+        });
+    }
 }
 
 /// What `--locate auto` chose for a range, and from what.

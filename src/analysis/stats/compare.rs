@@ -116,6 +116,58 @@ pub fn compare_rounds(a: &Samples, b: &Samples, alpha: f64, min_effect: f64) -> 
     compare_with(&a.values, &b.values, alpha, min_effect, Some((&pa, &pb)))
 }
 
+/// The test a comparison decides on, and what it says of the noise.
+struct Deciding {
+    test: Option<super::Yuen>,
+    /// Its p-value (doubled when it was the better of two).
+    p: f64,
+    /// The confidence of the interval it reports.
+    conf: f64,
+    /// Its standard error as noise per sample, and its degrees of freedom per sample.
+    sigma: f64,
+    df_per_sample: f64,
+    /// The pairs the paired test ran on (0: not run).
+    paired: usize,
+}
+
+/// Yuen's unpaired trimmed test, and with 5 rounds or more the paired one; the verdict takes the
+/// smaller p-value doubled (Bonferroni over the two). `counts`: the sides' sample counts.
+fn deciding(
+    a: &[f64],
+    b: &[f64],
+    counts: (usize, usize),
+    alpha: f64,
+    pairs: Option<(&[f64], &[f64])>,
+) -> Deciding {
+    let unpaired = yuen_robust(a, b);
+    // Below 5 rounds the paired test has df ≤ 3: its interval is useless at a search's small
+    // alphas, and choosing it would only widen the reported one.
+    let pairs = pairs.filter(|(pa, _)| pa.len() >= 5);
+    let paired = pairs.and_then(|(pa, pb)| yuen_paired(pa, pb));
+    let n_pairs = pairs.map_or(0, |(pa, _)| pa.len());
+    let n_sides = 2.0 / (1.0 / counts.0.max(1) as f64 + 1.0 / counts.1.max(1) as f64);
+    let (test, p, conf, n) = match (unpaired, paired) {
+        (Some(u), Some(p)) => {
+            let (best, n) = if p.p < u.p {
+                (p, n_pairs as f64)
+            } else {
+                (u, n_sides)
+            };
+            let k = crate::analysis::alpha::TWO_TESTS;
+            (Some(best), (k * best.p).min(1.0), 1.0 - alpha / k, n)
+        }
+        (u, _) => (u, u.map_or(f64::NAN, |u| u.p), 1.0 - alpha, n_sides),
+    };
+    Deciding {
+        test,
+        p,
+        conf,
+        sigma: test.map_or(f64::NAN, |y| y.se * (n / 2.0).sqrt()),
+        df_per_sample: test.map_or(f64::NAN, |y| y.df / n),
+        paired: if paired.is_some() { n_pairs } else { 0 },
+    }
+}
+
 fn compare_with(
     a: &[f64],
     b: &[f64],
@@ -128,27 +180,14 @@ fn compare_with(
     let w = welch(a, b);
     let p_welch = w.map_or(f64::NAN, |w| w.p);
     let p_mwu = mann_whitney_p(a, b).unwrap_or(f64::NAN);
-    let unpaired = yuen_robust(a, b);
-    // Below 5 rounds the paired test has df ≤ 3: its interval is useless at a search's small
-    // alphas, and choosing it would only widen the reported one.
-    let pairs = pairs.filter(|(pa, _)| pa.len() >= 5);
-    let paired = pairs.and_then(|(pa, pb)| yuen_paired(pa, pb));
-    let n_pairs = pairs.map_or(0, |(pa, _)| pa.len()) as f64;
-    let n_sides = 2.0 / (1.0 / sa.n.max(1) as f64 + 1.0 / sb.n.max(1) as f64);
-    let (y, p_yuen, conf, n) = match (unpaired, paired) {
-        (Some(u), Some(p)) => {
-            let (best, n) = if p.p < u.p {
-                (p, n_pairs)
-            } else {
-                (u, n_sides)
-            };
-            let k = crate::analysis::alpha::TWO_TESTS;
-            (Some(best), (k * best.p).min(1.0), 1.0 - alpha / k, n)
-        }
-        (u, _) => (u, u.map_or(f64::NAN, |u| u.p), 1.0 - alpha, n_sides),
-    };
-    let sigma = y.map_or(f64::NAN, |y| y.se * (n / 2.0).sqrt());
-    let df_per_sample = y.map_or(f64::NAN, |y| y.df / n);
+    let Deciding {
+        test: y,
+        p: p_yuen,
+        conf,
+        sigma,
+        df_per_sample,
+        paired,
+    } = deciding(a, b, (sa.n, sb.n), alpha, pairs);
     let ratio = y
         .and_then(|y| y.ratio_ci(conf))
         .unwrap_or_else(RatioCi::unknown);
@@ -188,11 +227,7 @@ fn compare_with(
         p_mwu,
         verdict,
         tests_disagree,
-        pairs: if paired.is_some() {
-            pairs.map_or(0, |(pa, _)| pa.len())
-        } else {
-            0
-        },
+        pairs: paired,
         sigma,
         df_per_sample,
     }
