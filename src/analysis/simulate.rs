@@ -213,6 +213,11 @@ pub struct SimReport {
     /// larger than the bound. The rest of the misses were not said at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub misses_net_only: Option<f64>,
+    /// The median over the trials of the smallest change each run stated it finds with 80%
+    /// probability per comparison (its resolution line): simulate a step of that size to see
+    /// how often a whole search finds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_resolution: Option<f64>,
     /// Searches (with steps and without) that needed more noise than the recorded trace holds:
     /// scored as failed searches, never on noise replayed twice.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -313,6 +318,9 @@ struct TrialResult {
     /// Of them, count samples (locating by count).
     count_samples: usize,
     decisions: usize,
+    /// The smallest change the run stated it finds with 80% probability per comparison (its
+    /// resolution's), when it stated one.
+    stated: Option<f64>,
 }
 
 /// Whether the search reported this change point as a confirmed culprit: its fresh block of
@@ -533,6 +541,7 @@ struct Score {
     /// Of the misses not named, those inside a stretch the run bounded by its net change and
     /// said so (steps that cancel there are not bounded).
     net_only: usize,
+    stated: Option<f64>,
 }
 
 /// Misses from this size on must be named by a bound (issue 28).
@@ -647,6 +656,13 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
     Ok(s)
 }
 
+/// The median of the trials' stated resolutions (`None` when no trial stated one).
+fn median_stated(scores: &[Score]) -> Option<f64> {
+    let mut v: Vec<f64> = scores.iter().filter_map(|s| s.stated).collect();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
+}
+
 /// Machine seconds the trial's samples cost.
 fn machine_seconds(sc: &SimConfig, r: &TrialResult) -> f64 {
     let count_s = sc.locate.as_ref().map_or(0.0, |c| c.seconds);
@@ -685,6 +701,7 @@ fn score(
         builds: r.builds,
         samples: r.samples,
         decisions: r.decisions,
+        stated: r.stated,
         ..Score::default()
     };
     s.all_found = truth.iter().all(|t| r.changes.iter().any(|c| hits(c, t)));
@@ -830,6 +847,7 @@ pub fn simulate(sc: &SimConfig) -> Result<SimReport> {
         misses,
         misses_named: (misses > 0).then(|| named as f64 / misses as f64),
         misses_net_only: (misses > 0).then(|| net_only as f64 / misses as f64),
+        stated_resolution: median_stated(&scores),
         trace_exhausted,
         steps_found: place_steps(sc, &mut StdRng::seed_from_u64(0))
             .labels

@@ -536,6 +536,7 @@ fn simulated() -> Simulated {
             misses: 4,
             misses_named: Some(0.75),
             misses_net_only: Some(0.25),
+            stated_resolution: Some(0.12),
             trace_exhausted: 0,
         },
         noise_fit: None,

@@ -191,6 +191,16 @@ fn figures(r: &SimReport) -> Vec<(&'static str, String)> {
                 None => "-".into(),
             },
         ),
+        (
+            "stated resolution (median):",
+            match r.stated_resolution {
+                Some(v) => format!(
+                    "{} (found with >= 80% per comparison, as the runs said)",
+                    pct(v)
+                ),
+                None => "-".into(),
+            },
+        ),
     ]
 }
 

@@ -25,6 +25,7 @@ pub(super) fn trial_result(
         samples: r.samples_taken,
         count_samples: 0,
         decisions: r.decisions,
+        stated: r.resolution.as_ref().map(|x| x.smallest),
     }
 }
 
@@ -91,6 +92,7 @@ pub(super) fn run_scan(
         samples: r.samples_taken,
         count_samples: 0,
         decisions,
+        stated: r.resolution.as_ref().map(|x| x.smallest),
     })
 }
 
@@ -170,5 +172,6 @@ pub(super) fn run_baseline(n: usize, alpha: f64, m: &mut SimMeasurer) -> Result<
         samples: total,
         count_samples: 0,
         decisions,
+        stated: None,
     })
 }

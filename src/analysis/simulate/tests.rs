@@ -105,6 +105,7 @@ fn result(changes: Vec<Reported>) -> TrialResult {
         samples: 0,
         count_samples: 0,
         decisions: 0,
+        stated: None,
     }
 }
 
@@ -325,6 +326,30 @@ fn every_miss_of_steps_that_cancel_is_named_or_said_to_be_net() {
     let said = r.misses_named.unwrap() + r.misses_net_only.unwrap();
     assert!((said - 1.0).abs() < 1e-9, "{r:?}");
     assert!(r.misses_net_only.unwrap() > 0.5, "{r:?}");
+}
+
+/// The runs state the size they find with 80% probability per comparison; a whole search finds
+/// a step of that size most of the time and one twice as large nearly always (the search-level
+/// calibration of the resolution line; `scripts/bench-simulate resolution` gives the table).
+#[test]
+fn a_step_of_the_stated_resolution_is_found_by_most_searches() {
+    let at = |effect: f64| {
+        simulate(&SimConfig {
+            commits: 300,
+            noise: NoiseModel {
+                cv: 0.10,
+                ..NoiseModel::realistic()
+            },
+            alarm_trials: 0,
+            ..sc(vec![SimStep::at(effect, Some(150))], 30)
+        })
+        .unwrap()
+    };
+    let stated = at(0.10).stated_resolution.expect("the runs state one");
+    assert!(stated > 0.10 && stated < 0.5, "{stated}");
+    let found = |effect: f64| at(effect).steps_found[0].found;
+    assert!(found(stated) >= 0.6, "{}", found(stated));
+    assert!(found((1.0 + stated) * (1.0 + stated) - 1.0) >= 0.95);
 }
 
 /// 8 trials on 200 commits, located by count (0.25% noise, 3..10 samples) and confirmed by
