@@ -570,6 +570,7 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         resolution,
         explained,
         ends_series: if k > 1 { ends_series } else { Vec::new() },
+        tested: s.sigmas.get(primary).cloned().unwrap_or_default(),
         primary,
     })
 }

@@ -198,8 +198,9 @@ pub struct ScanResult {
     pub family_alpha: f64,
     pub commits_measured: usize,
     pub samples_taken: usize,
-    /// What the scan's searches could resolve, from the noise of every commit it sampled, at
-    /// the level per test of its longest interval's search.
+    /// What the scan's searches could resolve, from the tests that decided in them (with no
+    /// search, from the noise of every commit it sampled), at the level per test of its longest
+    /// interval's search.
     pub resolution: Option<Resolution>,
     /// Parts left by searches outside the grid's intervals (a located scan's searches in time
     /// between its change points): undecided at the cap, or never checked. What an interval's
@@ -613,12 +614,20 @@ fn grid_values(grid: &Grid) -> HashMap<usize, Vec<f64>> {
 }
 
 /// What a search of the scan resolves at its cap, at the strictest level any of its searches
-/// runs at (the longest interval's).
+/// runs at (the longest interval's): from the tests that decided in its searches, or with no
+/// search, from the noise of every commit it sampled.
 fn resolution(grid: &Grid, cfg: &Config, held: &HashMap<usize, Vec<f64>>) -> Option<Resolution> {
     let longest = grid.intervals.iter().map(|i| i.hi - i.lo + 1).max()?;
     let alpha = cfg.alpha_per_test(longest, 1, 1) / alpha::TWO_TESTS;
-    let values: Vec<&[f64]> = held.values().map(|v| &v[..]).collect();
-    Resolution::of(&values, cfg.schedule.max, alpha, cfg.min_effect)
+    let (max, me) = (cfg.schedule.max, cfg.min_effect);
+    let tested: Vec<(f64, f64)> = (grid.intervals.iter())
+        .filter_map(|i| i.search.as_ref())
+        .flat_map(|s| s.tested.iter().copied())
+        .collect();
+    Resolution::of_tests(&tested, max, alpha, me).or_else(|| {
+        let values: Vec<&[f64]> = held.values().map(|v| &v[..]).collect();
+        Resolution::of(&values, max, alpha, me)
+    })
 }
 
 /// The whole scan over the grid `positions` (see the module docs).

@@ -180,4 +180,8 @@ pub struct SearchResult {
     /// Which series leads (its index in `ends_series`, the thread counts' order): `ends`, the
     /// change points' figures and the steps' means are its. 0 with one series.
     pub primary: usize,
+    /// The noise and degrees of freedom per sample of the test that decided each decision
+    /// (primary series): what `resolution` states, kept for a scan to state its searches'.
+    #[serde(skip)]
+    pub tested: Vec<(f64, f64)>,
 }
