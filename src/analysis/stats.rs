@@ -15,6 +15,7 @@ mod compare;
 mod mann_whitney;
 mod means;
 mod robust;
+mod tail;
 
 pub use compare::{compare, compare_rounds, Comparison, Size, Verdict};
 pub use mann_whitney::{mann_whitney_p, mann_whitney_p_asymptotic};
@@ -22,6 +23,7 @@ pub use means::{ratio_ci, welch, Welch};
 pub use robust::{
     median, robust_log_location, robust_sd, yuen_paired, yuen_robust, Yuen, OUTLIER_SDS, TRIM,
 };
+pub use tail::{tail_check, TailCounts};
 
 fn finite(xs: &[f64]) -> Vec<f64> {
     xs.iter().copied().filter(|x| x.is_finite()).collect()
@@ -176,5 +178,7 @@ impl RatioCi {
     }
 }
 
+#[cfg(test)]
+mod tail_tests;
 #[cfg(test)]
 mod tests;
