@@ -365,9 +365,12 @@ impl BisectReport {
     }
 
     /// Finished, but a candidate change point did not hold on its fresh block of samples (one
-    /// still undecided there is located, size unresolved, and does not count): exit 3.
+    /// still undecided there is located, size unresolved, and a pair of identical binaries is no
+    /// candidate: neither counts): exit 3.
     pub fn unconfirmed(&self) -> bool {
-        self.changes.iter().any(|c| !c.confirmed && !c.unresolved)
+        self.changes
+            .iter()
+            .any(|c| c.standing() == Standing::NotUpheld)
     }
 
     /// The culprits in the order a reader wants them: the confirmed ones by what lasts of their

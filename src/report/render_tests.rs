@@ -617,6 +617,19 @@ fn only_change_points_are_listed_as_change_points() {
     ];
     r.changes[1].ratio = 1.007;
     r.changes[1].ratio_ci = (0.967, 1.049);
+    // Exit 3 is for a candidate its block refuted ('f'); an unresolved point or a pair of
+    // identical binaries alone is none (a scan exited 3 at ba8470b on one identical pair).
+    assert!(r.unconfirmed());
+    let without_f = BisectReport {
+        changes: r
+            .changes
+            .iter()
+            .filter(|c| !c.info.subject.ends_with('f'))
+            .cloned()
+            .collect(),
+        ..r.clone()
+    };
+    assert!(!without_f.unconfirmed());
     // Each located commit tested, at its own place in the range (so the plot can place it).
     let probe = r.steps[2].clone();
     for (i, c) in r.changes.clone().iter().enumerate() {

@@ -222,7 +222,7 @@ impl ScanReport {
 
     /// Finished, but a candidate change point did not hold on its fresh block (as a bisect's).
     pub fn unconfirmed(&self) -> bool {
-        (self.changes.iter()).any(|c| !c.point.confirmed && !c.point.unresolved)
+        (self.changes.iter()).any(|c| c.point.standing() == Standing::NotUpheld)
     }
 
     /// What the grid, its levels and the searches' steps were measured in: the counts when
