@@ -586,6 +586,27 @@ fn locate_refuses_what_it_cannot_mean() {
     }
 }
 
+/// `--tail` counts slow processes in time, in a bisect: refused with --locate, with another
+/// metric and with --scan (whose grid fits trimmed levels), before anything is built.
+#[test]
+fn tail_refuses_what_it_cannot_mean() {
+    let d = tempfile::tempdir().unwrap();
+    let in_time = "--tail counts slow processes in time";
+    for (extra, needle) in [
+        (&["--locate", "instructions"][..], in_time),
+        (&["--metric", "instructions"][..], in_time),
+        (&["--scan"][..], "it takes no --tail"),
+    ] {
+        let o = perfbisect(d.path())
+            .args(["bisect", "--tool", "noop", "--tail"])
+            .args(extra)
+            .args(["a..b"])
+            .output()
+            .unwrap();
+        assert_usage_error(&o, needle);
+    }
+}
+
 fn refuses_locating(cache: &std::path::Path, locate: &str) {
     let threads = format!("--locate {locate} counts instructions, one thread's work: it does not go with 4 threads (use --threads 1)");
     for (extra, needle) in [

@@ -76,6 +76,11 @@ pub fn per_look(alpha: f64, schedule: &Schedule, comparisons: usize) -> f64 {
 /// level, i.e. the smaller p-value doubled.
 pub const TWO_TESTS: f64 = 2.0;
 
+/// With `--tail` a comparison also runs the tail check (stats::tail, itself the better of two
+/// tests doubled): the comparison's alpha is split in half between the trimmed pair and the tail
+/// pair, so the four tests together stay within it.
+pub const TAIL_SPLIT: f64 = 2.0;
+
 /// Per-test level of one sequential decision that runs `tests_per_look` tests at every look
 /// (placing a merge base between GOOD and BAD: two).
 pub fn per_test_of_decision(alpha: f64, schedule: &Schedule, tests_per_look: usize) -> f64 {

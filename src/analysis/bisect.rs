@@ -239,6 +239,11 @@ impl Searcher<'_> {
         }
     }
 
+    /// B against A at `alpha` (one of the search's tests), with the tail check under `--tail`.
+    fn compare(&self, a: &Samples, b: &Samples, alpha: f64) -> Comparison {
+        stats::compare_rounds_with(a, b, alpha, self.cfg.min_effect, self.cfg.tail_rule())
+    }
+
     fn spend(&mut self, tests: usize, level: f64) {
         self.tests += tests;
         self.spent += tests as f64 * level;
@@ -348,7 +353,7 @@ impl Searcher<'_> {
         let looks = self.schedule.clone();
         self.alpha = self.routing.take(1);
         let (alpha, me, k) = (self.alpha, self.cfg.min_effect, self.k);
-        let r = sequential(&looks, alpha, me, false, |look| {
+        let r = sequential(&looks, alpha, (me, self.cfg.tail_rule()), false, |look| {
             let w = self.windows(&ends, &[0, 0], look)?;
             self.claim(0, look);
             self.claim(self.n - 1, look);

@@ -49,6 +49,10 @@ pub struct SimStep {
     /// A transient change: undone exactly this many commits after its (last) commit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lasts: Option<usize>,
+    /// A tail change: only this share of the processes is `effect` slower (the rest unchanged;
+    /// the count does not move), so the trimmed location hardly moves (see `--tail`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
 }
 
 impl SimStep {
@@ -60,12 +64,18 @@ impl SimStep {
             spread: 1,
             cancelled: false,
             lasts: None,
+            share: None,
         }
     }
 
     /// The count's relative change.
     pub fn count(&self) -> f64 {
-        self.count_effect.unwrap_or(self.effect)
+        let clock = if self.share.is_some() {
+            0.0
+        } else {
+            self.effect
+        };
+        self.count_effect.unwrap_or(clock)
     }
 
     /// The count sees it and the clock does not: no time change, nothing to find.
@@ -347,6 +357,8 @@ struct Placed {
     factors: Vec<(usize, f64)>,
     /// The factors the count sees: each step's count effect at its commits.
     count_factors: Vec<(usize, f64)>,
+    /// Tail steps: (first commit, share of processes, factor).
+    tails: Vec<(usize, f64, f64)>,
     truth: Vec<Vec<usize>>,
     /// The commits of the step with the largest |effect| (the first of equals).
     largest: Vec<usize>,
@@ -366,6 +378,7 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
     let mut out = Placed {
         factors: Vec::new(),
         count_factors: Vec::new(),
+        tails: Vec::new(),
         truth: Vec::new(),
         largest: Vec::new(),
         labels: Vec::new(),
@@ -409,6 +422,21 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
         }
         if s.effect == 0.0 {
             // Not a time change: nothing to find, nothing the clock sees.
+            continue;
+        }
+        if let Some(share) = s.share {
+            out.tails.push((at, share, 1.0 + s.effect));
+            out.truth.push(vec![at]);
+            if s.effect.abs() > largest {
+                largest = s.effect.abs();
+                out.largest = vec![at];
+            }
+            let label = format!(
+                "{:+.0}% in {:.0}% of processes",
+                s.effect * 100.0,
+                share * 100.0
+            );
+            out.labels.push(label);
             continue;
         }
         let each = (1.0 + s.effect).powf(1.0 / k as f64);
@@ -484,6 +512,13 @@ fn validate(sc: &SimConfig) -> Result<()> {
         let count = s.count();
         if !(count > -1.0 && count.is_finite()) {
             bail!("a step's count effect must be greater than -100%, got {count}");
+        }
+        if let Some(share) = s.share {
+            if !(share > 0.0 && share <= 1.0) || s.spread > 1 || s.cancelled || s.lasts.is_some() {
+                bail!(
+                    "a tail step hits a share of processes in (0, 100%] at one commit, got {share}"
+                );
+            }
         }
         if s.effect == 0.0 && count == 0.0 {
             bail!("a step that changes neither the clock nor the count is no step");
@@ -601,6 +636,7 @@ fn step_trial(sc: &SimConfig, i: usize) -> Result<Score> {
     )?
     .with_lanes(sc.lanes);
     m.count_steps = placed.count_factors.clone();
+    m.tails = placed.tails.clone();
     let r = run_trial(sc, &mut m);
     let exhausted = m.exhausted();
     // A search that ran out of its trace is scored as failed, like one that erred.

@@ -17,13 +17,15 @@ mod means;
 mod robust;
 mod tail;
 
-pub use compare::{compare, compare_rounds, Comparison, Size, Verdict};
+pub use compare::{
+    compare, compare_rounds, compare_rounds_with, Comparison, Size, TailRule, Verdict,
+};
 pub use mann_whitney::{mann_whitney_p, mann_whitney_p_asymptotic};
 pub use means::{ratio_ci, welch, Welch};
 pub use robust::{
     median, robust_log_location, robust_sd, yuen_paired, yuen_robust, Yuen, OUTLIER_SDS, TRIM,
 };
-pub use tail::{tail_check, TailCounts};
+pub use tail::{tail_check, TailCounts, TAIL_MAX_SAMPLES};
 
 fn finite(xs: &[f64]) -> Vec<f64> {
     xs.iter().copied().filter(|x| x.is_finite()).collect()

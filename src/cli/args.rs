@@ -234,6 +234,27 @@ impl ScheduleArgs {
     }
 }
 
+/// The tail check of a search (bisect, simulate).
+#[derive(Args, Clone, Debug, Default)]
+pub struct TailArg {
+    /// Also test the share of slow processes, which the trimmed test removes as outliers (a commit that makes a tenth of processes 1.5x slower): every comparison runs the tail check at half its alpha and calls two commits the same only at --max-samples, which defaults to 320 with it
+    #[arg(long)]
+    pub tail: bool,
+}
+
+impl TailArg {
+    /// `schedule` with the tail check's cap unless the user gave one.
+    pub fn schedule(&self, args: &ScheduleArgs, schedule: Schedule) -> Schedule {
+        match (self.tail, args.max_samples) {
+            (true, None) => Schedule {
+                max: crate::analysis::stats::TAIL_MAX_SAMPLES,
+                ..schedule
+            },
+            _ => schedule,
+        }
+    }
+}
+
 /// The error rate a command's decisions together may have.
 #[derive(Args, Clone, Debug)]
 pub struct AlphaArg {

@@ -60,6 +60,8 @@ pub struct BisectArgs {
     locate: Option<super::args::LocateBy>,
     #[command(flatten)]
     count_effect: super::args::CountEffectArg,
+    #[command(flatten)]
+    tail: super::args::TailArg,
 }
 
 pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
@@ -91,6 +93,7 @@ impl BisectArgs {
             exec: &a.exec,
             locate: a.locate,
             count_min_effect: a.count_effect.count_min_effect,
+            tail: &a.tail,
         }
         .plan(g, (a.stop.max_changes(), a.stop.min_share))?;
         Ok(BisectPlan {
@@ -145,6 +148,7 @@ fn as_scan(a: BisectArgs) -> Result<ScanArgs> {
         (a.budget.is_some(), "--budget"),
         (a.stop.min_share.is_some(), "--min-share"),
         (a.explain, "--explain"),
+        (a.tail.tail, "--tail"),
     ] {
         if given {
             bail!("--scan searches every interval of its grid: it takes no {flag}");

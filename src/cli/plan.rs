@@ -314,6 +314,7 @@ impl PlanArgs {
             max_changes: None,
             min_share: None,
             spread: bisect::Spread::Clock,
+            tail: false,
         }
     }
 

@@ -57,6 +57,7 @@ pub fn run(g: &Global, a: ScanArgs) -> Result<Exit> {
         exec: &a.exec,
         locate: a.locate,
         count_min_effect: a.count_effect.count_min_effect,
+        tail: &Default::default(),
     }
     .plan(g, (None, None))?;
     let plan = ScanPlan {

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-use super::args::{LocateBy, SequentialArgs, StatsArgs, ToolArg};
+use super::args::{LocateBy, SequentialArgs, StatsArgs, TailArg, ToolArg};
 use super::build::BuildArgs;
 use super::exec::ExecArgs;
 use super::Global;
@@ -22,12 +22,18 @@ pub struct RangeArgs<'a> {
     pub exec: &'a ExecArgs,
     pub locate: Option<LocateBy>,
     pub count_min_effect: f64,
+    pub tail: &'a TailArg,
 }
 
 impl RangeArgs<'_> {
     /// The plan these arguments ask for; `stop` = (--max-changes, --min-share).
     pub fn plan(&self, g: &Global, stop: (Option<usize>, Option<f64>)) -> Result<RangePlan> {
         let timing = self.sampling.timing.timing();
+        if self.tail.tail && (self.locate.is_some() || timing.metric != Metric::Time) {
+            anyhow::bail!(
+                "--tail counts slow processes in time: it takes no --locate and no --metric other than time"
+            );
+        }
         let plan = RangePlan {
             range: self.range.to_string(),
             tool: self.tool.tool.clone(),
@@ -36,10 +42,11 @@ impl RangeArgs<'_> {
             cfg: Config {
                 alpha: self.stats.alpha.alpha,
                 min_effect: self.stats.min_effect,
-                schedule: self.sampling.schedule(),
+                schedule: (self.tail).schedule(&self.sampling.schedule, self.sampling.schedule()),
                 max_changes: stop.0,
                 min_share: stop.1,
                 spread: timing.metric.spread(),
+                tail: self.tail.tail,
             },
             locate: self.locate.map(LocateBy::plan),
             count_min_effect: self.count_min_effect,

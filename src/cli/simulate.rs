@@ -16,8 +16,8 @@ pub struct SimulateArgs {
     /// Commits in the simulated range
     #[arg(long, default_value = "1000", value_parser = super::args::parse_count)]
     commits: usize,
-    /// A step: EFFECT[@COMMIT][/SPREAD][,count=EFFECT], e.g. 10% (random place), -5%@700, 10%/5 (gradual: over 5 consecutive commits), or 12%@40,count=2% (with --locate: the count moves 2% where the clock moves 12%); repeatable
-    #[arg(long = "step", value_name = "EFFECT[@COMMIT][/SPREAD][,count=EFFECT]", value_parser = parse_step, allow_hyphen_values = true)]
+    /// A step: EFFECT[@COMMIT][/SPREAD][,count=EFFECT][,share=SHARE], e.g. 10% (random place), -5%@700, 10%/5 (gradual: over 5 consecutive commits), 12%@40,count=2% (with --locate: the count moves 2% where the clock moves 12%), or 50%@250,share=10% (a tenth of processes 1.5x slower, see --tail); repeatable
+    #[arg(long = "step", value_name = "EFFECT[@COMMIT][/SPREAD][,count=EFFECT][,share=SHARE]", value_parser = parse_step, allow_hyphen_values = true)]
     steps: Vec<SimStep>,
     /// A transient step, undone exactly LEN commits later: EFFECT[@COMMIT]:LEN, e.g. 150%:40 (a x2.5 bump over 40 commits); repeatable
     #[arg(long = "transient", value_name = "EFFECT[@COMMIT]:LEN", value_parser = parse_transient, allow_hyphen_values = true)]
@@ -110,6 +110,8 @@ pub struct SimulateArgs {
     #[command(flatten)]
     schedule: ScheduleArgs,
     #[command(flatten)]
+    tail: super::args::TailArg,
+    #[command(flatten)]
     stats: StatsArgs,
     #[command(flatten)]
     stop: StopArgs,
@@ -149,14 +151,26 @@ fn parse_effect_value(eff: &str) -> Result<f64, String> {
 
 /// `EFFECT[@COMMIT][/SPREAD][,count=EFFECT]`; `plan --step` takes the same steps.
 pub(crate) fn parse_step(s: &str) -> Result<SimStep, String> {
-    let (s, count_effect) = match s.split_once(",count=") {
-        Some((step, c)) => (step, Some(parse_count_value(c)?)),
-        None => (s, None),
-    };
-    Ok(SimStep {
-        count_effect,
-        ..parse_plain_step(s)?
-    })
+    let mut parts = s.split(',');
+    let mut step = parse_plain_step(parts.next().unwrap_or_default())?;
+    for option in parts {
+        match option.split_once('=') {
+            Some(("count", c)) => step.count_effect = Some(parse_count_value(c)?),
+            Some(("share", v)) => step.share = Some(parse_share(v)?),
+            _ => return Err(format!("'{option}' is not count=EFFECT or share=SHARE")),
+        }
+    }
+    Ok(step)
+}
+
+/// The share of processes a tail step hits: in (0, 100%].
+fn parse_share(v: &str) -> Result<f64, String> {
+    let x = parse_effect_value(v).unwrap_or(f64::NAN);
+    if x > 0.0 && x <= 1.0 {
+        Ok(x)
+    } else {
+        Err(format!("'{v}' is not a share of processes in (0, 100%]"))
+    }
 }
 
 /// A count's effect: as a step's, or 0 (the count does not move).
@@ -397,10 +411,11 @@ pub fn run(a: SimulateArgs) -> Result<Exit> {
         cfg: Config {
             alpha: a.stats.alpha.alpha,
             min_effect: a.stats.min_effect,
-            schedule: a.schedule.schedule(),
+            schedule: a.tail.schedule(&a.schedule, a.schedule.schedule()),
             max_changes: a.stop.max_changes(),
             min_share: a.stop.min_share,
             spread: Spread::Clock,
+            tail: a.tail.tail,
         },
         baseline: a.baseline,
         jobs: a.jobs,

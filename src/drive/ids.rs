@@ -133,6 +133,7 @@ mod tests {
             max_changes: None,
             min_share: None,
             spread: Default::default(),
+            tail: false,
         };
         let key = ResumeKey {
             repo: "/repo",

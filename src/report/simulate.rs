@@ -47,11 +47,9 @@ impl Export<Simulated> for Text {
         }
         let pct = |v: f64| format!("{:.2}%", v * 100.0);
         for f in &r.steps_found {
-            out.push_str(&format!(
-                "{:<33}{}\n",
-                format!("reported: {}", f.step),
-                pct(f.found)
-            ));
+            let label = format!("reported: {}", f.step);
+            let width = 33.max(label.len() + 1);
+            out.push_str(&format!("{label:<width$}{}\n", pct(f.found)));
         }
         if r.errors > 0 {
             out.push_str(&format!("{:<33}{}\n", "searches that failed:", r.errors));
@@ -78,7 +76,7 @@ fn steps(c: &SimConfig) -> String {
                 format!("{:+.1}%", s.effect * 100.0)
             };
             format!(
-                "{effect}@{}{}{}{}{}",
+                "{effect}@{}{}{}{}{}{}",
                 s.at.map(|x| x.to_string())
                     .unwrap_or_else(|| "random".into()),
                 if s.spread > 1 {
@@ -90,7 +88,10 @@ fn steps(c: &SimConfig) -> String {
                 s.lasts
                     .map(|l| format!(" for {l} commits"))
                     .unwrap_or_default(),
-                s.count_label()
+                s.count_label(),
+                (s.share)
+                    .map(|x| format!(" in {:.0}% of processes", x * 100.0))
+                    .unwrap_or_default()
             )
         })
         .collect();

@@ -310,6 +310,29 @@ pub fn pairs_note(c: &crate::analysis::stats::Comparison) -> String {
     }
 }
 
+/// What the tail check (`--tail`) counted, when it ran: the share of each side's processes that
+/// were slow, and whether the verdict is its (the trimmed ratio, the headline, does not count
+/// the slow processes).
+pub fn tail_note(c: &crate::analysis::stats::Comparison) -> Option<String> {
+    let t = c.tail?;
+    let how = if t.paired {
+        "rounds with one side far slower"
+    } else {
+        "processes above the pooled threshold"
+    };
+    Some(format!(
+        "{}slow {how}: {:.1}% of the new side's against {:.1}% of the old's (p={:.2e})",
+        if c.by_tail {
+            "a change in the tail: "
+        } else {
+            "tail: "
+        },
+        t.share(1) * 100.0,
+        t.share(0) * 100.0,
+        t.p
+    ))
+}
+
 /// µs/op with precision that suits its size (0.0123, 1.234, 290.1).
 pub fn us(v: f64) -> String {
     if !v.is_finite() {

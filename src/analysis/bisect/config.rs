@@ -17,6 +17,10 @@ pub struct Config {
     /// Skip sub-ranges whose ends differ by less than this share of the ends' change (on the log
     /// scale, 0.1 = 10%).
     pub min_share: Option<f64>,
+    /// `--tail`: every comparison also runs the tail check (the share of slow processes, see
+    /// stats::tail), and calls two commits the same only at the schedule's cap.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub tail: bool,
     /// What the samples vary by, which sets the first look of a fresh block (a grid, a
     /// confirmation). A property of the metric, so results leave it out.
     #[serde(skip)]
@@ -60,8 +64,13 @@ impl Default for Config {
             max_changes: None,
             min_share: None,
             spread: Spread::Clock,
+            tail: false,
         }
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Config {
@@ -88,6 +97,13 @@ impl Config {
             bail!("max-changes must be at least 1");
         }
         self.schedule.validate()
+    }
+
+    /// What the comparisons test beyond the trimmed pair.
+    pub fn tail_rule(&self) -> Option<stats::TailRule> {
+        self.tail.then_some(stats::TailRule {
+            same_from: self.schedule.max,
+        })
     }
 
     /// Per-test significance level for a search over `n` commits measured at `series` thread

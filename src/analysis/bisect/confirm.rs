@@ -36,13 +36,19 @@ impl Searcher<'_> {
     ) -> Result<Vec<Comparison>> {
         let commits = [f.last_old, f.first_new];
         let (me, k) = (self.cfg.min_effect, self.k);
-        let r = sequential(looks, alpha_look, me, true, |look| {
-            let w = self.windows(&commits, &bases, look)?;
-            self.claim(f.last_old, bases[0] + look);
-            self.claim(f.first_new, bases[1] + look);
-            self.spend(k, alpha_look);
-            Ok(w)
-        })?;
+        let r = sequential(
+            looks,
+            alpha_look,
+            (me, self.cfg.tail_rule()),
+            true,
+            |look| {
+                let w = self.windows(&commits, &bases, look)?;
+                self.claim(f.last_old, bases[0] + look);
+                self.claim(f.first_new, bases[1] + look);
+                self.spend(k, alpha_look);
+                Ok(w)
+            },
+        )?;
         match r {
             Ok((series, _, _)) => {
                 self.decided_on(series.iter().enumerate());

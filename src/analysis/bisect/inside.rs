@@ -91,7 +91,7 @@ impl Searcher<'_> {
             self.end_base(Pool::Main, r.hi),
         ];
         self.alpha = self.routing.take(1);
-        let (alpha, me) = (self.alpha, self.cfg.min_effect);
+        let (alpha, me, rule) = (self.alpha, self.cfg.min_effect, self.cfg.tail_rule());
         let active = r.active.iter().filter(|a| **a).count();
         let mut last = None;
         for k in self.schedule.clone() {
@@ -114,7 +114,7 @@ impl Searcher<'_> {
             };
             let side = |a: &[Samples], b: &[Samples]| -> Vec<Comparison> {
                 (0..a.len())
-                    .map(|t| stats::compare_rounds(&a[t], &b[t], alpha, me))
+                    .map(|t| stats::compare_rounds_with(&a[t], &b[t], alpha, me, rule))
                     .collect()
             };
             let h = Halves {

@@ -148,11 +148,14 @@ impl Searcher<'_> {
             let mut net = None;
             let mut tested = Vec::with_capacity(self.k);
             for t in 0..self.k {
-                let c = stats::compare_rounds(&a[t], &b[t], self.alpha, me);
+                let c = self.compare(&a[t], &b[t], self.alpha);
                 tested.push(c);
                 differs[t] = significant(&c);
                 let ci = stats::ratio_ci(&a[t].values, &b[t].values, 1.0 - self.cfg.alpha);
-                same[t] = ci.is_some_and(|r| r.lo >= 1.0 - me && r.hi <= 1.0 + me);
+                // With --tail, "same" also waits for the samples the tail check needs.
+                let tail_ready =
+                    (self.cfg.tail_rule()).is_none_or(|r| c.a.n.min(c.b.n) >= r.same_from);
+                same[t] = tail_ready && ci.is_some_and(|r| r.lo >= 1.0 - me && r.hi <= 1.0 + me);
                 if t == self.primary {
                     net = ci;
                     share = c.ratio.ratio.ln() / self.total_log;

@@ -21,7 +21,7 @@ pub(super) type Compared = (Vec<Comparison>, Vec<Samples>, Vec<Samples>);
 pub(super) fn sequential<F>(
     looks: &[usize],
     alpha_look: f64,
-    min_effect: f64,
+    (min_effect, tail): (f64, Option<stats::TailRule>),
     settle_size: bool,
     mut window: F,
 ) -> Result<std::result::Result<Compared, Unmeasurable>>
@@ -47,7 +47,7 @@ where
         let cs: Vec<Comparison> = a
             .iter()
             .zip(&b)
-            .map(|(a, b)| stats::compare_rounds(a, b, alpha_look, min_effect))
+            .map(|(a, b)| stats::compare_rounds_with(a, b, alpha_look, min_effect, tail))
             .collect();
         // With `settle_size`, a significant change whose interval still straddles min-effect
         // is not done: "at least min-effect" (a failed gate, a culprit's size) must rest on the
@@ -78,16 +78,22 @@ pub fn compare_pair(
     alpha_look: f64,
     min_effect: f64,
 ) -> Result<std::result::Result<Comparison, Unavailable>> {
-    let r = sequential(&schedule.looks(), alpha_look, min_effect, true, |k| {
-        let probes = m.ensure(&[(a, k), (b, k)])?;
-        Ok(probes
-            .into_iter()
-            .map(|p| match p {
-                Probe::Samples(v) => Window::Samples(vec![v.first(k)]),
-                Probe::Skip(r) => Window::Skip(r),
-            })
-            .collect())
-    })?;
+    let r = sequential(
+        &schedule.looks(),
+        alpha_look,
+        (min_effect, None),
+        true,
+        |k| {
+            let probes = m.ensure(&[(a, k), (b, k)])?;
+            Ok(probes
+                .into_iter()
+                .map(|p| match p {
+                    Probe::Samples(v) => Window::Samples(vec![v.first(k)]),
+                    Probe::Skip(r) => Window::Skip(r),
+                })
+                .collect())
+        },
+    )?;
     Ok(r.map(|(c, _, _)| c[0]).map_err(|(_, r, _)| r))
 }
 

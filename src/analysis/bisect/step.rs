@@ -220,8 +220,8 @@ impl Searcher<'_> {
         let mut positions = vec![None; self.k];
         let mut spread = vec![0.0; self.k];
         for t in (0..self.k).filter(|&t| active.get(t).copied().unwrap_or(true)) {
-            let vo = stats::compare_rounds(&xo[t], &x[t], self.alpha, self.cfg.min_effect);
-            let vn = stats::compare_rounds(&xn[t], &x[t], self.alpha, self.cfg.min_effect);
+            let vo = self.compare(&xo[t], &x[t], self.alpha);
+            let vn = self.compare(&xn[t], &x[t], self.alpha);
             self.spend(2, self.alpha);
             tested.extend([(t, vo), (t, vn)]);
             let (d_old, d_new) = (significant(&vo), significant(&vn));
@@ -237,11 +237,13 @@ impl Searcher<'_> {
             .ratio
             .ln()
             .abs();
+            // A tail change leaves the trimmed location where it was, so its position says
+            // nothing: the tail check's side is the place.
             status[t] = if d_old && d_new {
                 SeriesStatus::Between
-            } else if d_new && !d_old && pos.is_some_and(|p| p.2 < 0.5) {
+            } else if d_new && !d_old && (vn.by_tail || pos.is_some_and(|p| p.2 < 0.5)) {
                 SeriesStatus::Old
-            } else if d_old && !d_new && pos.is_some_and(|p| p.1 > 0.5) {
+            } else if d_old && !d_new && (vo.by_tail || pos.is_some_and(|p| p.1 > 0.5)) {
                 SeriesStatus::New
             } else {
                 SeriesStatus::Pending

@@ -13,6 +13,8 @@ pub struct SimMeasurer {
     /// The steps its count twin ([`SimMeasurer::counting`]) sees: all of them unless some
     /// changed the time alone.
     pub(super) count_steps: Vec<(usize, f64)>,
+    /// Tail steps: from this commit on, this share of processes is this factor slower.
+    pub(super) tails: Vec<(usize, f64, f64)>,
     pub(super) commits: usize,
     pub(super) noise: Normal<f64>,
     pub(super) model: NoiseModel,
@@ -55,6 +57,7 @@ impl SimMeasurer {
         let order = (!iid).then(|| StdRng::seed_from_u64(rng.gen()));
         Ok(SimMeasurer {
             count_steps: steps.clone(),
+            tails: Vec::new(),
             steps,
             commits,
             noise: normal,
@@ -133,8 +136,9 @@ impl SimMeasurer {
     /// One sample of commit `c`, or `None` when it failed (the commit is then skipped for good,
     /// as the engine does).
     fn draw(&mut self, c: usize) -> Option<f64> {
+        let tail = self.tail_factor(c);
         if self.iid {
-            return Some(self.mean(c) * self.noise.sample(&mut self.rng).exp());
+            return Some(tail * self.mean(c) * self.noise.sample(&mut self.rng).exp());
         }
         let log = self.mean(c).ln()
             + self.offset(c)
@@ -143,7 +147,18 @@ impl SimMeasurer {
             self.skips.insert(c, true);
             return None;
         }
-        Some(log.exp())
+        Some(tail * log.exp())
+    }
+
+    /// The tail steps' factor for one process of commit `c`: each hits it with its share.
+    fn tail_factor(&mut self, c: usize) -> f64 {
+        let mut f = 1.0;
+        for &(_, share, factor) in self.tails.iter().filter(|t| t.0 <= c) {
+            if self.rng.gen_bool(share) {
+                f *= factor;
+            }
+        }
+        f
     }
 
     fn round_key(&self) -> RoundKey {

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::mann_whitney::mwu_min_p;
+use super::tail::{tail_check, TailCounts};
 use super::{
     mann_whitney_p, nan_if_null, summarize, welch, yuen_paired, yuen_robust, RatioCi, Summary,
 };
@@ -79,6 +80,26 @@ pub struct Comparison {
     /// unpaired: about 1.2): what its t quantile is at another n. NaN like `sigma`.
     #[serde(default = "nan", deserialize_with = "nan_if_null")]
     pub df_per_sample: f64,
+    /// The tail check (`--tail`, see stats::tail): the slow processes counted on each side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail: Option<TailCounts>,
+    /// The verdict is the tail check's: the share of slow processes changed by at least
+    /// min-effect, which the trimmed ratio (the headline, still `ratio`) does not show.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub by_tail: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// `--tail`: the tail check decides beside the trimmed pair, each at half the comparison's alpha
+/// ([`crate::analysis::alpha::TAIL_SPLIT`]), and "same" waits until both sides have `same_from`
+/// samples: before that the tail check cannot see a slow tenth of processes, and "same" would
+/// only be the trimmed test's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TailRule {
+    pub same_from: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -102,7 +123,7 @@ fn uncertain() -> Size {
 ///   i.e. any change as large as the minimum effect is excluded;
 /// - `Undecided`: neither yet; more samples may decide it.
 pub fn compare(a: &[f64], b: &[f64], alpha: f64, min_effect: f64) -> Comparison {
-    compare_with(a, b, alpha, min_effect, None)
+    compare_with(a, b, alpha, min_effect, None, None)
 }
 
 /// [`compare`] for samples taken in interleaved rounds: beside the unpaired test, the paired
@@ -112,8 +133,66 @@ pub fn compare(a: &[f64], b: &[f64], alpha: f64, min_effect: f64) -> Comparison 
 /// price of a factor 2 in alpha on a steady one. The interval is the chosen test's, at
 /// 1 − alpha/2.
 pub fn compare_rounds(a: &Samples, b: &Samples, alpha: f64, min_effect: f64) -> Comparison {
+    compare_rounds_with(a, b, alpha, min_effect, None)
+}
+
+/// [`compare_rounds`], with the tail check when `tail` is given (`--tail`).
+pub fn compare_rounds_with(
+    a: &Samples,
+    b: &Samples,
+    alpha: f64,
+    min_effect: f64,
+    tail: Option<TailRule>,
+) -> Comparison {
     let (pa, pb) = samples::pairs(a, b);
-    compare_with(&a.values, &b.values, alpha, min_effect, Some((&pa, &pb)))
+    let mut c = compare_with(
+        &a.values,
+        &b.values,
+        alpha,
+        min_effect,
+        Some((&pa, &pb)),
+        tail,
+    );
+    if let Some(rule) = tail {
+        decide_by_tail(
+            &mut c,
+            tail_check(&a.values, &b.values, Some((&pa, &pb))),
+            rule,
+            alpha,
+            min_effect,
+        );
+    }
+    c
+}
+
+/// The tail check's part of a verdict the trimmed pair made at half the alpha: a change in the
+/// share of slow processes by at least min-effect where the trimmed pair saw none, and no "same"
+/// before `rule.same_from` samples a side.
+fn decide_by_tail(
+    c: &mut Comparison,
+    t: Option<TailCounts>,
+    rule: TailRule,
+    alpha: f64,
+    min_effect: f64,
+) {
+    c.tail = t;
+    let level = alpha / crate::analysis::alpha::TAIL_SPLIT;
+    let moved = t.filter(|t| t.p < level && (t.share(1) - t.share(0)).abs() >= min_effect);
+    match (c.verdict, moved) {
+        (Verdict::Slower | Verdict::Faster, _) => {}
+        (_, Some(t)) => {
+            c.verdict = if t.slower() {
+                Verdict::Slower
+            } else {
+                Verdict::Faster
+            };
+            c.by_tail = true;
+        }
+        (Verdict::Same, None) if c.a.n.min(c.b.n) < rule.same_from => {
+            c.verdict = Verdict::Undecided
+        }
+        _ => {}
+    }
 }
 
 /// The test a comparison decides on, and what it says of the noise.
@@ -174,7 +253,13 @@ fn compare_with(
     alpha: f64,
     min_effect: f64,
     pairs: Option<(&[f64], &[f64])>,
+    tail: Option<TailRule>,
 ) -> Comparison {
+    // With the tail check beside it, the trimmed pair has half the alpha.
+    let alpha = match tail {
+        Some(_) => alpha / crate::analysis::alpha::TAIL_SPLIT,
+        None => alpha,
+    };
     let sa = summarize(a);
     let sb = summarize(b);
     let w = welch(a, b);
@@ -230,5 +315,7 @@ fn compare_with(
         pairs: paired,
         sigma,
         df_per_sample,
+        tail: None,
+        by_tail: false,
     }
 }

@@ -31,6 +31,12 @@ pub const UNPAIRED_SDS: f64 = 2.5;
 /// difference has √2 the noise of a sample, so a lower cut than the unpaired one).
 pub const PAIRED_SDS: f64 = 2.0;
 
+/// The sample cap `--tail` sets unless `--max-samples` is given: a tenth of processes 1.5×
+/// slower needs a few hundred samples per side before a search's per-test level (about 1e-5)
+/// can see it (module tests: at 320 found in most comparisons without shared waves, at 40
+/// hardly ever).
+pub const TAIL_MAX_SAMPLES: usize = 320;
+
 /// The counts of slow values the tail check decided on.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, schemars::JsonSchema)]
 pub struct TailCounts {

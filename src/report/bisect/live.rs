@@ -83,7 +83,9 @@ pub fn confirmed_line(c: &ChangePointJson, spent: &str) -> String {
     } else {
         format!("{} {}", c.info.short, c.info.subject)
     };
-    let share = if !c.share.is_finite() {
+    let share = if c.comparison.by_tail {
+        "a change in the tail".to_string()
+    } else if !c.share.is_finite() {
         "the range's ends did not move".to_string()
     } else if c.share < 0.0 {
         format!(
@@ -105,6 +107,12 @@ pub fn confirmed_line(c: &ChangePointJson, spent: &str) -> String {
     };
     let located = located_note(c, "count")
         .map(|l| format!(" ({l})"))
+        .or_else(|| {
+            let c = &c.comparison;
+            c.by_tail
+                .then(|| crate::report::table::tail_note(c).map(|t| format!(" ({t})")))
+                .flatten()
+        })
         .unwrap_or_default();
     format!(
         "{head}: {what} ({}): {}{located}, {share}; {spent}",

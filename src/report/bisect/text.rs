@@ -132,6 +132,9 @@ pub(super) fn culprit_text(
         },
         size_note(&c.comparison, j.min_effect)
     ));
+    if let Some(note) = crate::report::table::tail_note(&c.comparison) {
+        s.push_str(&format!("  {note}\n"));
+    }
     if let (Some(l), Some(note)) = (&c.located, j.culprit_located(c)) {
         s.push_str(&format!(
             "  {note}  (parent n={}, culprit n={})\n",
@@ -149,7 +152,10 @@ pub(super) fn culprit_text(
 
 /// How much of the range's change a change point carries, when it is not simply all of it.
 pub(super) fn share_text(c: &ChangePointJson) -> String {
-    if c.share.is_finite() && c.share < 0.0 {
+    if c.comparison.by_tail {
+        // A share of the ends' trimmed ratio means nothing for a change the ratio does not show.
+        " [a change in the tail]".to_string()
+    } else if c.share.is_finite() && c.share < 0.0 {
         format!(
             " [{}, against the range's direction: {:.0}% of its change]",
             change_word(c.comparison.verdict),
