@@ -237,7 +237,7 @@ impl ScheduleArgs {
 /// The tail check of a search (bisect, simulate).
 #[derive(Args, Clone, Debug, Default)]
 pub struct TailArg {
-    /// Also test the share of slow processes, which the trimmed test removes as outliers (a commit that makes a tenth of processes 1.5x slower): every comparison runs the tail check at half its alpha and calls two commits the same only at --max-samples, which defaults to 320 with it
+    /// Also test the share of slow processes, which the trimmed test removes as outliers (a commit that makes a tenth of processes 1.5x slower): every comparison runs the tail check at half its alpha and calls two commits the same only at --max-samples, which defaults to 640 with it
     #[arg(long)]
     pub tail: bool,
 }

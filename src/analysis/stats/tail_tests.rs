@@ -108,3 +108,26 @@ fn degenerate_input_gives_no_check_or_no_evidence() {
     assert_eq!(t.p, 1.0);
     assert_eq!(t.slow, (0, 0));
 }
+
+/// On this machine's samples (scripts/bench-tail, recorded: a confirmation block of 640 rounds
+/// of the fake library, a tenth of the new side's processes looping 1.5×, timings spread over two
+/// levels), the tail check sees the slow tenth at a search's levels; the trimmed test does not.
+/// The first threshold (pooled median + 2.5 × 1.4826 MAD) found nothing above it here, and a
+/// NaN from statrs' hypergeometric pmf made every unpaired p 1 at this size.
+#[test]
+fn the_slow_tenth_is_seen_in_a_recorded_block_of_this_machine() {
+    let raw = include_str!("testdata/fakework-tail-2026-12-06.json");
+    let j: serde_json::Value = serde_json::from_str(raw).unwrap();
+    let side = |k: &str| -> Vec<f64> {
+        let v = j[k].as_array().unwrap();
+        v.iter().map(|x| x.as_f64().unwrap()).collect()
+    };
+    let (old, new) = (side("old_us"), side("new_us"));
+    assert_eq!(old.len(), 640);
+    let t = tail_check(&old, &new, Some((&old, &new))).unwrap();
+    assert!(t.p < 1e-5 && t.slower() && !t.paired, "{t:?}");
+    // More than the default --min-effect (3 points) more of the new side's processes are slow.
+    assert!(t.share(1) > t.share(0) + 0.03, "{t:?}");
+    let trimmed = compare(&old, &new, 1e-5, 0.03);
+    assert_ne!(trimmed.verdict, Verdict::Slower, "{trimmed:?}");
+}
