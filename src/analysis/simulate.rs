@@ -366,6 +366,19 @@ struct Placed {
     labels: Vec<String>,
 }
 
+impl Placed {
+    /// A step the search should find, at `commits`: its truth and label, and whether it is the
+    /// largest so far (`largest`: the largest |effect| before it).
+    fn true_step(&mut self, commits: Vec<usize>, effect: f64, label: String, largest: &mut f64) {
+        if effect.abs() > *largest {
+            *largest = effect.abs();
+            self.largest = commits.clone();
+        }
+        self.truth.push(commits);
+        self.labels.push(label);
+    }
+}
+
 /// Step positions for one trial: the fixed ones, and distinct random ones for the rest (a position
 /// shared by two steps would make them one).
 fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
@@ -424,34 +437,21 @@ fn place_steps(sc: &SimConfig, rng: &mut StdRng) -> Placed {
             // Not a time change: nothing to find, nothing the clock sees.
             continue;
         }
+        let name = format!("{:+.0}%", s.effect * 100.0);
         if let Some(share) = s.share {
             out.tails.push((at, share, 1.0 + s.effect));
-            out.truth.push(vec![at]);
-            if s.effect.abs() > largest {
-                largest = s.effect.abs();
-                out.largest = vec![at];
-            }
-            let label = format!(
-                "{:+.0}% in {:.0}% of processes",
-                s.effect * 100.0,
-                share * 100.0
-            );
-            out.labels.push(label);
+            let label = format!("{name} in {:.0}% of processes", share * 100.0);
+            out.true_step(vec![at], s.effect, label, &mut largest);
             continue;
         }
         let each = (1.0 + s.effect).powf(1.0 / k as f64);
         out.factors.extend((at..at + k).map(|p| (p, each)));
-        out.truth.push((at..at + k).collect());
-        if s.effect.abs() > largest {
-            largest = s.effect.abs();
-            out.largest = (at..at + k).collect();
-        }
-        let name = format!("{:+.0}%", s.effect * 100.0);
         let label = match s.lasts {
             Some(l) => format!("{name} for {l} commits"),
             None => name.clone(),
         };
-        out.labels.push(format!("{label}{}", s.count_label()));
+        let label = format!("{label}{}", s.count_label());
+        out.true_step((at..at + k).collect(), s.effect, label, &mut largest);
         if let Some(undo) = undo {
             out.factors.push((undo, 1.0 / (1.0 + s.effect)));
             out.truth.push(vec![undo]);

@@ -475,8 +475,12 @@ fn located_note(c: &ChangePointJson, by: &str) -> Option<String> {
 }
 
 impl BisectReport {
-    /// [`located_note`] with this report's locating metric.
+    /// What a change point's headline ratio does not say: the tail that made it a change
+    /// (`--tail`), or [`located_note`] with this report's locating metric.
     fn culprit_located(&self, c: &ChangePointJson) -> Option<String> {
+        if c.comparison.by_tail {
+            return crate::report::table::tail_note(&c.comparison);
+        }
         let by = self.located.as_ref()?.metric.name();
         located_note(c, by)
     }

@@ -1499,3 +1499,37 @@ fn results_written_before_typed_reasons_still_read() {
     assert_eq!(Csv.export(&back).unwrap(), Csv.export(&m).unwrap());
     assert_eq!(Text.export(&back).unwrap(), Text.export(&m).unwrap());
 }
+
+/// A change point the tail check made (`--tail`): every format says it is a change in the tail
+/// and how many processes were slow on each side, beside the trimmed ratio that did not move.
+#[test]
+fn a_change_in_the_tail_is_said_as_one() {
+    let mut r = bisect_report();
+    let c = &mut r.changes[0].comparison;
+    c.by_tail = true;
+    c.tail = Some(stats::TailCounts {
+        slow: (1, 48),
+        of: (640, 640),
+        paired: false,
+        p: 3e-9,
+    });
+    let said = "a change in the tail: slow processes above the pooled threshold: 7.5% of the new side's against 0.2% of the old's";
+    for out in [Text.export(&r), Markdown.export(&r), Html.export(&r)] {
+        let out = out.unwrap().replace("&#39;", "'");
+        assert!(out.contains(said), "{out}");
+    }
+    r.ends.tail = r.changes[0].comparison.tail;
+    r.ends.by_tail = true;
+    let text = Text.export(&r).unwrap();
+    assert!(text.contains("[a change in the tail]"), "{text}");
+    assert_eq!(
+        text.matches(said).count(),
+        2,
+        "the ends and the change point: {text}"
+    );
+    let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
+    assert_eq!(
+        back.changes[0].comparison.tail,
+        r.changes[0].comparison.tail
+    );
+}

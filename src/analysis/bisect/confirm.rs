@@ -18,6 +18,12 @@ impl Searcher<'_> {
                     let mut c =
                         stats::compare(&o.values, &b.values, self.alpha, self.cfg.min_effect);
                     c.verdict = first[t].verdict;
+                    // The tail check that may have decided the first look, on these samples.
+                    if self.cfg.tail {
+                        let (pa, pb) = crate::analysis::samples::pairs(&o, &b);
+                        c.tail = stats::tail_check(&o.values, &b.values, Some((&pa, &pb)));
+                        c.by_tail = first[t].by_tail;
+                    }
                     *slot = c;
                 }
             }

@@ -45,6 +45,9 @@ pub(super) fn text_ends(j: &BisectReport) -> String {
         j.ends.ratio.pct(),
         j.ends.p_yuen
     );
+    if let Some(t) = crate::report::table::tail_note(&j.ends) {
+        s.push_str(&format!("  {t}\n"));
+    }
     if !j.ends_per_threads.is_empty() {
         s.push_str(&format!(
             "ends per thread count (the figures of the ends, the change points and the steps are at {} thread(s), whose ends moved most):\n",
