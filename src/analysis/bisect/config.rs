@@ -19,7 +19,7 @@ pub struct Config {
     pub min_share: Option<f64>,
     /// `--tail`: every comparison also runs the tail check (the share of slow processes, see
     /// stats::tail), and calls two commits the same only at the schedule's cap.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tail: bool,
     /// What the samples vary by, which sets the first look of a fresh block (a grid, a
     /// confirmation). A property of the metric, so results leave it out.
@@ -67,10 +67,6 @@ impl Default for Config {
             tail: false,
         }
     }
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 impl Config {

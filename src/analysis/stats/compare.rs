@@ -85,12 +85,8 @@ pub struct Comparison {
     pub tail: Option<TailCounts>,
     /// The verdict is the tail check's: the share of slow processes changed by at least
     /// min-effect, which the trimmed ratio (the headline, still `ratio`) does not show.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub by_tail: bool,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 /// `--tail`: the tail check decides beside the trimmed pair, each at half the comparison's alpha
@@ -123,7 +119,7 @@ fn uncertain() -> Size {
 ///   i.e. any change as large as the minimum effect is excluded;
 /// - `Undecided`: neither yet; more samples may decide it.
 pub fn compare(a: &[f64], b: &[f64], alpha: f64, min_effect: f64) -> Comparison {
-    compare_with(a, b, alpha, min_effect, None, None)
+    compare_with(a, b, alpha, min_effect, None)
 }
 
 /// [`compare`] for samples taken in interleaved rounds: beside the unpaired test, the paired
@@ -145,18 +141,17 @@ pub fn compare_rounds_with(
     tail: Option<TailRule>,
 ) -> Comparison {
     let (pa, pb) = samples::pairs(a, b);
-    let mut c = compare_with(
-        &a.values,
-        &b.values,
-        alpha,
-        min_effect,
-        Some((&pa, &pb)),
-        tail,
-    );
+    // With the tail check beside it, the trimmed pair has half the alpha.
+    let trimmed_alpha = match tail {
+        Some(_) => alpha / crate::analysis::alpha::TAIL_SPLIT,
+        None => alpha,
+    };
+    let pairs = Some((&pa[..], &pb[..]));
+    let mut c = compare_with(&a.values, &b.values, trimmed_alpha, min_effect, pairs);
     if let Some(rule) = tail {
         decide_by_tail(
             &mut c,
-            tail_check(&a.values, &b.values, Some((&pa, &pb))),
+            tail_check(&a.values, &b.values, pairs),
             rule,
             alpha,
             min_effect,
@@ -253,13 +248,7 @@ fn compare_with(
     alpha: f64,
     min_effect: f64,
     pairs: Option<(&[f64], &[f64])>,
-    tail: Option<TailRule>,
 ) -> Comparison {
-    // With the tail check beside it, the trimmed pair has half the alpha.
-    let alpha = match tail {
-        Some(_) => alpha / crate::analysis::alpha::TAIL_SPLIT,
-        None => alpha,
-    };
     let sa = summarize(a);
     let sb = summarize(b);
     let w = welch(a, b);
