@@ -8,6 +8,51 @@ use std::path::{Path, PathBuf};
 
 pub struct Cache {
     pub root: PathBuf,
+    /// Others may write it, and the user said so ([`Location::shared`]).
+    pub shared: bool,
+}
+
+/// Where the cache is, as the user named it, and whether it is shared on purpose.
+#[derive(Debug, Clone, Default)]
+pub struct Location {
+    /// `--cache`; `None`: `$PERFBISECT_CACHE`, else `~/.cache/perfbisect`.
+    pub dir: Option<PathBuf>,
+    /// `--shared-cache`: a cache other users can write is used, not refused. Its builds'
+    /// libraries and its kernels are checked against their digests before every use (as in
+    /// any cache), and only samples this user stored are read.
+    pub shared: bool,
+}
+
+impl Location {
+    pub fn at(dir: &Path) -> Location {
+        Location {
+            dir: Some(dir.to_path_buf()),
+            shared: false,
+        }
+    }
+}
+
+/// A cache someone else can write is refused: perfbisect loads shared objects from it, and
+/// whoever writes it decides what they are. Only the user can say a cache is shared on purpose.
+fn refuse_writable_by_others(root: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(root).with_context(|| format!("cannot read {}", root.display()))?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let who = if m.uid() != me {
+        Some(format!("it belongs to user {}", m.uid()))
+    } else if m.mode() & 0o022 != 0 {
+        Some(format!("its mode is {:o}", m.mode() & 0o777))
+    } else {
+        None
+    };
+    if let Some(who) = who {
+        bail!(
+            "cache {} can be written by others ({who}), and perfbisect loads the libraries and kernels in it: make it yours alone (chmod go-w), or say it is shared with --shared-cache (PERFBISECT_SHARED_CACHE=1)",
+            root.display()
+        );
+    }
+    Ok(())
 }
 
 /// An exclusive advisory lock held until dropped. Other perfbisect processes
@@ -19,8 +64,8 @@ pub struct Lock {
 
 impl Cache {
     /// `--cache DIR`, else `$PERFBISECT_CACHE`, else `~/.cache/perfbisect`.
-    pub fn open(explicit: Option<&Path>) -> Result<Cache> {
-        let root = match explicit {
+    pub fn open(at: &Location) -> Result<Cache> {
+        let root = match &at.dir {
             Some(p) => p.to_path_buf(),
             None => match std::env::var_os("PERFBISECT_CACHE") {
                 Some(p) if !p.is_empty() => PathBuf::from(p),
@@ -58,7 +103,13 @@ impl Cache {
                 anyhow::anyhow!("cache directory {} is not writable: {e}", root.display())
             })?;
         let root = root.canonicalize().unwrap_or(root);
-        Ok(Cache { root })
+        if !at.shared {
+            refuse_writable_by_others(&root)?;
+        }
+        Ok(Cache {
+            root,
+            shared: at.shared,
+        })
     }
 
     /// A subdirectory of the cache, created on demand.
@@ -196,7 +247,7 @@ mod tests {
     fn new_cache_is_private() {
         let d = tempfile::tempdir().unwrap();
         let root = d.path().join("c");
-        let c = Cache::open(Some(&root)).unwrap();
+        let c = Cache::open(&Location::at(&root)).unwrap();
         let mode = fs::metadata(&c.root).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700);
     }
@@ -206,7 +257,28 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let file = d.path().join("f");
         fs::write(&file, "x").unwrap();
-        let e = Cache::open(Some(&file)).err().unwrap().to_string();
+        let e = Cache::open(&Location::at(&file)).err().unwrap().to_string();
         assert!(e.contains("not a directory"), "{e}");
+    }
+
+    #[test]
+    fn a_cache_others_can_write_is_used_only_when_said_shared() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("c");
+        Cache::open(&Location::at(&root)).unwrap();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o777)).unwrap();
+        let e = Cache::open(&Location::at(&root)).err().unwrap().to_string();
+        assert!(
+            e.contains("can be written by others (its mode is 777)"),
+            "{e}"
+        );
+        assert!(e.contains("--shared-cache"), "{e}");
+        let shared = Location {
+            shared: true,
+            ..Location::at(&root)
+        };
+        assert!(Cache::open(&shared).unwrap().shared);
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o750)).unwrap();
+        assert!(!Cache::open(&Location::at(&root)).unwrap().shared);
     }
 }

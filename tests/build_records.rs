@@ -581,9 +581,12 @@ fn a_stub_library_is_never_published_as_libssl() {
     // checked when used, found wrong, and built again.
     let stub = fs::read(full.join("work/build/ssl/record/libssl.so.3")).unwrap();
     fs::write(&libssl, &stub).unwrap();
-    // (0: published before builds were checked, so the record has no `checked`.)
+    // (0: published before builds were checked, so the record has no `checked`; its
+    // `binaries` are the files it published, the stub among them.)
     let mut old = meta(&entry);
     old.checked = 0;
+    old.binaries
+        .insert("lib/libssl.so.3".into(), sha256(&libssl));
     fs::write(
         entry.join("meta.json"),
         serde_json::to_string(&old).unwrap(),

@@ -1790,6 +1790,65 @@ int pb_abi_version(void) {{ return 1; }}
         original,
         "recompiled to the same object"
     );
+
+    // Another library in the build's place (one that loads: the built one, a byte longer):
+    // not the file the build recorded, so the entry is damaged and built again.
+    let entry = entry_of(&cache, &ids[0]);
+    let lib = entry.join("prefix/lib/libcrypto.so.3");
+    let mut other = fs::read(&lib).unwrap();
+    other.push(0);
+    fs::write(&lib, &other).unwrap();
+    let o = run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "warning: damaged build entry {} (the library {} of ",
+            entry.display(),
+            lib.display()
+        )) && stderr(&o).contains("is not the file its build recorded"),
+        "{}",
+        stderr(&o)
+    );
+    assert_ne!(fs::read(&lib).unwrap(), other, "built again");
+    assert_cache_consistent(&cache);
+    let before: RunReport = typed(&run());
+
+    // A cache others can write: refused in one line, used when said shared.
+    fs::set_permissions(&cache, fs::Permissions::from_mode(0o777)).unwrap();
+    let o = run();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("can be written by others (its mode is 777)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = pb(&cache)
+        .env("PERFBISECT_SHARED_CACHE", "1")
+        .args([
+            "run",
+            "--samples",
+            "1",
+            "--duration",
+            "0.05",
+            "--format",
+            "json",
+        ])
+        .args(["--tool", "fakework", "--repo"])
+        .arg(&repo)
+        .arg("--rev")
+        .arg(&ids[0])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: RunReport = typed(&o);
+    // Its own samples only (a file of this user's, keyed apart): the sample stored before,
+    // in a file anyone could have written, is not read; a new one is taken.
+    assert_eq!(j.results[0].n, 1, "{j:?}");
+    assert_ne!(
+        j.results[0].samples[0].session, before.results[0].samples[0].session,
+        "{j:?}"
+    );
 }
 
 // ------------------------------------------------------------ 9. bad invocations

@@ -228,7 +228,10 @@ pub fn published(
 ) -> Result<Option<Built>> {
     let version = commit_version(repo, c)?;
     let resolved = o.recipe.resolve(&version, compiler::id());
-    read_entry(&cache.dir("builds")?.join(entry_key(c, &resolved)))
+    read_entry(
+        &cache.dir("builds")?.join(entry_key(c, &resolved)),
+        Check::Libraries,
+    )
 }
 
 /// [`ensure`] for several commits at once, for callers that need them all before measuring (a
@@ -371,7 +374,7 @@ fn reusable(entry: &Path, o: &BuildOptions) -> Result<Option<Built>> {
     if o.rebuild {
         return Ok(None);
     }
-    read_entry(entry)
+    read_entry(entry, Check::Libraries)
 }
 
 /// The lock on building the entry `key`, waiting for it if another process holds it.
@@ -667,7 +670,7 @@ fn publish(
         fs::remove_dir_all(&staged).ok();
         return Err(e).with_context(|| format!("cannot publish {}", entry.display()));
     }
-    let built = read_entry(entry)?.with_context(|| {
+    let built = read_entry(entry, Check::Record)?.with_context(|| {
         format!(
             "the build just published at {} does not read back",
             entry.display()

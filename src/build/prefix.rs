@@ -3,6 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -23,6 +24,12 @@ pub struct Prefix {
     pub engines_dir: Option<PathBuf>,
     /// OPENSSL_VERSION_TEXT from the headers, e.g. "OpenSSL 3.2.1 30 Jan 2024".
     pub header_version: String,
+    /// The sha256 each file a kernel loads from it must have, by path under `root`: a cached
+    /// build's record (its `binaries`), checked before every sample ([`Prefix::check_binaries`]),
+    /// so a job on another node names the libraries it samples by content. Empty for a prefix
+    /// perfbisect did not build and for builds made before it recorded them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub binaries: BTreeMap<String, String>,
 }
 
 impl Prefix {
@@ -58,6 +65,7 @@ impl Prefix {
             modules_dir: existing(lib_dir.join("ossl-modules")),
             engines_dir: engines_in(&lib_dir),
             header_version: header_version(&opensslv)?,
+            binaries: BTreeMap::new(),
             include_dirs: vec![include],
             root,
             lib_dir,
@@ -106,6 +114,7 @@ impl Prefix {
             modules_dir: existing(lib_dir.join("ossl-modules")),
             engines_dir: engines_in(&lib_dir),
             header_version: header_version(&opensslv)?,
+            binaries: BTreeMap::new(),
             lib_dir,
             libcrypto,
         })
@@ -122,6 +131,29 @@ impl Prefix {
             h.field(&d.to_string_lossy());
         }
         Ok(h.finish_short())
+    }
+
+    /// Every file of [`Prefix::binaries`] still has the sha256 its build recorded (one `stat`
+    /// each once hashed in this process, see [`hashing::file_sha256_memo`]): a cache writable
+    /// by others, or a build replaced under its key, cannot have a kernel sample another
+    /// library than the one named.
+    pub fn check_binaries(&self) -> Result<()> {
+        for (rel, want) in &self.binaries {
+            let path = self.root.join(rel);
+            let have = hashing::file_sha256_memo(&path)
+                .with_context(|| format!("checking the library {rel} of {}", self.label))?;
+            if &have != want {
+                bail!(
+                    "the library {} of {} is not the file its build recorded (sha256 {} where the build's record says {}); refusing to sample it (perfbisect cache rm {} builds it again)",
+                    path.display(),
+                    self.label,
+                    &have[..12],
+                    &want[..want.len().min(12)],
+                    self.label
+                );
+            }
+        }
+        Ok(())
     }
 
     /// Whether a library path reported by the loader lies inside this prefix.
@@ -208,13 +240,55 @@ fn header_version(opensslv: &Path) -> Result<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn prefix_without_headers_is_refused() {
         let d = tempfile::tempdir().unwrap();
         let e = Prefix::from_dir(d.path(), "x").unwrap_err().to_string();
         assert!(e.contains("no include/openssl/opensslv.h"), "{e}");
+    }
+
+    /// A prefix of the shape a build installs, with stand-in files: `from_dir` reads only the
+    /// version header and looks for the library's name.
+    pub(crate) fn stand_in(dir: &Path) -> Prefix {
+        fs::create_dir_all(dir.join("include/openssl")).unwrap();
+        fs::create_dir_all(dir.join("lib")).unwrap();
+        fs::write(
+            dir.join("include/openssl/opensslv.h"),
+            "# define OPENSSL_VERSION_TEXT \"OpenSSL 3.2.1 30 Jan 2024\"\n",
+        )
+        .unwrap();
+        fs::write(dir.join("lib/libcrypto.so.3"), b"the library built").unwrap();
+        let mut p = Prefix::from_dir(dir, "abc123").unwrap();
+        p.binaries = crate::build::installed::hashes(&p.root).unwrap();
+        p
+    }
+
+    #[test]
+    fn a_library_is_checked_against_its_record() {
+        let d = tempfile::tempdir().unwrap();
+        let p = stand_in(d.path());
+        assert_eq!(
+            p.binaries.keys().collect::<Vec<_>>(),
+            ["lib/libcrypto.so.3"]
+        );
+        p.check_binaries().unwrap();
+        // Another library put in its place, even one of the same length.
+        fs::write(d.path().join("lib/libcrypto.so.3"), b"the library swapped").unwrap();
+        let e = p.check_binaries().unwrap_err().to_string();
+        assert!(
+            e.contains("lib/libcrypto.so.3 of abc123 is not the file its build recorded"),
+            "{e}"
+        );
+        assert!(e.contains("refusing to sample it"), "{e}");
+        // What a job reads from block.json names it by content too.
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(
+            json["binaries"]["lib/libcrypto.so.3"],
+            p.binaries["lib/libcrypto.so.3"]
+        );
     }
 }

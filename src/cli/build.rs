@@ -80,7 +80,7 @@ pub fn run(g: &Global, a: BuildCmd) -> Result<Exit> {
         .iter()
         .map(|r| repo.resolve_subject(r))
         .collect::<Result<Vec<_>>>()?;
-    let cache = Cache::open(g.cache.as_deref())?;
+    let cache = Cache::open(&g.cache())?;
     let opts = a.build.options(&recipe);
     let mut failed = Vec::new();
     let refs: Vec<&CommitInfo> = commits.iter().collect();

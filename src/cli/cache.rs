@@ -67,7 +67,7 @@ fn now() -> u64 {
 }
 
 pub fn run(g: &Global, a: CacheCmd) -> Result<Exit> {
-    let cache = Cache::open(g.cache.as_deref())?;
+    let cache = Cache::open(&g.cache())?;
     match a.action {
         CacheAction::Ls { format } => ls(&cache, format)?,
         CacheAction::Gc { keep, older_than } => gc(&cache, keep, older_than)?,

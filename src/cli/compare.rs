@@ -72,7 +72,7 @@ impl CommonArgs {
             alpha: self.stats.alpha.alpha,
             min_effect: self.stats.min_effect,
             sources: self.build.sources(),
-            cache: g.cache.clone(),
+            cache: g.cache(),
             kernels_dir: g.kernels_dir.clone(),
         }
     }

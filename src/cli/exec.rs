@@ -140,7 +140,7 @@ pub struct LaneArgs {
 }
 
 pub fn lane_job(g: &Global, a: LaneArgs) -> Result<Exit> {
-    let cache = Cache::open(g.cache.as_deref())?;
+    let cache = Cache::open(&g.cache())?;
     node::run_lane(&cache, &a.dir)?;
     Ok(Exit::Done)
 }

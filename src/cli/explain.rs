@@ -60,7 +60,7 @@ pub fn run(g: &Global, a: ExplainArgs) -> Result<Exit> {
         _ => bail!("explain takes REV or A B"),
     };
     let (ca, cb) = (repo.resolve_subject(&ra)?, repo.resolve_subject(&rb)?);
-    let cache = Cache::open(g.cache.as_deref())?;
+    let cache = Cache::open(&g.cache())?;
     let timing = Timing {
         duration: a.duration,
         timeout: None,

@@ -54,7 +54,7 @@ pub fn run(g: &Global, a: GateArgs) -> Result<Exit> {
         schedule: a.sampling.schedule(),
         shard: a.shard.clone(),
         sources: a.build.sources(),
-        cache: g.cache.clone(),
+        cache: g.cache(),
         kernels_dir: g.kernels_dir.clone(),
     };
     let report = gate(&plan)?;

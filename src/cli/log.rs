@@ -35,7 +35,7 @@ fn read_record(p: &Path) -> Result<SavedBisect, String> {
 
 /// Past bisects in this cache, newest first, with their results.
 pub fn run(g: &Global, a: LogArgs) -> Result<Exit> {
-    let cache = Cache::open(g.cache.as_deref())?;
+    let cache = Cache::open(&g.cache())?;
     let dir = cache.dir("bisects")?;
     let mut all: Vec<SavedBisect> = Vec::new();
     for e in std::fs::read_dir(&dir)?.flatten() {

@@ -48,7 +48,7 @@ pub fn run(g: &Global, a: MatrixArgs) -> Result<Exit> {
         timing: a.sampling.timing.timing(),
         shard: a.shard.clone(),
         sources: a.build.sources(),
-        cache: g.cache.clone(),
+        cache: g.cache(),
         kernels_dir: g.kernels_dir.clone(),
     };
     let report = matrix(&plan)?;

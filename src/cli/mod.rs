@@ -37,6 +37,10 @@ pub struct Global {
     /// Cache directory (default: $PERFBISECT_CACHE, else ~/.cache/perfbisect)
     #[arg(long, global = true, value_name = "DIR")]
     pub cache: Option<PathBuf>,
+    /// The cache is shared with other users on purpose: use it though others can write it
+    /// (refused otherwise); only your own stored samples are read from it
+    #[arg(long, global = true, env = "PERFBISECT_SHARED_CACHE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub shared_cache: bool,
     /// Extra kernels (*.c) to use beside the built-in ones
     #[arg(long, global = true, value_name = "DIR")]
     pub kernels_dir: Option<PathBuf>,
@@ -46,6 +50,16 @@ pub struct Global {
     /// Print every sample and build step
     #[arg(short, long, global = true)]
     pub verbose: bool,
+}
+
+impl Global {
+    /// Where the cache is, as `--cache` and `--shared-cache` say.
+    pub fn cache(&self) -> crate::cache::Location {
+        crate::cache::Location {
+            dir: self.cache.clone(),
+            shared: self.shared_cache,
+        }
+    }
 }
 
 pub use crate::drive::shard::{cells, sharded, Shard};

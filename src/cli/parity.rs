@@ -56,7 +56,7 @@ pub fn run(g: &Global, a: ParityArgs) -> Result<Exit> {
     };
     let specs = reg.parse_specs(&wanted)?;
     let counterparts = counterparts_of(&specs)?;
-    let cache = Cache::open(g.cache.as_deref())?;
+    let cache = Cache::open(&g.cache())?;
     let repo = a.libraries.open_repo()?;
     let libs = a.libraries.libraries(repo.as_ref().map(|(r, _)| r))?;
     let mut session = Session::new(&cache, a.timing.timing(), Reuse::Nothing);

@@ -395,7 +395,7 @@ fn record_dirs(g: &Global, a: &PlanArgs) -> Result<Vec<PathBuf>> {
     if !a.records.is_empty() {
         return Ok(a.records.clone());
     }
-    Ok(vec![Cache::open(g.cache.as_deref())?.root])
+    Ok(vec![Cache::open(&g.cache())?.root])
 }
 
 /// A build cost: the flag, else the median of its class's records, else an error naming the

@@ -32,7 +32,7 @@ pub fn run(g: &Global, a: RunArgs) -> Result<Exit> {
     let specs = reg.parse_specs(&a.tools.tools)?;
     let threads = a.tools.threads_or(&[1]);
     a.sampling.timing.check_threads(&threads)?;
-    let cache = Cache::open(g.cache.as_deref())?;
+    let cache = Cache::open(&g.cache())?;
     let repo = a.libraries.open_repo()?;
     let libs = a.libraries.libraries(repo.as_ref().map(|(r, _)| r))?;
     let mut session = Session::new(&cache, a.sampling.timing.timing(), Reuse::Nothing);

@@ -53,7 +53,7 @@ impl RangeArgs<'_> {
             count_duration: (self.sampling.timing).duration_for(Metric::Instructions),
             sources: self.build.sources(),
             slurm: self.exec.slurm()?,
-            cache: g.cache.clone(),
+            cache: g.cache(),
             kernels_dir: g.kernels_dir.clone(),
         };
         Ok(plan)
@@ -89,6 +89,7 @@ mod tests {
         let line = Line::try_parse_from(["perfbisect", "--tool", "randbytes", "a..b"]).unwrap();
         let g = Global {
             cache: None,
+            shared_cache: false,
             kernels_dir: None,
             quiet: false,
             verbose: false,
@@ -104,6 +105,7 @@ mod tests {
     fn plan_of(args: &[&str]) -> RangePlan {
         let g = Global {
             cache: None,
+            shared_cache: false,
             kernels_dir: None,
             quiet: false,
             verbose: false,

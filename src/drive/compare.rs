@@ -31,7 +31,7 @@ pub struct ComparePlan {
     pub alpha: f64,
     pub min_effect: f64,
     pub sources: Sources,
-    pub cache: Option<PathBuf>,
+    pub cache: crate::cache::Location,
     pub kernels_dir: Option<PathBuf>,
 }
 
@@ -73,7 +73,7 @@ pub fn compare(plan: &ComparePlan) -> Result<Vec<CompareReport>> {
     let (a, b) = (plan.a.as_str(), plan.b.as_str());
     let ca = repo.resolve_subject(a)?;
     let cb = repo.resolve_subject(b)?;
-    let cache = Cache::open(plan.cache.as_deref())?;
+    let cache = Cache::open(&plan.cache)?;
     // Fresh, interleaved samples for this comparison (resumable); the two sides never share
     // samples, even in an A/A comparison.
     let mut session = Session::new(

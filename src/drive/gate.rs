@@ -40,7 +40,7 @@ pub struct GatePlan {
     pub schedule: Schedule,
     pub shard: Option<Shard>,
     pub sources: Sources,
-    pub cache: Option<PathBuf>,
+    pub cache: crate::cache::Location,
     pub kernels_dir: Option<PathBuf>,
 }
 
@@ -54,7 +54,7 @@ pub fn gate(plan: &GatePlan) -> Result<GateReport> {
     let (repo, recipe) = plan.sources.open()?;
     let base = repo.resolve_subject(&plan.base)?;
     let head = repo.resolve_subject(&plan.head)?;
-    let cache = Cache::open(plan.cache.as_deref())?;
+    let cache = Cache::open(&plan.cache)?;
     plan.schedule.validate()?;
     let cells = cells(specs.len(), &plan.threads, plan.shard.as_ref());
     // Bonferroni over every comparison of the whole gate (all shards) and every sequential

@@ -34,7 +34,7 @@ pub struct MatrixPlan {
     pub timing: Timing,
     pub shard: Option<Shard>,
     pub sources: Sources,
-    pub cache: Option<PathBuf>,
+    pub cache: crate::cache::Location,
     pub kernels_dir: Option<PathBuf>,
 }
 
@@ -62,7 +62,7 @@ pub fn matrix(a: &MatrixPlan) -> Result<MatrixReport> {
         .chain(a.openssl_dirs.iter().map(|d| d.display().to_string()))
         .collect();
     let plan = cell_plan(labels.len(), specs.len(), &threads, a.shard.as_ref());
-    let cache = Cache::open(a.cache.as_deref())?;
+    let cache = Cache::open(&a.cache)?;
     let repo = if a.revs.is_empty() {
         None
     } else {

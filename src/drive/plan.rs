@@ -66,7 +66,7 @@ pub struct RangePlan {
     /// `None`: builds and samples are made here.
     pub slurm: Option<SlurmConfig>,
     /// The cache (None: `$PERFBISECT_CACHE`, else `~/.cache/perfbisect`).
-    pub cache: Option<PathBuf>,
+    pub cache: crate::cache::Location,
     /// Extra kernels beside the built-in ones.
     pub kernels_dir: Option<PathBuf>,
 }
@@ -121,7 +121,7 @@ impl RangePlan {
                 ccache_remote: None,
             },
             slurm: None,
-            cache: None,
+            cache: Default::default(),
             kernels_dir: None,
         }
     }

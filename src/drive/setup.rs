@@ -34,7 +34,7 @@ impl RangeSetup {
         let spec = reg.parse_spec(&plan.tool)?;
         let (repo, recipe) = plan.sources.open()?;
         let range = repo.range(&good, &bad)?;
-        let cache = Cache::open(plan.cache.as_deref())?;
+        let cache = Cache::open(&plan.cache)?;
         plan.cfg.validate(range.commits.len())?;
         Ok(RangeSetup {
             spec,

@@ -22,7 +22,7 @@ fn sample(caps: Option<&str>) -> Sample {
 #[test]
 fn samples_of_two_code_paths_are_never_one_session() {
     let d = tempfile::tempdir().unwrap();
-    let cache = Cache::open(Some(d.path())).unwrap();
+    let cache = Cache::open(&crate::cache::Location::at(d.path())).unwrap();
     let timing = Timing {
         duration: 1.0,
         timeout: None,

@@ -151,14 +151,16 @@ fn callgrind_out_path() -> PathBuf {
 
 /// Take one sample in a fresh child process.
 pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
-    // The object must still be the one perfbisect compiled (see compile.rs).
-    let actual = hashing::file_sha256(&req.kernel.so)?;
+    // The object must still be the one perfbisect compiled (see compile.rs), and the libraries
+    // the ones the build recorded: a block handed to a job names both by content.
+    let actual = hashing::file_sha256_memo(&req.kernel.so)?;
     if actual != req.kernel.sha256 {
         bail!(
             "kernel object {} does not match its recorded hash; refusing to load it",
             req.kernel.so.display()
         );
     }
+    req.prefix.check_binaries()?;
     let callgrind_out = (req.metric == Metric::Instructions).then(|| {
         req.profile
             .map(Path::to_path_buf)

@@ -18,6 +18,10 @@ use crate::measure::runner::{Sample, CPU_CAPS_VARS};
 pub struct SampleSet {
     path: PathBuf,
     metric: Metric,
+    /// A shared cache: only a file this user owns is read (see [`Location::shared`]).
+    ///
+    /// [`Location::shared`]: crate::cache::Location::shared
+    own_only: bool,
 }
 
 impl SampleSet {
@@ -55,10 +59,17 @@ impl SampleSet {
                 h.field(&format!("{var}={}", v.to_string_lossy()));
             }
         }
+        // In a shared cache each user's samples are a file of their own: a number is read
+        // only from a file its reader wrote.
+        if cache.shared {
+            // SAFETY: geteuid has no preconditions and cannot fail.
+            h.field(&format!("user={}", unsafe { libc::geteuid() }));
+        }
         let dir = cache.dir("samples")?;
         Ok(SampleSet {
             path: dir.join(format!("{}.jsonl", h.finish_short())),
             metric,
+            own_only: cache.shared,
         })
     }
 
@@ -71,6 +82,13 @@ impl SampleSet {
                 return Err(e).with_context(|| format!("cannot read {}", self.path.display()))
             }
         };
+        if self.own_only && !owned_by_me(&self.path) {
+            eprintln!(
+                "perfbisect: warning: ignoring {}: another user wrote it in this shared cache",
+                self.path.display()
+            );
+            return Ok(Vec::new());
+        }
         let mut out = Vec::new();
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
@@ -124,4 +142,10 @@ impl SampleSet {
             .with_context(|| format!("cannot write sample to {}", self.path.display()))?;
         Ok(())
     }
+}
+
+fn owned_by_me(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    std::fs::metadata(path).is_ok_and(|m| m.uid() == unsafe { libc::geteuid() })
 }

@@ -3,9 +3,20 @@
 
 use super::*;
 
+/// How much of an entry [`read_entry`] checks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// Its record, and that its libraries are there: enough to list it.
+    Record,
+    /// Also its libraries' sha256 against the record (once per process each): before it is
+    /// used, so a changed library is a damaged entry, built again, never measured.
+    Libraries,
+}
+
 /// A published entry, checked: meta.json parses and, for a successful build,
-/// the libraries are there. A damaged entry is reported and treated as absent.
-pub fn read_entry(entry: &Path) -> Result<Option<Built>> {
+/// the libraries are there (and, with [`Check::Libraries`], are the files built).
+/// A damaged entry is reported and treated as absent.
+pub fn read_entry(entry: &Path, check: Check) -> Result<Option<Built>> {
     let meta_path = entry.join("meta.json");
     if !entry.exists() {
         return Ok(None);
@@ -41,14 +52,18 @@ pub fn read_entry(entry: &Path) -> Result<Option<Built>> {
         match Prefix::from_dir(&entry.join("prefix"), &meta.label()).and_then(|p| {
             // Prefix::from_dir checks libcrypto; a build also installed libssl.
             has_shared(&p.lib_dir, "libssl")?;
+            let p = Prefix {
+                binaries: meta.binaries.clone(),
+                ..p
+            };
+            if check == Check::Libraries {
+                p.check_binaries()?;
+            }
             Ok(p)
         }) {
             Ok(p) => Some(p),
             Err(e) => {
-                eprintln!(
-                    "perfbisect: warning: damaged build entry {} ({e:#}); rebuilding",
-                    entry.display()
-                );
+                warn_once(entry, &format!("({e:#})"));
                 return Ok(None);
             }
         }
@@ -65,6 +80,21 @@ pub fn read_entry(entry: &Path) -> Result<Option<Built>> {
         prefix,
         fresh: false,
     }))
+}
+
+/// "damaged build entry ENTRY WHY; rebuilding", once per entry and reason in a process: an
+/// entry is read several times per command (looked up, then again under its lock).
+fn warn_once(entry: &Path, why: &str) {
+    static WARNED: std::sync::Mutex<Vec<(PathBuf, String)>> = std::sync::Mutex::new(Vec::new());
+    let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
+    let key = (entry.to_path_buf(), why.to_string());
+    if !warned.contains(&key) {
+        eprintln!(
+            "perfbisect: warning: damaged build entry {} {why}; rebuilding",
+            entry.display()
+        );
+        warned.push(key);
+    }
 }
 
 /// A good build published before builds were checked (or by an older check): checked now.
@@ -109,7 +139,7 @@ pub fn list(cache: &Cache) -> Result<Vec<Built>> {
         if name.to_string_lossy().starts_with('.') {
             continue;
         }
-        if let Some(b) = read_entry(&e.path())? {
+        if let Some(b) = read_entry(&e.path(), Check::Record)? {
             out.push(b);
         }
     }

@@ -323,13 +323,16 @@ impl<'a> Slurm<'a> {
         Ok(())
     }
 
-    /// `perfbisect --cache CACHE ARGS…` as a job runs it.
+    /// `perfbisect --cache CACHE [--shared-cache] ARGS…` as a job runs it.
     fn perfbisect(&self, args: impl IntoIterator<Item = String>) -> Vec<String> {
         let mut argv = vec![
             self.exe.to_string_lossy().into_owned(),
             "--cache".into(),
             self.cache.root.to_string_lossy().into_owned(),
         ];
+        if self.cache.shared {
+            argv.push("--shared-cache".into());
+        }
         argv.extend(args);
         argv
     }
