@@ -6,7 +6,8 @@
 use crate::common;
 
 use common::{
-    assert_usage_error, copy_tree, git, perfbisect, stderr, stdout, test_kernels, typed, typed_str,
+    assert_cache_consistent, assert_usage_error, copy_tree, git, perfbisect, stderr, stdout,
+    test_kernels, typed, typed_str,
 };
 use perfbisect::analysis::locate::SearchedBy;
 use perfbisect::measure::engine::BuildUse;
@@ -297,28 +298,6 @@ fn entry_of(cache: &Path, commit: &str) -> PathBuf {
                 .starts_with(&commit[..12])
         })
         .unwrap_or_else(|| panic!("no build entry for {commit}"))
-}
-
-/// No half-written entry is visible: every build and kernel entry has a
-/// meta.json that parses, and nothing is left in staging.
-fn assert_cache_consistent(cache: &Path) {
-    for sub in ["builds", "kernels"] {
-        let Ok(rd) = fs::read_dir(cache.join(sub)) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            assert!(
-                !name.starts_with(".tmp-"),
-                "staging directory left behind: {sub}/{name}"
-            );
-            let meta = e.path().join("meta.json");
-            let text = fs::read_to_string(&meta)
-                .unwrap_or_else(|_| panic!("{sub}/{name} has no meta.json"));
-            serde_json::from_str::<Value>(&text)
-                .unwrap_or_else(|e| panic!("{sub}/{name}/meta.json does not parse: {e}"));
-        }
-    }
 }
 
 /// Inode of each published build's meta.json: unchanged means not rebuilt.

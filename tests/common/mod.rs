@@ -187,3 +187,25 @@ pub struct ListedKernel {
     pub kernel: perfbisect::measure::kernel::Kernel,
     pub perftools: String,
 }
+
+/// No half-written entry is visible: every build and kernel entry has a
+/// meta.json that parses, and nothing is left in staging.
+pub fn assert_cache_consistent(cache: &Path) {
+    for sub in ["builds", "kernels"] {
+        let Ok(rd) = std::fs::read_dir(cache.join(sub)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            assert!(
+                !name.starts_with(".tmp-"),
+                "staging directory left behind: {sub}/{name}"
+            );
+            let meta = e.path().join("meta.json");
+            let text = std::fs::read_to_string(&meta)
+                .unwrap_or_else(|_| panic!("{sub}/{name} has no meta.json"));
+            serde_json::from_str::<serde_json::Value>(&text)
+                .unwrap_or_else(|e| panic!("{sub}/{name}/meta.json does not parse: {e}"));
+        }
+    }
+}

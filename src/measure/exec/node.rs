@@ -31,6 +31,9 @@ pub const ALIVE_FILE: &str = "alive";
 /// without cancelling it, and an idle lane must not hold a node until its time limit.
 pub const ORPHANED: Duration = Duration::from_secs(300);
 
+/// Names the job that samples the lane: the first to start; any other ends at once.
+pub const HOLDER_FILE: &str = "holder";
+
 /// The block a job samples.
 pub const BLOCK_FILE: &str = "block.json";
 /// Its answers, one JSON line each.
@@ -80,6 +83,9 @@ pub fn node_name() -> String {
 /// lane or stops answering.
 pub fn run_lane(cache: &Cache, dir: &Path) -> Result<()> {
     let node = node_name();
+    if !claim(dir)? {
+        return Ok(());
+    }
     let mut next = 1;
     loop {
         crate::interrupt::check()?;
@@ -94,6 +100,41 @@ pub fn run_lane(cache: &Cache, dir: &Path) -> Result<()> {
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Whether this job may sample the lane in `dir`: not when Slurm started it again under its
+/// id (requeued after a node failure or by an admin: its blocks would be sampled a second time
+/// into the answers the run has read, from another host perhaps), nor when another job holds
+/// the lane (a submission the controller took twice). The run hands the blocks of a lane job
+/// that ended without them to a new job.
+fn claim(dir: &Path) -> Result<bool> {
+    let restarts = std::env::var("SLURM_RESTART_COUNT").unwrap_or_default();
+    if restarts.parse::<u32>().is_ok_and(|n| n > 0) {
+        eprintln!("perfbisect: this lane job was started again by Slurm (restart {restarts}); it samples nothing: the run hands its blocks to a new job");
+        return Ok(false);
+    }
+    let me = std::env::var("SLURM_JOB_ID").unwrap_or_else(|_| std::process::id().to_string());
+    let path = dir.join(HOLDER_FILE);
+    match OpenOptions::new().write(true).create_new(true).open(&path) {
+        Ok(mut f) => {
+            f.write_all(me.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let holder = fs::read_to_string(&path).unwrap_or_default();
+            if holder.trim() == me {
+                return Ok(true);
+            }
+            eprintln!(
+                "perfbisect: the lane {} is held by job {}; this job ({me}) samples nothing",
+                dir.display(),
+                holder.trim()
+            );
+            Ok(false)
+        }
+        Err(e) => Err(e).with_context(|| format!("creating {}", path.display())),
     }
 }
 

@@ -9,6 +9,8 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
+use super::controller;
+
 /// Where a job may run.
 pub enum Placing<'n> {
     /// Any node of its partition, beside other jobs.
@@ -57,25 +59,31 @@ pub fn sbatch(
     script: &Job,
     extra: &[String],
 ) -> Result<String> {
-    let mut cmd = Command::new("sbatch");
     let minutes = script.time_limit.as_secs().div_ceil(60).max(1);
-    // --no-requeue: after a node failure Slurm would run the job again under the same id,
-    // into the same answers file; the executor submits a new attempt of its own instead.
-    cmd.args(["--parsable", "--no-requeue", "-p", partition, "-J", name])
-        .arg(format!("--time={minutes}"))
-        .arg("-o")
-        .arg(&script.log);
-    if let Some(c) = script.cpus {
-        cmd.arg(format!("--cpus-per-task={c}"));
-    }
-    if let Placing::Exclusive(node) = at {
-        cmd.arg("--exclusive");
-        if let Some(n) = node {
-            cmd.args(["-w", n]);
+    let make = || {
+        let mut cmd = Command::new("sbatch");
+        // --no-requeue: after a node failure Slurm would run the job again under the same id,
+        // into the same answers file; the executor submits a new attempt of its own instead.
+        cmd.args(["--parsable", "--no-requeue", "-p", partition, "-J", name])
+            .arg(format!("--time={minutes}"))
+            .arg("-o")
+            .arg(&script.log);
+        if let Some(c) = script.cpus {
+            cmd.arg(format!("--cpus-per-task={c}"));
         }
-    }
-    cmd.args(extra).args(["--wrap", &script.wrap()]);
-    let out = cmd.output().context("cannot run sbatch")?;
+        if let Placing::Exclusive(node) = at {
+            cmd.arg("--exclusive");
+            if let Some(n) = node {
+                cmd.args(["-w", n]);
+            }
+        }
+        cmd.args(extra).args(["--wrap", &script.wrap()]);
+        cmd
+    };
+    // A submission the controller took but did not confirm may exist twice: a lane job that
+    // finds its lane held ends at once (node::run_lane), and the run cancels every job with
+    // its comment that it does not know when it ends.
+    let out = controller::ask("sbatch", make)?;
     if !out.status.success() {
         bail!(
             "sbatch of {name} failed: {}",
@@ -176,10 +184,12 @@ pub fn states_of(ids: &[String]) -> Result<HashMap<String, JobState>> {
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
-    let out = Command::new("squeue")
-        .args(["-h", "-t", "all", "-o", "%i|%T|%R", "-j", &ids.join(",")])
-        .output()
-        .context("cannot run squeue")?;
+    let list = ids.join(",");
+    let out = controller::ask("squeue", || {
+        let mut c = Command::new("squeue");
+        c.args(["-h", "-t", "all", "-o", "%i|%T|%R", "-j", &list]);
+        c
+    })?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() && !stderr.contains("Invalid job id") {
         bail!("squeue failed: {}", one_line(&stderr));
@@ -197,11 +207,18 @@ pub fn states_of(ids: &[String]) -> Result<HashMap<String, JobState>> {
 }
 
 /// This user's jobs in the queue (`squeue --me`): id, name and comment each.
-pub fn my_jobs() -> Result<Vec<(String, String, String)>> {
-    let out = Command::new("squeue")
-        .args(["--me", "-h", "-o", "%i|%j|%k"])
-        .output()
-        .context("cannot run squeue")?;
+/// `patient`: a controller that does not answer is asked again (see [`controller::ask`]);
+/// otherwise asked once.
+pub fn my_jobs(patient: bool) -> Result<Vec<(String, String, String)>> {
+    let make = || {
+        let mut c = Command::new("squeue");
+        c.args(["--me", "-h", "-o", "%i|%j|%k"]);
+        c
+    };
+    let out = match patient {
+        true => controller::ask("squeue", make)?,
+        false => controller::once("squeue", make)?,
+    };
     if !out.status.success() {
         bail!(
             "squeue failed: {}",

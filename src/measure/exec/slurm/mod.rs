@@ -16,13 +16,14 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
 mod cluster;
 mod config;
+mod controller;
 mod lanes;
 mod runs;
 
@@ -565,6 +566,18 @@ impl<'a> Slurm<'a> {
                         l.node = Some(node.clone());
                     }
                 }
+                // Queued again after it ran: Slurm requeued it (an admin, or a node failure
+                // where requeueing was turned back on). It would sample its blocks a second
+                // time (it samples nothing now, see node::run_lane): cancelled, and its blocks
+                // go to a new job.
+                Some(JobState::Waiting { reason }) if l.since.is_some() => {
+                    progress::info(&format!(
+                        "  Slurm job {} ({}) was queued again after it ran ({reason}): cancelled; its blocks go to a new job",
+                        l.run.id, l.run.what
+                    ));
+                    cluster::scancel(std::slice::from_ref(&l.run.id));
+                    gone.push(l.run.id.clone());
+                }
                 _ if ended(states, &l.run.id) => gone.push(l.run.id.clone()),
                 _ => {}
             }
@@ -742,9 +755,10 @@ impl<'a> Slurm<'a> {
             }
             None if r.attempt <= self.cfg.job_retries => {
                 progress::info(&format!(
-                    "  Slurm job {} (build of {}) ended without a build (log {}): submitting it again",
+                    "  Slurm job {} (build of {}) ended without a build{} (log {}): submitting it again",
                     r.id,
                     t.job.commit.short,
+                    said_in(&r.log),
                     r.log.display()
                 ));
                 self.submit_build(t, r.attempt + 1)?;
@@ -754,9 +768,10 @@ impl<'a> Slurm<'a> {
                 ticket,
                 job,
                 built: Err(anyhow::anyhow!(
-                    "the Slurm build job of {} ended without a build {} times (last log {})",
+                    "the Slurm build job of {} ended without a build {} times{} (last log {})",
                     t.job.label,
                     r.attempt,
+                    said_in(&r.log),
                     r.log.display()
                 )),
             })),
@@ -1072,6 +1087,14 @@ impl Drop for Slurm<'_> {
     /// Every wave answered: the lanes are closed and end by themselves; otherwise (an error,
     /// Ctrl-C) every job of the run is cancelled.
     fn drop(&mut self) {
+        let unrecorded = runs::unrecorded(&self.dir);
+        if !unrecorded.is_empty() {
+            progress::info(&format!(
+                "  Slurm: cancelling job(s) {} of this run that the controller took without confirming them",
+                unrecorded.join(", ")
+            ));
+            cluster::scancel(&unrecorded);
+        }
         if self.waves.is_empty() {
             cluster::scancel(&self.adopted_unused());
             for l in self.lanes.values_mut() {
@@ -1084,6 +1107,16 @@ impl Drop for Slurm<'_> {
             self.cancel_all();
         }
     }
+}
+
+/// What a job's log says went wrong, as ": WHY" (its last `perfbisect: error:` line), so the
+/// run's one line names the cause, not only the log; empty when it says nothing.
+fn said_in(log: &Path) -> String {
+    let text = fs::read_to_string(log).unwrap_or_default();
+    (text.lines().rev())
+        .find_map(|l| l.strip_prefix("perfbisect: error: "))
+        .map(|why| format!(": {}", why.trim()))
+        .unwrap_or_default()
 }
 
 /// Settings Slurm cannot serve, and partitions the cluster does not have, in one line each.

@@ -75,7 +75,7 @@ pub fn take_over(jobs: &Path) -> Result<HashMap<String, Adopted>> {
 fn stopped(jobs: &Path) -> Result<Stopped> {
     let mut found = Stopped::default();
     let mut alive: HashMap<PathBuf, bool> = HashMap::new();
-    for (id, name, comment) in cluster::my_jobs()? {
+    for (id, name, comment) in cluster::my_jobs(true)? {
         let Some(run) = comment.strip_prefix(COMMENT_PREFIX) else {
             continue;
         };
@@ -115,4 +115,24 @@ fn build_of(dir: &Path, id: &str, name: &str) -> Option<(String, PathBuf)> {
         .find(|r| r.id == id)?;
     let log = dir.join(format!("build-{short}-{}.out", r.attempt));
     Some((r.what, log))
+}
+
+/// This user's jobs carrying the comment of the run in `dir` that the run's record does not
+/// name: a submission the controller took without confirming it (sbatch timed out and was
+/// asked again). A lane job of those samples nothing (see `node::run_lane`), but it may wait
+/// in the queue. Asked once: the run is ending.
+pub fn unrecorded(dir: &Path) -> Vec<String> {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let ours = format!("{COMMENT_PREFIX}{name}");
+    let recorded: Vec<String> = fs::read_to_string(dir.join(JOBS_FILE))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<JobRecord>(l).ok())
+        .map(|r| r.id)
+        .collect();
+    let jobs = cluster::my_jobs(false).unwrap_or_default();
+    (jobs.into_iter())
+        .filter(|(id, _, comment)| *comment == ours && !recorded.contains(id))
+        .map(|(id, ..)| id)
+        .collect()
 }
