@@ -1024,10 +1024,14 @@ fn wait_until(child: &mut std::process::Child, what: &str, mut done: impl FnMut(
             started.elapsed() < Duration::from_secs(120),
             "not within 2 minutes: {what}"
         );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the scan ended before {what}"
-        );
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                use std::io::Read;
+                let _ = e.read_to_string(&mut err);
+            }
+            panic!("the scan ended ({status}) before {what}:\n{err}");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -1146,16 +1150,16 @@ fn a_controller_that_stops_answering_is_asked_again() {
 
 /// `scontrol requeue` of a lane job mid-block. As submitted (`--no-requeue`) Slurm refuses it;
 /// an admin who turns requeueing back on and requeues it gets the job queued again under its
-/// id: the run cancels it (or, started again, it samples nothing: SLURM_RESTART_COUNT), and the
-/// block goes to a new job. No answers file holds two attempts' samples. At 59c7f10 a
-/// restarted lane job sampled its blocks again into the answers files the run had read.
+/// id: the run cancels it at its next look at the queue (Slurm counts a restart), and the
+/// block goes to a new job; started again first, it would sample nothing
+/// (SLURM_RESTART_COUNT). No block was answered beyond what it wanted. At 591826b the run
+/// waited for the requeued job to start again (the scan took 159 s instead of 16).
 #[test]
 fn a_requeued_lane_job_never_samples_its_blocks_again() {
     require_nodes();
     let d = tempfile::tempdir().unwrap();
     let (repo, ids, flags, cache) = node_run(d.path(), "");
     let mut child = piped(node_scan(&cache, &repo, &flags));
-    let (block, _) = a_running_lane_block(&mut child, &cache, 1);
     let scontrol = |args: &[&str]| {
         Command::new("scontrol")
             .env("SLURM_CONF", NODES_CONF)
@@ -1163,23 +1167,40 @@ fn a_requeued_lane_job_never_samples_its_blocks_again() {
             .output()
             .unwrap()
     };
-    let refused = scontrol(&["requeue", &block.job]);
-    assert!(!refused.status.success(), "{}", stderr(&refused));
-    assert!(
-        stderr(&refused).contains("disabled"),
-        "{}",
-        stderr(&refused)
-    );
-    let on = scontrol(&["update", &format!("jobid={}", block.job), "requeue=1"]);
-    assert!(on.status.success(), "{}", stderr(&on));
-    let requeued = scontrol(&["requeue", &block.job]);
-    assert!(requeued.status.success(), "{}", stderr(&requeued));
+    // A lane's job may end between the look and the requeue (its search done): then the next.
+    let mut tries = 0;
+    let block = loop {
+        tries += 1;
+        assert!(tries <= 5, "no lane job stayed to be requeued");
+        let (block, _) = a_running_lane_block(&mut child, &cache, 1);
+        let refused = scontrol(&["requeue", &block.job]);
+        assert!(!refused.status.success(), "{}", stderr(&refused));
+        if stderr(&refused).contains("already finished") {
+            continue;
+        }
+        assert!(
+            stderr(&refused).contains("disabled"),
+            "{}",
+            stderr(&refused)
+        );
+        let on = scontrol(&["update", &format!("jobid={}", block.job), "requeue=1"]);
+        let requeued = scontrol(&["requeue", &block.job]);
+        if [&on, &requeued]
+            .iter()
+            .any(|o| stderr(o).contains("already finished"))
+        {
+            continue;
+        }
+        assert!(on.status.success(), "{}", stderr(&on));
+        assert!(requeued.status.success(), "{}", stderr(&requeued));
+        break block;
+    };
     let o = child.wait_with_output().unwrap();
     let err = stderr(&o);
     assert_both_named(&o, &ids);
+    let said = format!("Slurm job {} (the measurement lane of", block.job);
     assert!(
-        err.contains(&format!("Slurm job {} (", block.job))
-            && (err.contains("was queued again after it ran") || err.contains("ended before")),
+        err.contains(&said) && err.contains("was queued again after it ran"),
         "{err}"
     );
     // The requeued job's blocks: none was answered beyond what it wanted.

@@ -111,6 +111,12 @@ pub struct Fleet {
     pub work_trees: usize,
 }
 
+/// Seconds from one block of a lane to its next, on the node the lane's job holds: the job
+/// looks for a handed block every 0.1 s and the run reads answers every 0.2 s (node.rs,
+/// slurm/mod.rs), no queue between them. Until 35f9a7d the model charged a whole job overhead
+/// per block, as when every block was a job of its own.
+pub const HAND_OFF: f64 = 0.3;
+
 /// Seconds each unit of work takes.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Costs {
@@ -122,7 +128,8 @@ pub struct Costs {
     pub near_build: f64,
     /// One sample: its duration plus the fresh process's overhead.
     pub sample: f64,
-    /// Submitting a job until it runs, per build and per block.
+    /// Submitting a job until it runs: per build, and per measurement lane (a chain's first
+    /// block; the lane's job then holds its node, and each later block costs [`HAND_OFF`]).
     pub job_overhead: f64,
 }
 
@@ -163,6 +170,9 @@ pub struct Trace {
     pub decisions: usize,
     /// Grid intervals a scan searched (0 for a bisect).
     pub intervals: usize,
+    /// Change points the search confirmed: beside its cost, whether it found the steps at all
+    /// (a search that cannot resolve them at this noise ends early, and cheaply).
+    pub confirmed: usize,
 }
 
 impl Trace {
@@ -357,17 +367,17 @@ impl<'a> Floor<'a> {
             // Every sample was there already: the engine submits no job.
             return at;
         }
-        let m = match *node {
-            Some(m) => m,
+        let (m, overhead) = match *node {
+            Some(m) => (m, HAND_OFF),
             None => {
                 let m = self.pick_measurer(at);
                 self.machines[m].pinned += 1;
                 *node = Some(m);
-                m
+                (m, self.costs.job_overhead)
             }
         };
         let start = self.machines[m].free_at.max(at);
-        let end = start + self.costs.job_overhead + samples as f64 * self.costs.sample;
+        let end = start + overhead + samples as f64 * self.costs.sample;
         self.machines[m].free_at = end;
         end
     }

@@ -15,6 +15,7 @@ use crate::analysis::fleet::shape::{self, Search, ShapeConfig};
 use crate::analysis::fleet::{
     self, BuildClass, BuildRecord, Ccache, Costs, Fleet, Intervals, Machines, Probes, Spread, Trace,
 };
+use crate::analysis::simulate::noise::{self, NoiseModel};
 use crate::analysis::simulate::SimStep;
 use crate::build::builds::BuildMeta;
 use crate::cache::Cache;
@@ -120,6 +121,13 @@ fn parse_overhead(s: &str) -> Result<f64, String> {
     }
 }
 
+/// The recorded trace a plan's noise is fitted to unless told otherwise: 1,000 rounds of an A/A
+/// `compare` on this project's 2-core VM, nothing else running (scripts/traces/README.md).
+const DEFAULT_TRACE: (&str, &str) = (
+    "scripts/traces/randbytes-3.0.0-aa-2026-12-06-quiet.json",
+    include_str!("../../scripts/traces/randbytes-3.0.0-aa-2026-12-06-quiet.json"),
+);
+
 #[derive(Args)]
 pub struct PlanArgs {
     /// Searches to predict, comma-separated: scan (a grid, then a bisect of every grid interval that moved) and bisect [default: scan,bisect]
@@ -178,9 +186,12 @@ pub struct PlanArgs {
     /// A step of the simulated history: EFFECT[@COMMIT][/SPREAD], as simulate's; repeatable [default: one +10% step per 1,000 commits, at random places]
     #[arg(long = "step", value_name = "EFFECT[@COMMIT][/SPREAD]", value_parser = super::simulate::parse_step, allow_hyphen_values = true)]
     steps: Vec<SimStep>,
-    /// Sigma of the simulated samples' log-normal noise
-    #[arg(long, default_value = "3%", value_parser = parse_effect)]
-    noise: f64,
+    /// Simulated samples with iid log-normal noise of this sigma, instead of noise fitted to a recorded trace of this machine
+    #[arg(long, value_parser = parse_effect, conflicts_with = "noise_from")]
+    noise: Option<f64>,
+    /// Fit the simulated samples' noise to this recorded trace (as simulate --noise-from takes) [default: a quiet trace of the machine perfbisect was developed on, kept in the binary]
+    #[arg(long, value_name = "FILE")]
+    noise_from: Option<PathBuf>,
     /// Simulated searches per search kind
     #[arg(long, default_value = "40", value_parser = parse_count)]
     trials: usize,
@@ -305,6 +316,27 @@ impl PlanArgs {
         }
     }
 
+    /// The simulated samples' noise and the trace it was fitted to (`None`: iid, `--noise`):
+    /// by default this machine's recorded noise, not an idealised 3% (which made a 4,000-commit
+    /// scan look four times cheaper than a search here is).
+    fn noise(&self) -> Result<(NoiseModel, Option<String>)> {
+        if let Some(cv) = self.noise {
+            return Ok((NoiseModel::iid(cv), None));
+        }
+        let (text, path) = match &self.noise_from {
+            Some(p) => (
+                std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read {}", p.display()))?,
+                p.clone(),
+            ),
+            None => (DEFAULT_TRACE.1.to_string(), PathBuf::from(DEFAULT_TRACE.0)),
+        };
+        let (series, per_round, source) = super::simulate::series_of(&text, &path)?;
+        let base = NoiseModel::iid(0.03);
+        let fit = noise::fit(&series, per_round, noise::DEFAULT_PHI, &base, source)?;
+        Ok((fit.model, Some(path.display().to_string())))
+    }
+
     /// The search's statistics, as `bisect` and `scan` take them (every change is searched).
     fn config(&self) -> Config {
         Config {
@@ -339,7 +371,7 @@ impl PlanArgs {
         Ok(ShapeConfig {
             commits,
             steps,
-            noise: self.noise,
+            noise: self.noise()?.0,
             cfg,
             trials: self.trials,
             seed: self.seed,
@@ -546,6 +578,9 @@ fn summary(traces: &[Trace], steps: &[SimStep]) -> ShapeSummary {
         samples: of(Trace::samples),
         decisions: of(|t| t.decisions),
         intervals: of(|t| t.intervals),
+        confirmed: of(|t| t.confirmed),
+        all_confirmed: traces.iter().filter(|t| t.confirmed >= steps.len()).count() as f64
+            / traces.len().max(1) as f64,
         steps: steps.to_vec(),
     }
 }
@@ -573,6 +608,7 @@ fn traces_by_width(
 
 pub fn run(g: &Global, a: PlanArgs) -> Result<Exit> {
     let searches = a.searches()?;
+    let noise = a.noise()?;
     let fleets = a.fleets()?;
     let (figures, records) = figures(g, &a)?;
     let costs = costs(&figures);
@@ -595,7 +631,8 @@ pub fn run(g: &Global, a: PlanArgs) -> Result<Exit> {
                 machines: Machines::Shared,
                 ..a.fleet((GOAL_NODES, GOAL_NODES), Ccache::Shared)
             };
-            goal = Some(fleet::predict(traces, &f, &costs));
+            let found = summary(traces, &sc.steps).all_confirmed;
+            goal = Some((fleet::predict(traces, &f, &costs), found));
         }
         plans.push(SearchPlan {
             search,
@@ -612,7 +649,8 @@ pub fn run(g: &Global, a: PlanArgs) -> Result<Exit> {
         probes: a.probes(),
         work_trees: a.work_trees,
         simulated: Simulated {
-            noise: a.noise,
+            noise: noise.0,
+            noise_from: noise.1,
             cfg: a.config(),
             trials: a.trials,
             seed: a.seed,

@@ -286,8 +286,13 @@ fn parse_range(s: &str) -> Result<(f64, f64), String> {
 fn read_series(path: &Path) -> Result<(Vec<Vec<f64>>, usize, &'static str)> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    series_of(&text, path)
+}
+
+/// [`read_series`] of a file's text (`path` names it in errors).
+pub(super) fn series_of(text: &str, path: &Path) -> Result<(Vec<Vec<f64>>, usize, &'static str)> {
     let v: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+        serde_json::from_str(text).with_context(|| format!("{} is not JSON", path.display()))?;
     check_schema(path, &v)?;
     let nums = |v: Option<&serde_json::Value>| -> Vec<f64> {
         v.and_then(|v| v.as_array())

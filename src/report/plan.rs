@@ -11,8 +11,9 @@ use crate::analysis::bisect::Config;
 use crate::analysis::fleet::shape::Search;
 use crate::analysis::fleet::{
     BuildClass, Ccache, Intervals, Machines, Prediction, Probes, Recorded, Spread, COLD_HIT_RATE,
-    NEAR_COMMITS, NEAR_FILES, WARM_HIT_RATE,
+    HAND_OFF, NEAR_COMMITS, NEAR_FILES, WARM_HIT_RATE,
 };
+use crate::analysis::simulate::noise::NoiseModel;
 use crate::analysis::simulate::SimStep;
 
 formats!(PlanFormat for Planned { Text, Markdown, Json });
@@ -66,6 +67,10 @@ pub struct ShapeSummary {
     pub decisions: Spread,
     /// Grid intervals a scan searched.
     pub intervals: Spread,
+    /// Change points the search confirmed, of `steps`.
+    pub confirmed: Spread,
+    /// Trials that confirmed as many change points as the history has steps.
+    pub all_confirmed: f64,
     /// The simulated history's steps.
     pub steps: Vec<SimStep>,
 }
@@ -91,11 +96,26 @@ pub struct Goal {
     pub met: Option<bool>,
     /// So is the 90th percentile: 9 trials in 10 are.
     pub met_at_p90: Option<bool>,
+    /// Trials of the scan that confirmed every step of the simulated history. The goal is met
+    /// only by a scan that finds them in at least [`GOAL_FOUND`] of its trials: one that cannot
+    /// resolve them at this noise ends early and cheaply, which is no answer in time.
+    pub found: Option<f64>,
 }
 
+/// The share of trials that must confirm every step for the goal to count as met.
+pub const GOAL_FOUND: f64 = 0.9;
+
 impl Goal {
-    pub fn new(commits: usize, nodes: usize, minutes: f64, prediction: Option<Prediction>) -> Goal {
-        let within = |s: f64| s <= minutes * 60.0;
+    pub fn new(
+        commits: usize,
+        nodes: usize,
+        minutes: f64,
+        prediction: Option<(Prediction, f64)>,
+    ) -> Goal {
+        let found = prediction.as_ref().map(|p| p.1);
+        let prediction = prediction.map(|p| p.0);
+        let finds = found.is_some_and(|f| f >= GOAL_FOUND);
+        let within = |s: f64| finds && s <= minutes * 60.0;
         Goal {
             commits,
             nodes,
@@ -103,6 +123,7 @@ impl Goal {
             met: prediction.as_ref().map(|p| within(p.wall_s.median)),
             met_at_p90: prediction.as_ref().map(|p| within(p.wall_s.p90)),
             prediction,
+            found,
         }
     }
 }
@@ -110,8 +131,11 @@ impl Goal {
 /// The simulation every search's shape comes from.
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Simulated {
-    /// Sigma of the samples' iid log-normal noise.
-    pub noise: f64,
+    /// The samples' noise: fitted to a recorded trace of this machine (`--noise-from`, by
+    /// default one kept in the binary), or iid log-normal (`--noise`).
+    pub noise: NoiseModel,
+    /// The trace it was fitted to; `None`: iid at `--noise`.
+    pub noise_from: Option<String>,
     pub cfg: Config,
     pub trials: usize,
     pub seed: u64,
@@ -254,11 +278,11 @@ impl Planned {
         let c = &self.simulated;
         format!(
             "search shape: the real search on simulated commits, {} trials per search (seed {}): \
-             iid log-normal noise {:.1}%, samples {}..{}, alpha {}, min effect {:.1}%; steps as \
+             {}, samples {}..{}, alpha {}, min effect {:.1}%; steps as \
              listed per search (by default one +10% step per 1,000 commits, at random places)",
             c.trials,
             c.seed,
-            c.noise * 100.0,
+            noise_text(&c.noise, c.noise_from.as_deref()),
             c.cfg.schedule.initial,
             c.cfg.schedule.max,
             c.cfg.alpha,
@@ -312,11 +336,12 @@ impl Planned {
                 the local executor or --slurm-lanes 1 does"
                 .to_string(),
         });
-        v.push(
-            "every build and every block is one scheduler job and costs the job overhead; kernel \
-             compiles (well under 1 s per build) are left out"
-                .to_string(),
-        );
+        v.push(format!(
+            "every build is one scheduler job and costs the job overhead; so does each \
+                 search's measurement lane (one job holding its node for all of the search's \
+                 blocks), whose later blocks cost {HAND_OFF} s each to hand over; kernel \
+                 compiles (well under 1 s per build) are left out"
+        ));
         v.push(
             "each prediction is the fastest of the ways the fleet may run the search: as \
              configured, on fewer of its nodes, with a scan's intervals one after another (on \
@@ -367,8 +392,14 @@ impl Planned {
             g.minutes,
             g.nodes
         );
-        match (&g.prediction, g.met, g.met_at_p90) {
-            (Some(p), Some(met), Some(p90)) => format!(
+        match (&g.prediction, g.met, g.met_at_p90, g.found) {
+            (Some(p), Some(_), Some(_), Some(found)) if found < GOAL_FOUND => format!(
+                "{what}: not met: the simulated scan confirmed every step in only {:.0}% of \
+                 trials (it ends in a median {}, without them)",
+                found * 100.0,
+                duration(p.wall_s.median)
+            ),
+            (Some(p), Some(met), Some(p90), _) => format!(
                 "{what}: predicted median {}, 90th percentile {}: {}",
                 duration(p.wall_s.median),
                 duration(p.wall_s.p90),
@@ -458,14 +489,19 @@ fn search_line(s: &SearchPlan, cfg: &Config) -> String {
     };
     format!(
         "{head}; {}; per trial a median of {} builds, {} samples, {} decisions (90th \
-         percentile {}, {}, {})",
+         percentile {}, {}, {}), confirming a median of {} change points of {} steps, all of \
+         them in {:.0}% of trials: a search that cannot resolve the steps at this noise ends \
+         early, cheaply and without them",
         steps_text(&sh.steps),
         n(&sh.builds),
         n(&sh.samples),
         n(&sh.decisions),
         p(&sh.builds),
         p(&sh.samples),
-        p(&sh.decisions)
+        p(&sh.decisions),
+        sh.confirmed.median,
+        sh.steps.len(),
+        sh.all_confirmed * 100.0
     )
 }
 
@@ -492,6 +528,21 @@ impl Export<Planned> for Markdown {
         out.push_str(&p.goal_line());
         out.push('\n');
         Ok(out)
+    }
+}
+
+/// The simulated samples' noise, as the plan says it.
+fn noise_text(m: &NoiseModel, from: Option<&str>) -> String {
+    match from {
+        None => format!("iid log-normal noise {:.1}% (--noise)", m.cv * 100.0),
+        Some(file) => format!(
+            "noise fitted to a recorded trace of this machine ({file}): {:.1}% per sample, a \
+             drifting state of {:.2}% a step (AR {:.2}), {:.1}% outliers",
+            m.cv * 100.0,
+            m.drift * 100.0,
+            m.drift_phi,
+            m.outlier_rate * 100.0
+        ),
     }
 }
 

@@ -33,8 +33,8 @@ pub struct ShapeConfig {
     pub commits: usize,
     /// Steps of the per-commit mean; those without a place get a random one per trial.
     pub steps: Vec<SimStep>,
-    /// Sigma of the iid log-normal noise of a sample.
-    pub noise: f64,
+    /// The samples' noise.
+    pub noise: NoiseModel,
     pub cfg: Config,
     pub trials: usize,
     pub seed: u64,
@@ -238,21 +238,20 @@ fn place(commits: usize, steps: &[SimStep], rng: &mut StdRng) -> Vec<(usize, f64
 pub fn trace(sc: &ShapeConfig, search: Search, trial: usize) -> Result<Trace> {
     let mut rng = StdRng::seed_from_u64(sc.seed.wrapping_add(trial as u64 * 0x9E37_79B9));
     let factors = place(sc.commits, &sc.steps, &mut rng);
-    let inner = SimMeasurer::new(
-        sc.commits,
-        &factors,
-        &NoiseModel::iid(sc.noise),
-        0.0,
-        rng.gen(),
-    )?;
+    let inner = SimMeasurer::new(sc.commits, &factors, &sc.noise, 0.0, rng.gen())?;
     match search {
         Search::Bisect => {
             let mut rec = Recorder::new(inner.with_lanes(sc.width.max(1)));
             let r = bisect::search(sc.commits, &sc.cfg, &mut rec)?;
+            let confirmed = match &r.outcome {
+                Outcome::Changes(v) => v.iter().filter(|c| c.confirmed).count(),
+                _ => 0,
+            };
             Ok(Trace {
                 chains: rec.chains,
                 decisions: r.decisions,
                 intervals: 0,
+                confirmed,
             })
         }
         Search::Scan { grid } => {
@@ -319,6 +318,7 @@ fn split_scan(looks: Vec<Look>, r: &ScanResult) -> Result<Trace> {
         intervals: of.len(),
         chains,
         decisions,
+        confirmed: r.changes.iter().filter(|c| c.cp.confirmed).count(),
     })
 }
 
@@ -352,7 +352,7 @@ mod tests {
         ShapeConfig {
             commits,
             steps,
-            noise: 0.03,
+            noise: NoiseModel::iid(0.03),
             cfg: Config::default(),
             trials: 4,
             seed: 1,

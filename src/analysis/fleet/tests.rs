@@ -32,7 +32,7 @@ fn wide_traces(search: Search, commits: usize, width: usize) -> Vec<Trace> {
     let sc = ShapeConfig {
         commits,
         steps: shape::default_steps(commits),
-        noise: 0.03,
+        noise: crate::analysis::simulate::noise::NoiseModel::iid(0.03),
         cfg: Config::default(),
         trials: 6,
         seed: 3,
@@ -145,14 +145,19 @@ fn a_shared_ccache_is_never_slower() {
     }
 }
 
-/// Every build and every block, one after another.
+/// Every build and every block, one after another: a chain's first block pays for its lane's
+/// job, each later one only the hand-off within the job.
 fn serial(t: &Trace, build: f64, c: &Costs) -> f64 {
-    let blocks: f64 = t
-        .chains
-        .iter()
-        .flat_map(|ch| &ch.looks)
-        .filter(|l| l.samples > 0)
-        .map(|l| c.job_overhead + l.samples as f64 * c.sample)
+    let blocks: f64 = (t.chains.iter())
+        .map(|ch| {
+            let sampled = ch.looks.iter().filter(|l| l.samples > 0);
+            (sampled.enumerate())
+                .map(|(i, l)| {
+                    let overhead = if i == 0 { c.job_overhead } else { HAND_OFF };
+                    overhead + l.samples as f64 * c.sample
+                })
+                .sum::<f64>()
+        })
         .sum();
     t.builds() as f64 * (c.job_overhead + build) + blocks
 }
@@ -263,6 +268,7 @@ fn a_grid_wave_spreads_over_the_build_nodes() {
         }],
         decisions: 1,
         intervals: 0,
+        confirmed: 0,
     };
     let c = costs();
     let block = 1.0 + 160.0 * c.sample;

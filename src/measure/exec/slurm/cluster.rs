@@ -174,6 +174,48 @@ impl JobState {
     }
 }
 
+impl JobState {
+    /// Whether Slurm's reason says the job waits for nodes that are down, drained or
+    /// reserved (as opposed to a hold or a limit).
+    pub fn waits_for_nodes(why: &str) -> bool {
+        [
+            "ReqNodeNotAvail",
+            "NodeDown",
+            "Nodes required for job are DOWN",
+        ]
+        .iter()
+        .any(|w| why.starts_with(w))
+    }
+}
+
+/// How many times Slurm started job `id` again (`RestartCnt`; 0 when it cannot say).
+pub fn restarts(id: &str) -> u32 {
+    let out = controller::ask("squeue", || {
+        let mut c = Command::new("squeue");
+        c.args(["-h", "-t", "all", "-j", id, "-O", "RestartCnt"]);
+        c
+    });
+    out.ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Nodes of `partition` that answer and are neither down nor drained (idle, mixed, allocated
+/// or completing; sinfo marks one that does not answer with `*`): those a job sent to no node
+/// in particular may yet get.
+pub fn usable_nodes(partition: &str) -> Result<usize> {
+    let out = controller::ask("sinfo", || {
+        let mut c = Command::new("sinfo");
+        c.args(["-h", "-N", "-p", partition, "-o", "%T"]);
+        c
+    })?;
+    const USABLE: [&str; 4] = ["idle", "mixed", "allocated", "completing"];
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| USABLE.contains(&l.trim()))
+        .count())
+}
+
 /// Whether a job is out of the queue.
 pub fn ended(states: &HashMap<String, JobState>, id: &str) -> bool {
     matches!(states.get(id), None | Some(JobState::Ended))

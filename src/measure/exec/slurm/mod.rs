@@ -570,7 +570,7 @@ impl<'a> Slurm<'a> {
                 // where requeueing was turned back on). It would sample its blocks a second
                 // time (it samples nothing now, see node::run_lane): cancelled, and its blocks
                 // go to a new job.
-                Some(JobState::Waiting { reason }) if l.since.is_some() => {
+                Some(JobState::Waiting { reason }) if requeued(l) => {
                     progress::info(&format!(
                         "  Slurm job {} ({}) was queued again after it ran ({reason}): cancelled; its blocks go to a new job",
                         l.run.id, l.run.what
@@ -861,10 +861,26 @@ impl<'a> Slurm<'a> {
             .flat_map(|p| p.builds.iter().filter_map(|t| t.running.as_ref()))
             .map(|r| (r, false));
         let lane_jobs = (self.lanes.values().chain(&self.closing)).map(|l| (&l.run, true));
+        let mut usable: HashMap<String, bool> = HashMap::new();
         for (r, is_lane) in builds.chain(lane_jobs) {
             let Some(why) = states.get(&r.id).and_then(JobState::stuck) else {
                 continue;
             };
+            // A job sent to no node in particular that waits while some of its partition's
+            // nodes are down or drained waits for the others to free, which they do (a lane
+            // lets go for it, see make_way): stuck only when none of them is usable.
+            if r.on.is_none() && JobState::waits_for_nodes(&why) {
+                let partition = match is_lane {
+                    true => &self.cfg.measure_partition,
+                    false => &self.cfg.build_partition,
+                };
+                let any = *(usable.entry(partition.clone()))
+                    .or_insert_with(|| cluster::usable_nodes(partition).unwrap_or(1) > 0);
+                if any {
+                    self.stuck_since.remove(&r.id);
+                    continue;
+                }
+            }
             let since = *self.stuck_since.entry(r.id.clone()).or_insert(now);
             let waited = now.duration_since(since).as_secs();
             if waited < limit.as_secs() {
@@ -1107,6 +1123,14 @@ impl Drop for Slurm<'_> {
             self.cancel_all();
         }
     }
+}
+
+/// Whether lane job `l`, which the queue says is waiting, was requeued: the queue said it ran,
+/// or it started (it wrote the lane's holder file) and Slurm counts a restart. The holder file
+/// alone is no proof: the queue's answer may be older than the job's start.
+fn requeued(l: &lanes::LaneJob) -> bool {
+    l.since.is_some()
+        || (l.dir.join(node::HOLDER_FILE).exists() && cluster::restarts(&l.run.id) > 0)
 }
 
 /// What a job's log says went wrong, as ": WHY" (its last `perfbisect: error:` line), so the
