@@ -1691,24 +1691,29 @@ fn private_cache_and_checked_kernel_objects_synthetic_repo() {
         assert_eq!(mode, 0o700, "{}", dir.display());
     }
 
-    let run = || {
-        pb(&cache)
-            .args([
-                "run",
-                "--samples",
-                "1",
-                "--duration",
-                "0.05",
-                "--format",
-                "json",
-            ])
-            .args(["--tool", "fakework", "--repo"])
-            .arg(&repo)
-            .arg("--rev")
-            .arg(&ids[0])
-            .output()
-            .unwrap()
+    // `shared`: said with PERFBISECT_SHARED_CACHE.
+    let run_as = |shared: bool| {
+        let mut c = pb(&cache);
+        if shared {
+            c.env("PERFBISECT_SHARED_CACHE", "1");
+        }
+        c.args([
+            "run",
+            "--samples",
+            "1",
+            "--duration",
+            "0.05",
+            "--format",
+            "json",
+        ])
+        .args(["--tool", "fakework", "--repo"])
+        .arg(&repo)
+        .arg("--rev")
+        .arg(&ids[0])
+        .output()
+        .unwrap()
     };
+    let run = || run_as(false);
     let o = run();
     assert!(o.status.success(), "{}", stderr(&o));
     let kdir = fs::read_dir(cache.join("kernels"))
@@ -1802,23 +1807,7 @@ int pb_abi_version(void) {{ return 1; }}
         "{}",
         stderr(&o)
     );
-    let o = pb(&cache)
-        .env("PERFBISECT_SHARED_CACHE", "1")
-        .args([
-            "run",
-            "--samples",
-            "1",
-            "--duration",
-            "0.05",
-            "--format",
-            "json",
-        ])
-        .args(["--tool", "fakework", "--repo"])
-        .arg(&repo)
-        .arg("--rev")
-        .arg(&ids[0])
-        .output()
-        .unwrap();
+    let o = run_as(true);
     assert!(o.status.success(), "{}", stderr(&o));
     let j: RunReport = typed(&o);
     // Its own samples only (a file of this user's, keyed apart): the sample stored before,

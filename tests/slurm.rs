@@ -1118,7 +1118,7 @@ fn pid_in(file: &str) -> i32 {
 /// The node cluster's controller stops answering mid-scan (SIGSTOP, then SIGCONT 25 s later:
 /// longer than the 15 s, so that a client call surely fails — Slurm's clients wait
 /// MessageTimeout, 10 s, twice): the run asks again with growing pauses, says so, and names
-/// both changes. At 59c7f10 the first `squeue` or `sbatch` that timed out ended the run.
+/// both changes. At 591826b the first `squeue` that timed out ended the run (exit 2).
 #[test]
 fn a_controller_that_stops_answering_is_asked_again() {
     require_nodes();
