@@ -3,11 +3,14 @@
 //!
 //! Every look at the data is a test, so peeking is paid for: a comparison
 //! grown over the looks `initial, 2·initial, 4·initial, …, max` spends
-//! `alpha / looks` per look. A search spends half its alpha on routing (its
-//! decisions, in blocks whose levels halve: see [`Routing`]) and half on
-//! confirming change points (the j-th its share, see [`confirmation_alpha`]),
-//! so every test it makes together stays within its alpha however many changes
-//! the range holds; a gate spends its alpha over its comparisons.
+//! `alpha / looks` per look. A search spends half its alpha on confirming
+//! change points (the j-th its share, see [`confirmation_alpha`]), each on a
+//! fresh block: those tests alone can report a change. Its routing decisions
+//! are tested at a level of their own by default ([`RoutingLevel::PerDecision`],
+//! outside the family: a wrong turn costs samples, never a report), or with
+//! `--routing-level family` inside the other half (in blocks whose levels
+//! halve: see [`Routing`]), so every test together stays within alpha however
+//! many changes the range holds; a gate spends its alpha over its comparisons.
 //!
 //! Not in the family: a sub-range check's "same" call (its ends' interval
 //! inside ±min-effect at 1 − alpha) can only pass over a change, never report
@@ -93,6 +96,59 @@ pub fn routing_alpha(alpha: f64) -> f64 {
     alpha / 2.0
 }
 
+/// How a search's routing decisions (the ends, the candidates, the sub-range checks, the middle
+/// probes) are tested. Routing only chooses where to look: every change point a search reports is
+/// confirmed on a fresh block of samples taken after every sample routing read, in paired rounds,
+/// at the confirmations' own alpha ([`confirmation_alpha`]). A wrong turn therefore costs samples
+/// or leaves a step unfound (stated as undecided, with its bound), and can report one only through
+/// a confirmation that errs, which the confirmations' half of alpha bounds by itself.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RoutingLevel {
+    /// Inside the search's alpha: its routing half split by Bonferroni over the decisions, their
+    /// looks, tests and series, later blocks at half the level (see [`Routing`]); a routing test
+    /// is held to what a reported change is held to.
+    Family,
+    /// Each routing decision errs with at most this probability (its looks, tests and series
+    /// split it), outside the family: the confirmations alone bound false culprits. Chosen from
+    /// the recorded traces' simulation (docs/how-a-number-is-made.md).
+    PerDecision(f64),
+}
+
+/// As `--routing-level` takes it: `family`, or the level in percent (`0.1%`).
+impl std::fmt::Display for RoutingLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RoutingLevel::Family => f.write_str("family"),
+            RoutingLevel::PerDecision(p) => {
+                let s = format!("{:.4}", p * 100.0);
+                write!(f, "{}%", s.trim_end_matches('0').trim_end_matches('.'))
+            }
+        }
+    }
+}
+
+/// The routing a search uses unless told otherwise.
+pub const DEFAULT_ROUTING: RoutingLevel = RoutingLevel::PerDecision(0.001);
+
+impl RoutingLevel {
+    /// Whether routing tests count in the family's alpha.
+    pub fn in_family(self) -> bool {
+        self == RoutingLevel::Family
+    }
+
+    /// What a record without a routing level was routed by.
+    pub fn family() -> RoutingLevel {
+        RoutingLevel::Family
+    }
+
+    /// [`Self::in_family`] for serde's `skip_serializing_if`: results of a search in the family
+    /// read as they did before routing had a level.
+    pub fn in_family_ref(&self) -> bool {
+        self.in_family()
+    }
+}
+
 /// Per-test level of the first block of a search's decisions over `n` commits that probes
 /// `width` commits per wave (1: a binary search; W: a search across W measurement nodes, see
 /// `bisect::wide`); later blocks get half the level of the one before (see [`Routing`]):
@@ -147,6 +203,27 @@ impl Routing {
         }
     }
 
+    /// Routing at `level`: in the family as [`Routing::new`], or every decision at its fixed
+    /// level split over its looks, its two tests per look and the series (no blocks: outside
+    /// the family nothing sums).
+    pub fn at(
+        level: RoutingLevel,
+        alpha: f64,
+        n: usize,
+        schedule: &Schedule,
+        series: usize,
+        width: usize,
+    ) -> Routing {
+        match level {
+            RoutingLevel::Family => Routing::new(alpha, n, schedule, series, width),
+            RoutingLevel::PerDecision(p) => Routing {
+                first: p / (schedule.len() * 2 * series.max(1)) as f64,
+                block: usize::MAX,
+                taken: 0,
+            },
+        }
+    }
+
     /// The per-test level of the first block (what a one-change search tests at).
     pub fn first_level(&self) -> f64 {
         self.first
@@ -155,7 +232,7 @@ impl Routing {
     /// Levels for the next `decisions` decisions (a wave of several runs at once): the level of
     /// the last of them, the lowest, which every one of them uses.
     pub fn take(&mut self, decisions: usize) -> f64 {
-        self.taken += decisions.max(1);
+        self.taken = self.taken.saturating_add(decisions.max(1));
         let block = (self.taken - 1) / self.block;
         self.first * 0.5f64.powi(block.min(1000) as i32)
     }

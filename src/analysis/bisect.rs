@@ -249,6 +249,16 @@ impl Searcher<'_> {
         self.spent += tests as f64 * level;
     }
 
+    /// A routing decision's tests: counted in the family's alpha only when routing is in it
+    /// (outside, the fresh-block confirmations alone bound false culprits).
+    fn route(&mut self, tests: usize, level: f64) {
+        if self.cfg.routing.in_family() {
+            self.spend(tests, level);
+        } else {
+            self.tests += tests;
+        }
+    }
+
     /// Windows of `k` samples after `bases` for each commit (every series), taken interleaved.
     /// Slicing (rather than using everything `ensure` returns) keeps the search a function of the
     /// requested samples, so a resumed search with a warm cache replays the same decisions.
@@ -357,7 +367,7 @@ impl Searcher<'_> {
             let w = self.windows(&ends, &[0, 0], look)?;
             self.claim(0, look);
             self.claim(self.n - 1, look);
-            self.spend(k, alpha);
+            self.route(k, alpha);
             Ok(w)
         })?;
         let (old, new) = (self.m.name(0), self.m.name(self.n - 1));
@@ -378,7 +388,7 @@ impl Searcher<'_> {
     /// series `t` ([`Resolution::of_tests`]), or before any, of every commit sampled so far.
     fn resolution(&self, t: usize) -> Option<Resolution> {
         let (max, me) = (self.cfg.schedule.max, self.cfg.min_effect);
-        let alpha = self.routing.first_level() / alpha::TWO_TESTS;
+        let alpha = (self.cfg).resolving_level(self.n, self.k, self.width);
         let tests = self.sigmas.get(t).map_or(&[][..], |v| &v[..]);
         Resolution::of_tests(tests, max, alpha, me).or_else(|| {
             let values: Vec<&[f64]> = (self.held.iter())
@@ -584,7 +594,7 @@ impl<'a> Searcher<'a> {
     fn new(n: usize, cfg: &'a Config, m: &'a mut dyn Measurer) -> Searcher<'a> {
         let k = m.series().max(1);
         let width = m.lanes().clamp(1, WIDEST);
-        let routing = alpha::Routing::new(cfg.alpha, n, &cfg.schedule, k, width);
+        let routing = cfg.routing(n, k, width);
         Searcher {
             cfg,
             m,

@@ -618,7 +618,7 @@ fn grid_values(grid: &Grid) -> HashMap<usize, Vec<f64>> {
 /// search, from the noise of every commit it sampled.
 fn resolution(grid: &Grid, cfg: &Config, held: &HashMap<usize, Vec<f64>>) -> Option<Resolution> {
     let longest = grid.intervals.iter().map(|i| i.hi - i.lo + 1).max()?;
-    let alpha = cfg.alpha_per_test(longest, 1, 1) / alpha::TWO_TESTS;
+    let alpha = cfg.resolving_level(longest, 1, 1);
     let (max, me) = (cfg.schedule.max, cfg.min_effect);
     let tested: Vec<(f64, f64)> = (grid.intervals.iter())
         .filter_map(|i| i.search.as_ref())

@@ -4,7 +4,7 @@
 
 use clap::Args;
 
-use crate::analysis::alpha::Schedule;
+use crate::analysis::alpha::{RoutingLevel, Schedule};
 use crate::drive::plan::Locate;
 use crate::measure::engine::Timing;
 use crate::measure::metric::Metric;
@@ -273,6 +273,40 @@ pub struct StatsArgs {
     pub min_effect: f64,
 }
 
+/// `--routing-level`: how a search's routing decisions are tested (bisect, scan, simulate, plan).
+#[derive(Args, Clone, Debug, Default)]
+pub struct RoutingArg {
+    /// How each routing decision of a search (ends, candidates, sub-range checks) is tested: a level such as 0.1% (each decision errs at most that often, outside --alpha: every change point is confirmed on a fresh block whose tests alone bound false culprits), or 'family' (inside --alpha with every other test, as before 2026-12-07: fewer wrong turns, more samples per decision) [default: 0.1%]
+    #[arg(long, value_name = "LEVEL|family", value_parser = parse_routing)]
+    pub routing_level: Option<RoutingLevel>,
+}
+
+impl RoutingArg {
+    /// The level asked for, or the default.
+    pub fn level(&self) -> RoutingLevel {
+        self.routing_level
+            .unwrap_or(crate::analysis::alpha::DEFAULT_ROUTING)
+    }
+}
+
+/// `family`, or a level such as `1%` or `0.01`.
+pub fn parse_routing(s: &str) -> Result<RoutingLevel, String> {
+    if s.trim() == "family" {
+        return Ok(RoutingLevel::Family);
+    }
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match v {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(RoutingLevel::PerDecision(v)),
+        _ => Err(format!(
+            "'{s}' is not a routing level: a level between 0 and 100% (exclusive) such as 1%, or 'family'"
+        )),
+    }
+}
+
 /// `--count-min-effect`: the threshold of the count search that locates (with `--locate`).
 #[derive(Args, Clone, Debug)]
 pub struct CountEffectArg {
@@ -419,6 +453,14 @@ mod tests {
         assert!(parse_duration("inf").is_err());
         assert!(parse_fraction("1").is_err());
         assert!(parse_fraction("0.05").is_ok());
+        assert_eq!(parse_routing("family"), Ok(RoutingLevel::Family));
+        assert_eq!(parse_routing("1%"), Ok(RoutingLevel::PerDecision(0.01)));
+        assert!(parse_routing("0").is_err());
+        assert!(parse_routing("100%").is_err());
+        assert!(parse_routing("often").is_err());
+        // --routing-level's help states the default as a literal.
+        assert_eq!(RoutingArg::default().level().to_string(), "0.1%");
+        assert_eq!(RoutingLevel::PerDecision(0.0125).to_string(), "1.25%");
         assert_eq!(parse_effect("3%"), Ok(0.03));
         assert!(parse_effect("-3%").is_err());
         assert_eq!(parse_share("10%"), Ok(0.1));

@@ -28,6 +28,8 @@ pub struct BisectArgs {
     #[command(flatten)]
     stats: StatsArgs,
     #[command(flatten)]
+    routing: super::args::RoutingArg,
+    #[command(flatten)]
     stop: StopArgs,
     /// Stop exploring smaller changes once this much time is spent (e.g. 30m, 1h30m), after the first change point in the range's direction; the result lists what was left and the command that continues from the cache
     #[arg(long, value_name = "DURATION", value_parser = super::args::parse_budget)]
@@ -89,6 +91,7 @@ impl BisectArgs {
             tool: &a.tool,
             sampling: &a.sampling,
             stats: &a.stats,
+            routing: &a.routing,
             build: &a.build,
             exec: &a.exec,
             locate: a.locate,
@@ -167,6 +170,7 @@ fn as_scan(a: BisectArgs) -> Result<ScanArgs> {
         grid: a.grid,
         sampling: a.sampling,
         stats: a.stats,
+        routing: a.routing,
         build: a.build,
         exec: a.exec,
         format,

@@ -202,6 +202,8 @@ pub struct PlanArgs {
     schedule: ScheduleArgs,
     #[command(flatten)]
     stats: StatsArgs,
+    #[command(flatten)]
+    routing: super::args::RoutingArg,
     /// Read build records from these caches' builds/*/meta.json instead of --cache's; repeatable
     #[arg(long = "records", value_name = "CACHE_DIR")]
     records: Vec<PathBuf>,
@@ -347,6 +349,7 @@ impl PlanArgs {
             min_share: None,
             spread: bisect::Spread::Clock,
             tail: false,
+            routing: self.routing.level(),
         }
     }
 

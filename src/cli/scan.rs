@@ -28,6 +28,8 @@ pub struct ScanArgs {
     #[command(flatten)]
     pub stats: StatsArgs,
     #[command(flatten)]
+    pub routing: super::args::RoutingArg,
+    #[command(flatten)]
     pub build: BuildArgs,
     #[command(flatten)]
     pub exec: super::exec::ExecArgs,
@@ -53,6 +55,7 @@ pub fn run(g: &Global, a: ScanArgs) -> Result<Exit> {
         tool: &a.tool,
         sampling: &a.sampling,
         stats: &a.stats,
+        routing: &a.routing,
         build: &a.build,
         exec: &a.exec,
         locate: a.locate,

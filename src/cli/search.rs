@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-use super::args::{LocateBy, SequentialArgs, StatsArgs, TailArg, ToolArg};
+use super::args::{LocateBy, RoutingArg, SequentialArgs, StatsArgs, TailArg, ToolArg};
 use super::build::BuildArgs;
 use super::exec::ExecArgs;
 use super::Global;
@@ -18,6 +18,7 @@ pub struct RangeArgs<'a> {
     pub tool: &'a ToolArg,
     pub sampling: &'a SequentialArgs,
     pub stats: &'a StatsArgs,
+    pub routing: &'a RoutingArg,
     pub build: &'a BuildArgs,
     pub exec: &'a ExecArgs,
     pub locate: Option<LocateBy>,
@@ -47,6 +48,7 @@ impl RangeArgs<'_> {
                 min_share: stop.1,
                 spread: timing.metric.spread(),
                 tail: self.tail.tail,
+                routing: self.routing.level(),
             },
             locate: self.locate.map(LocateBy::plan),
             count_min_effect: self.count_min_effect,

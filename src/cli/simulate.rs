@@ -114,6 +114,8 @@ pub struct SimulateArgs {
     #[command(flatten)]
     stats: StatsArgs,
     #[command(flatten)]
+    routing: super::args::RoutingArg,
+    #[command(flatten)]
     stop: StopArgs,
     /// Plain bisect for comparison: 20 samples per commit, t-test at --alpha
     #[arg(long)]
@@ -421,6 +423,7 @@ pub fn run(a: SimulateArgs) -> Result<Exit> {
             min_share: a.stop.min_share,
             spread: Spread::Clock,
             tail: a.tail.tail,
+            routing: a.routing.level(),
         },
         baseline: a.baseline,
         jobs: a.jobs,

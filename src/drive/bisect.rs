@@ -199,6 +199,7 @@ impl Ran<'_, '_> {
             notes,
             tests: result.tests,
             family_alpha: result.family_alpha,
+            routing: r.cfg.routing,
             alpha: r.cfg.alpha,
             min_effect: r.cfg.min_effect,
             wall_s: self.started.elapsed().as_secs_f64(),

@@ -62,6 +62,7 @@ impl ResumeKey<'_> {
         if let Some(m) = self.cfg.max_changes {
             h.field(&format!("max-changes {m}"));
         }
+        routing_field(self.cfg, &mut h);
         self.metric_fields(&mut h);
         h.finish_short()
     }
@@ -79,6 +80,7 @@ impl ResumeKey<'_> {
             .field(&self.duration.to_string());
         // Without it, a scan in counts and one in time with the same settings had one id.
         self.metric_fields(&mut h);
+        routing_field(cfg, &mut h);
         h.finish_short()
     }
 }
@@ -114,6 +116,14 @@ pub(super) fn scan_id(plan: &RangePlan, setup: &RangeSetup, grid: usize) -> Stri
     with_key(plan, setup, |k| k.scan_id(grid))
 }
 
+/// Routing outside the family decides differently on the same samples, so it is a search of
+/// its own; routing in the family adds nothing, so ids from before routing had a level keep theirs.
+fn routing_field(cfg: &Config, h: &mut hashing::Hasher) {
+    if let crate::analysis::alpha::RoutingLevel::PerDecision(p) = cfg.routing {
+        h.field(&format!("routing {p}"));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +144,7 @@ mod tests {
             min_share: None,
             spread: Default::default(),
             tail: false,
+            routing: crate::analysis::alpha::RoutingLevel::Family,
         };
         let key = ResumeKey {
             repo: "/repo",

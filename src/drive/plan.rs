@@ -212,6 +212,8 @@ impl RangePlan {
             " --alpha {} --min-effect {}",
             self.cfg.alpha, self.cfg.min_effect
         ));
+        // Always said: the default changed once (family until 2026-12-07) and may again.
+        s.push_str(&format!(" --routing-level {}", self.cfg.routing));
         s
     }
 

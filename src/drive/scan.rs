@@ -111,6 +111,7 @@ fn report(
             samples_taken_now: session.samples_taken + counted.map_or(0, |c| c.0.samples_taken),
             placement: session.placement(),
             alpha: r.cfg.alpha,
+            routing: r.cfg.routing,
             min_effect: r.cfg.min_effect,
             notes,
             wall_s: started.elapsed().as_secs_f64(),

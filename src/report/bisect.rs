@@ -248,6 +248,12 @@ pub struct BisectReport {
     pub tests: usize,
     #[serde(default)]
     pub family_alpha: f64,
+    /// How the searches' routing decisions were tested (absent: inside the family alpha).
+    #[serde(
+        default = "crate::analysis::alpha::RoutingLevel::family",
+        skip_serializing_if = "crate::analysis::alpha::RoutingLevel::in_family_ref"
+    )]
+    pub routing: crate::analysis::alpha::RoutingLevel,
     /// The whole search's budget (--alpha).
     #[serde(default)]
     pub alpha: f64,

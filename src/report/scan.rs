@@ -2,6 +2,7 @@
 //! which grid intervals were searched, every change point found (by position and by share of
 //! the range's total movement) and which change undoes which.
 
+use crate::analysis::alpha::RoutingLevel;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -186,6 +187,12 @@ pub struct ScanReport {
     pub alpha_per_search: f64,
     pub tests: usize,
     pub family_alpha: f64,
+    /// How the searches' routing decisions were tested (absent: inside the family alpha).
+    #[serde(
+        default = "crate::analysis::alpha::RoutingLevel::family",
+        skip_serializing_if = "crate::analysis::alpha::RoutingLevel::in_family_ref"
+    )]
+    pub routing: crate::analysis::alpha::RoutingLevel,
     pub min_effect: f64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -257,6 +264,7 @@ pub struct ScanContext<'a> {
     pub samples_taken_now: usize,
     pub placement: Placement,
     pub alpha: f64,
+    pub routing: crate::analysis::alpha::RoutingLevel,
     pub min_effect: f64,
     pub notes: Vec<String>,
     pub wall_s: f64,
@@ -467,6 +475,7 @@ impl ScanReport {
             alpha_per_search: r.alpha_per_search,
             tests: r.tests,
             family_alpha: r.family_alpha,
+            routing: x.routing,
             min_effect: x.min_effect,
             notes: x.notes,
             left: r
@@ -507,8 +516,12 @@ impl ScanReport {
     }
 
     fn error_control(&self) -> String {
+        let routing = match self.routing {
+            RoutingLevel::Family => String::new(),
+            level => format!("; the searches' routing decisions at {level} each, outside that bound (every change point is confirmed on a fresh block)"),
+        };
         format!(
-            "error control: the step fit chooses intervals at {:.2e} per place (half of alpha {} over {} places); the {} intervals that may be searched (those entered and their neighbours) share the other half, {} / 2 / {} = {:.2e} each, on samples taken after the grid's; tests run {} (the fit's places included), family-wise bound (Bonferroni sum) {:.2e}",
+            "error control: the step fit chooses intervals at {:.2e} per place (half of alpha {} over {} places); the {} intervals that may be searched (those entered and their neighbours) share the other half, {} / 2 / {} = {:.2e} each, on samples taken after the grid's; tests run {} (the fit's places included), family-wise bound (Bonferroni sum) {:.2e}{}",
             self.fit_level,
             self.alpha,
             self.intervals.len(),
@@ -517,7 +530,8 @@ impl ScanReport {
             self.searchable,
             self.alpha_per_search,
             self.tests,
-            self.family_alpha
+            self.family_alpha,
+            routing
         )
     }
 

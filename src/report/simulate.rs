@@ -1,6 +1,7 @@
 //! The result of `simulate`: the search's accuracy and cost on simulated
 //! commits, with the configuration that produced it.
 
+use crate::analysis::alpha::RoutingLevel;
 use anyhow::Result;
 use serde::Serialize;
 
@@ -102,10 +103,14 @@ fn steps(c: &SimConfig) -> String {
 fn search(c: &SimConfig) -> String {
     let sequential = |whole: &str| {
         format!(
-            "samples {}..{}, alpha {} (whole {whole}), min effect {:.1}%",
+            "samples {}..{}, alpha {} (whole {whole}), routing {}, min effect {:.1}%",
             c.cfg.schedule.initial,
             c.cfg.schedule.max,
             c.cfg.alpha,
+            match c.cfg.routing {
+                RoutingLevel::Family => "in the family".to_string(),
+                level => format!("{level} per decision"),
+            },
             c.cfg.min_effect * 100.0
         )
     };

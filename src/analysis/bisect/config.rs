@@ -21,6 +21,13 @@ pub struct Config {
     /// stats::tail), and calls two commits the same only at the schedule's cap.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tail: bool,
+    /// How routing decisions are tested: inside the search's alpha, or each at a fixed level
+    /// the fresh-block confirmation protects (see [`alpha::RoutingLevel`]).
+    #[serde(
+        default = "alpha::RoutingLevel::family",
+        skip_serializing_if = "alpha::RoutingLevel::in_family_ref"
+    )]
+    pub routing: alpha::RoutingLevel,
     /// What the samples vary by, which sets the first look of a fresh block (a grid, a
     /// confirmation). A property of the metric, so results leave it out.
     #[serde(skip)]
@@ -65,6 +72,7 @@ impl Default for Config {
             min_share: None,
             spread: Spread::Clock,
             tail: false,
+            routing: alpha::DEFAULT_ROUTING,
         }
     }
 }
@@ -89,6 +97,11 @@ impl Config {
                 bail!("min-share must be between 0 and 100% (exclusive), got {m}");
             }
         }
+        if let alpha::RoutingLevel::PerDecision(p) = self.routing {
+            if !(p > 0.0 && p < 1.0) {
+                bail!("routing level must be between 0 and 1 (exclusive), got {p}");
+            }
+        }
         if self.max_changes == Some(0) {
             bail!("max-changes must be at least 1");
         }
@@ -105,6 +118,23 @@ impl Config {
     /// Per-test significance level for a search over `n` commits measured at `series` thread
     /// counts, probing `width` commits per wave.
     pub fn alpha_per_test(&self, n: usize, series: usize, width: usize) -> f64 {
-        alpha::search_per_test(self.alpha, n, &self.schedule, series, width)
+        self.routing(n, series, width).first_level()
+    }
+
+    /// The per-test level a change must pass to be reported, for the resolution line: the
+    /// routing's, or, where routing is looser (outside the family), the first confirmation's per
+    /// look and series (its looks counted as the schedule's and one more), each halved for the
+    /// pair of tests a comparison runs.
+    pub fn resolving_level(&self, n: usize, series: usize, width: usize) -> f64 {
+        let routing = self.alpha_per_test(n, series, width);
+        let looks = (self.schedule.len() + 1) * series.max(1);
+        let confirming = alpha::confirmation_alpha(self.alpha, 1, self.max_changes) / looks as f64;
+        routing.min(confirming) / alpha::TWO_TESTS
+    }
+
+    /// The routing of a search over `n` commits measured at `series` thread counts, probing
+    /// `width` commits per wave.
+    pub fn routing(&self, n: usize, series: usize, width: usize) -> alpha::Routing {
+        alpha::Routing::at(self.routing, self.alpha, n, &self.schedule, series, width)
     }
 }

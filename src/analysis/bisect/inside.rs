@@ -122,7 +122,7 @@ impl Searcher<'_> {
                 new: side(x, n),
                 middle: x.clone(),
             };
-            self.spend(2 * active, alpha);
+            self.route(2 * active, alpha);
             let open = (h.old.iter().chain(&h.new))
                 .zip(r.active.iter().chain(&r.active))
                 .any(|(c, a)| *a && c.verdict == Verdict::Undecided);

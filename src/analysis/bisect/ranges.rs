@@ -162,7 +162,7 @@ impl Searcher<'_> {
                     last = Some(c.ratio);
                 }
             }
-            self.spend(self.k, self.alpha);
+            self.route(self.k, self.alpha);
             let decided = differs.contains(&true) || same.iter().all(|s| *s);
             if decided || Some(&k) == self.schedule.last() {
                 self.decided_on(tested.iter().enumerate());

@@ -222,7 +222,7 @@ impl Searcher<'_> {
         for t in (0..self.k).filter(|&t| active.get(t).copied().unwrap_or(true)) {
             let vo = self.compare(&xo[t], &x[t], self.alpha);
             let vn = self.compare(&xn[t], &x[t], self.alpha);
-            self.spend(2, self.alpha);
+            self.route(2, self.alpha);
             tested.extend([(t, vo), (t, vn)]);
             let (d_old, d_new) = (significant(&vo), significant(&vn));
             let pos = position(&xo[t].values, &x[t].values, &xn[t].values, POSITION_CONF);
