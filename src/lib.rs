@@ -11,7 +11,7 @@
 //! use perfbisect::report::events::{Lines, LinesTo};
 //!
 //! let range = RangePlan::new("/src/openssl", "openssl-3.0.0..openssl-3.2.1", "pkeyread:key=ec");
-//! let plan = BisectPlan { range, budget: None, explain: false, explain_dir: None };
+//! let plan = BisectPlan::new(range);
 //! let report = drive::bisect(&plan, &Lines::new(LinesTo::Stderr))?;
 //! for change in report.changes.iter().filter(|c| c.confirmed) {
 //!     println!("{} {}", change.info.short, change.comparison.ratio.pct());

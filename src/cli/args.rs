@@ -191,18 +191,23 @@ pub enum LocateBy {
     // --min-effect at --max-samples (a doc comment here would turn every --help into the long
     // form).
     Auto,
+    // The clock alone, no counts: what a bisect at more than one thread, with --tail or with
+    // --metric instructions does anyway.
+    Time,
 }
 
 impl LocateBy {
     /// The metric that locates when the counts do.
     pub fn metric(self) -> Metric {
-        self.plan().metric()
+        self.plan().map_or(Metric::Time, Locate::metric)
     }
 
-    pub fn plan(self) -> Locate {
+    /// What the plan locates by: `None` for the clock alone.
+    pub fn plan(self) -> Option<Locate> {
         match self {
-            LocateBy::Instructions => Locate::By(Metric::Instructions),
-            LocateBy::Auto => Locate::Auto,
+            LocateBy::Instructions => Some(Locate::By(Metric::Instructions)),
+            LocateBy::Auto => Some(Locate::Auto),
+            LocateBy::Time => None,
         }
     }
 }

@@ -57,7 +57,7 @@ pub struct BisectArgs {
     scan: bool,
     #[command(flatten)]
     grid: GridArg,
-    /// Locate by count, confirm by clock (1 thread): search on instruction counts under valgrind, then confirm every change point in time on a fresh interleaved block; the ends are compared in time too, and a range whose time moved without its counts is searched in time; `auto`: by instructions only when the noise at the range's ends says the clock cannot resolve --min-effect at --max-samples
+    /// Locate by count, confirm by clock (1 thread): search on instruction counts under valgrind, then confirm every change point in time on a fresh interleaved block; the ends are compared in time too, and a range whose time moved without its counts is searched in time; `auto`: by instructions only when the noise at the range's ends says the clock cannot resolve --min-effect at --max-samples; `time`: the clock alone [default: auto at 1 thread in time, on this machine (not through Slurm), without --tail; else time]
     #[arg(long, value_enum, value_name = "METRIC")]
     locate: Option<super::args::LocateBy>,
     #[command(flatten)]
@@ -95,6 +95,7 @@ impl BisectArgs {
             build: &a.build,
             exec: &a.exec,
             locate: a.locate,
+            auto_by_default: true,
             count_min_effect: a.count_effect.count_min_effect,
             tail: &a.tail,
         }

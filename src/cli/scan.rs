@@ -59,6 +59,7 @@ pub fn run(g: &Global, a: ScanArgs) -> Result<Exit> {
         build: &a.build,
         exec: &a.exec,
         locate: a.locate,
+        auto_by_default: false,
         count_min_effect: a.count_effect.count_min_effect,
         tail: &Default::default(),
     }

@@ -22,6 +22,9 @@ pub struct RangeArgs<'a> {
     pub build: &'a BuildArgs,
     pub exec: &'a ExecArgs,
     pub locate: Option<LocateBy>,
+    /// Without --locate, `--locate auto` where the plan allows it (bisect: see
+    /// [`RangePlan::locates_by_default`]); the clock alone otherwise.
+    pub auto_by_default: bool,
     pub count_min_effect: f64,
     pub tail: &'a TailArg,
 }
@@ -30,12 +33,14 @@ impl RangeArgs<'_> {
     /// The plan these arguments ask for; `stop` = (--max-changes, --min-share).
     pub fn plan(&self, g: &Global, stop: (Option<usize>, Option<f64>)) -> Result<RangePlan> {
         let timing = self.sampling.timing.timing();
-        if self.tail.tail && (self.locate.is_some() || timing.metric != Metric::Time) {
+        if self.tail.tail
+            && (self.locate.and_then(LocateBy::plan).is_some() || timing.metric != Metric::Time)
+        {
             anyhow::bail!(
                 "--tail counts slow processes in time: it takes no --locate and no --metric other than time"
             );
         }
-        let plan = RangePlan {
+        let mut plan = RangePlan {
             range: self.range.to_string(),
             tool: self.tool.tool.clone(),
             threads: self.tool.thread_counts(),
@@ -50,7 +55,7 @@ impl RangeArgs<'_> {
                 tail: self.tail.tail,
                 routing: self.routing.level(),
             },
-            locate: self.locate.map(LocateBy::plan),
+            locate: self.locate.and_then(LocateBy::plan),
             count_min_effect: self.count_min_effect,
             count_duration: (self.sampling.timing).duration_for(Metric::Instructions),
             sources: self.build.sources(),
@@ -58,6 +63,9 @@ impl RangeArgs<'_> {
             cache: g.cache(),
             kernels_dir: g.kernels_dir.clone(),
         };
+        if self.locate.is_none() && self.auto_by_default {
+            plan = plan.with_default_locate();
+        }
         Ok(plan)
     }
 }
@@ -76,6 +84,7 @@ pub fn lines(text: bool, jsonl: bool) -> Lines {
 mod tests {
     use super::*;
     use crate::drive::plan::Locate;
+    use crate::drive::BisectPlan;
     use clap::Parser;
 
     #[derive(Parser)]
@@ -84,8 +93,8 @@ mod tests {
         bisect: crate::cli::bisect::BisectArgs,
     }
 
-    /// The library's defaults are the command line's: a plan made by `RangePlan::new` is the
-    /// one `perfbisect bisect --tool T GOOD..BAD` makes.
+    /// The library's defaults are the command line's: a plan made by `BisectPlan::new` of
+    /// `RangePlan::new` is the one `perfbisect bisect --tool T GOOD..BAD` makes.
     #[test]
     fn the_library_defaults_are_the_command_lines() {
         let line = Line::try_parse_from(["perfbisect", "--tool", "randbytes", "a..b"]).unwrap();
@@ -97,11 +106,15 @@ mod tests {
             verbose: false,
         };
         let from_line = line.bisect.plan(&g).unwrap();
-        let from_library = RangePlan::new(".", "a..b", "randbytes");
+        let from_library = BisectPlan::new(RangePlan::new(".", "a..b", "randbytes"));
         assert_eq!(
             format!("{:?}", from_line.range),
-            format!("{from_library:?}")
+            format!("{:?}", from_library.range)
         );
+        assert_eq!(from_library.range.locate, Some(Locate::Auto));
+        // More threads keep the clock; --locate time pins it (and the reproduce line says so).
+        assert_eq!(plan_of(&["--threads", "1,2"]).locate, None);
+        assert_eq!(plan_of(&["--locate", "time"]).locate, None);
     }
 
     fn plan_of(args: &[&str]) -> RangePlan {

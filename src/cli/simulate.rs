@@ -429,7 +429,7 @@ pub fn run(a: SimulateArgs) -> Result<Exit> {
         jobs: a.jobs,
         lanes: a.lanes,
         scan: a.scan.then_some(a.grid.grid),
-        locate: a.locate.map(|by| simulate::CountSim {
+        locate: (a.locate.filter(|by| by.plan().is_some())).map(|by| simulate::CountSim {
             noise: a.count_noise,
             min_effect: a.count_effect.count_min_effect,
             schedule: by.metric().default_schedule(),
