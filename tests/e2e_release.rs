@@ -206,34 +206,50 @@ fn incremental_build_of_a_release_matches_its_clean_build() {
 #[test]
 #[ignore = "full tier: builds real OpenSSL (scripts/test runs it)"]
 fn bisect_finds_the_3_0_0_decoder_regression() {
-    let bisect = || -> BisectReport {
+    let bisect = |extra: &[&str]| -> BisectReport {
         let o = perfbisect(&cache())
             .args(["bisect", "--repo"])
             .arg(history())
             .args(["--tool", "pkeyread:key=ec,format=pem", "--threads", "1"])
             .args(QUICK)
+            .args(extra)
             .args(["--format", "json", "openssl-1.1.1w..openssl-3.0.1"])
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
         typed(&o)
     };
-    let v = bisect();
-    assert_eq!(v.direction, Verdict::Slower, "{v:?}");
-    let culprits = &v.changes;
-    assert!(!culprits.is_empty(), "{v:?}");
-    assert_eq!(culprits[0].info.commit, tag_id("openssl-3.0.0"));
-    assert_eq!(culprits[0].parent, tag_id("openssl-1.1.1w"));
-    assert!(culprits[0].ratio > 2.0, "{:?}", culprits[0]);
-    assert!(culprits[0].p_welch < 0.01);
-    assert!(v.steps.len() >= 2);
-    assert!(v.samples >= 9);
+    let named = |v: &BisectReport| {
+        assert_eq!(v.direction, Verdict::Slower, "{v:?}");
+        let culprits = &v.changes;
+        assert!(!culprits.is_empty(), "{v:?}");
+        assert_eq!(culprits[0].info.commit, tag_id("openssl-3.0.0"));
+        assert_eq!(culprits[0].parent, tag_id("openssl-1.1.1w"));
+        assert!(culprits[0].ratio > 2.0, "{:?}", culprits[0]);
+        assert!(culprits[0].p_welch < 0.01);
+        assert!(v.steps.len() >= 2);
+        assert!(v.samples >= 9);
+    };
+    // The default at one thread (--locate auto: counts locate where the clock cannot resolve
+    // --min-effect at the cap), then the clock alone.
+    let located = bisect(&[]);
+    named(&located);
+    let clock = bisect(&["--locate", "time"]);
+    named(&clock);
 
-    // Re-running the same bisect resumes from the cache: no build, no sample.
-    let again = bisect();
+    // Re-running the same bisect on the clock resumes from the cache: no build, no sample.
+    let again = bisect(&["--locate", "time"]);
     assert_eq!(again.samples_taken_now, 0, "{again:?}");
     assert!(again.builds.iter().all(|b| !b.fresh), "{again:?}");
     assert_eq!(again.changes[0].info.commit, tag_id("openssl-3.0.0"));
+    // A located search run again builds nothing and names the same culprit, but still takes
+    // some fresh time samples (24 of them once here): not yet served whole from the cache.
+    let located_again = bisect(&[]);
+    named(&located_again);
+    assert!(
+        located_again.builds.iter().all(|b| !b.fresh),
+        "{located_again:?}"
+    );
 
     let o = perfbisect(&cache()).args(["log"]).output().unwrap();
     let log = stdout(&o);
