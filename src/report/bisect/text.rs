@@ -201,57 +201,41 @@ pub(super) fn costs_text(j: &BisectReport) -> String {
     s
 }
 
-/// The family-wise error bound the search's tests achieved, against the budget it was given.
+/// The family-wise error bound the search's tests achieved, against the budget it was given,
+/// and how routing was tested: inside that bound, or at a level of its own beside it.
 pub(super) fn error_control_text(j: &BisectReport) -> String {
     if j.tests == 0 {
         return String::new();
     }
-    if let RoutingLevel::PerDecision(p) = j.routing {
-        return outside_family_text(j, p);
-    }
-    let mut s = format!(
-        "error control: {} tests, family-wise false-alarm bound {:.2e} (the sum of their levels; budget {}: half routes, in blocks whose levels halve, half confirms){}\n  not in it: a sub-range passed as the same (its ends' net change within +-min-effect at {} each) can hide steps that cancel, never report one\n",
-        j.tests,
-        j.family_alpha,
-        j.alpha,
-        if j.family_alpha > j.alpha {
-            ": OVER BUDGET, a defect"
-        } else {
-            ""
-        },
+    let over = if j.family_alpha > j.alpha {
+        ": OVER BUDGET, a defect"
+    } else {
+        ""
+    };
+    let (mut s, threads_tail) = match j.routing {
+        RoutingLevel::Family => (
+            format!(
+                "error control: {} tests, family-wise false-alarm bound {:.2e} (the sum of their levels; budget {}: half routes, in blocks whose levels halve, half confirms){over}\n",
+                j.tests, j.family_alpha, j.alpha
+            ),
+            ": a change at any of them is found with the error bound above",
+        ),
+        level => (
+            format!(
+                "error control: {} tests; false culprits bounded by the confirmations' {:.2e} (the sum of their levels, each on a fresh block; budget {}, half of it theirs){over}\n  routing decisions (ends, candidates, sub-range checks) at {level} each, outside that bound: a wrong turn costs samples or leaves a part undecided with its bound, and reports a change only through a confirmation that errs\n",
+                j.tests, j.family_alpha, j.alpha
+            ),
+            "",
+        ),
+    };
+    s.push_str(&format!(
+        "  not in it: a sub-range passed as the same (its ends' net change within +-min-effect at {} each) can hide steps that cancel, never report one\n",
         j.alpha
-    );
+    ));
     if j.thread_counts.len() > 1 {
+        let k = j.thread_counts.len();
         s.push_str(&format!(
-            "  every decision tests each of the {} thread counts at 1/{} of its level (Bonferroni): a change at any of them is found with the error bound above\n",
-            j.thread_counts.len(),
-            j.thread_counts.len()
-        ));
-    }
-    s
-}
-
-/// The error control of a search whose routing ran outside the family: the bound is the
-/// confirmations', and the routing level is said beside it.
-fn outside_family_text(j: &BisectReport, level: f64) -> String {
-    let mut s = format!(
-        "error control: {} tests; false culprits bounded by the confirmations' {:.2e} (the sum of their levels, each on a fresh block; budget {}, half of it theirs){}\n  routing decisions (ends, candidates, sub-range checks) at {} each, outside that bound: a wrong turn costs samples or leaves a part undecided with its bound, and reports a change only through a confirmation that errs\n  not in it: a sub-range passed as the same (its ends' net change within +-min-effect at {} each) can hide steps that cancel, never report one\n",
-        j.tests,
-        j.family_alpha,
-        j.alpha,
-        if j.family_alpha > j.alpha {
-            ": OVER BUDGET, a defect"
-        } else {
-            ""
-        },
-        RoutingLevel::PerDecision(level),
-        j.alpha
-    );
-    if j.thread_counts.len() > 1 {
-        s.push_str(&format!(
-            "  every decision tests each of the {} thread counts at 1/{} of its level (Bonferroni)\n",
-            j.thread_counts.len(),
-            j.thread_counts.len()
+            "  every decision tests each of the {k} thread counts at 1/{k} of its level (Bonferroni){threads_tail}\n"
         ));
     }
     s
