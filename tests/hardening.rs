@@ -634,6 +634,9 @@ fn locate_by_count_confirms_by_clock_synthetic_repo() {
         j.notes
     );
     assert_eq!(culprit_ids(&j), vec![ids[5].clone()], "{}", summary(&j));
+    // A fresh cache: every build was built now, the ends by the clock before the counts took
+    // them from the cache (the counts' view once said the ends were cached).
+    assert!(j.builds.iter().all(|b| b.fresh), "{:?}", j.builds);
     let culprit = &j.changes[0];
     assert!(culprit.confirmed, "{}", summary(&j));
     // The clock's ratio and the count's, each near the fake's 10x.
@@ -653,6 +656,20 @@ fn locate_by_count_confirms_by_clock_synthetic_repo() {
     );
     assert!(j.reproduce.contains("--locate auto"), "{}", j.reproduce);
     assert_cache_consistent(c.path());
+    // Run again, it is served from the cache: the counts, the clock's confirmation and the
+    // clock's stretches read the same samples as before (the stretches once started after
+    // every sample the clock held, the earlier run's stretches too, and took fresh ones).
+    let args = bisect_args_with(r.path(), &range, &values, &["--locate", "auto"]);
+    let (again, _): (BisectReport, _) = run_json(c.path(), args);
+    assert_eq!(again.samples_taken_now, 0, "{}", summary(&again));
+    assert!(again.builds.iter().all(|b| !b.fresh), "{}", summary(&again));
+    assert_eq!(
+        culprit_ids(&again),
+        vec![ids[5].clone()],
+        "{}",
+        summary(&again)
+    );
+    assert_eq!(again.changes[0].ratio, culprit.ratio, "{}", summary(&again));
 }
 
 /// `--locate auto` where the clock resolves `--min-effect`: the clock alone searches, no count
@@ -756,6 +773,10 @@ fn scan_located_by_count_confirms_by_clock_synthetic_repo() {
         "{text}"
     );
     assert_cache_consistent(c.path());
+    // Run again, it is served from the cache (its time stretches included).
+    let (again, _): (ScanReport, _) = bisect_json(c.path(), r.path(), &range, &extra);
+    assert_eq!(again.samples_taken_now, 0, "{}", stderr(&o));
+    assert_eq!(again.changes[0].point.ratio, cp.ratio);
 }
 
 #[test]

@@ -191,7 +191,8 @@ pub fn locate(
     // was searched).
     if let Some(moved) = may_hide(&clock_ends, &confirmed(&result), clock_cfg.min_effect) {
         let cfg = budget.clock_search(ends_spent, true);
-        let parts = search_stretches(n, &cfg, clock, confirmed(&result), &result.ends)?;
+        let whole = result.ends;
+        let parts = search_stretches(n, &cfg, clock, (confirmed(&result), &whole), &mut used)?;
         let (stretches, parts): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
         let mut found_there = 0;
         for part in parts {
@@ -315,29 +316,30 @@ fn stretches(n: usize, confirmed: &[&ChangePoint]) -> Vec<(usize, usize)> {
 }
 
 /// Every stretch between the `confirmed` change points searched on the clock, on time samples
-/// none of the ends' comparison or the confirmations used, at one search's alpha split over the
-/// stretches; each stretch with its search, positions global.
+/// none of the ends' comparison or the confirmations used (`used`, which grows by the
+/// stretches'), at one search's alpha split over the stretches; each stretch with its search,
+/// positions global. The marks are what those phases read, not what the clock holds: a run
+/// resumed holds the earlier run's stretch samples too, and starting after them took fresh
+/// samples every time the same command ran again.
 pub(crate) fn search_stretches(
     n: usize,
     cfg: &Config,
     clock: &mut dyn Measurer,
-    confirmed: Vec<&ChangePoint>,
-    whole: &Comparison,
+    (confirmed, whole): (Vec<&ChangePoint>, &Comparison),
+    used: &mut bisect::Used,
 ) -> Result<Vec<((usize, usize), SearchResult)>> {
     let stretches = stretches(n, &confirmed);
-    let ends: Vec<usize> = stretches.iter().flat_map(|&(lo, hi)| [lo, hi]).collect();
     let clock = &mut OfWholeRange {
         inner: clock,
         ln_ends: whole.ratio.ratio.ln(),
     };
-    let mut used = within::held(clock, &ends)?;
     let cfg = Config {
         alpha: cfg.alpha / stretches.len().max(1) as f64,
         ..cfg.clone()
     };
     let mut out = Vec::with_capacity(stretches.len());
     for (lo, hi) in stretches {
-        out.push(((lo, hi), within::search(lo, hi, &cfg, clock, &mut used)?));
+        out.push(((lo, hi), within::search(lo, hi, &cfg, clock, used)?));
     }
     Ok(out)
 }

@@ -187,27 +187,6 @@ impl Measurer for Sub<'_> {
     }
 }
 
-/// What `m` already holds of `commits`, per pool: the samples a search that must not reuse
-/// them hides. Asking for none returns every sample known without taking more.
-pub fn held(m: &mut dyn Measurer, commits: &[usize]) -> Result<HashMap<usize, usize>> {
-    let mut commits = commits.to_vec();
-    commits.sort_unstable();
-    commits.dedup();
-    let wants: Vec<(usize, usize)> = commits.iter().map(|&c| (c, 0)).collect();
-    let probes = m.ensure(&wants)?;
-    let mut used: HashMap<usize, usize> = HashMap::new();
-    for (c, p) in commits.into_iter().zip(probes) {
-        let k = match p {
-            Probe::Samples(v) => v.len(),
-            Probe::Skip(_) => 0,
-        };
-        let key = pool_key(&used, c, &*m);
-        let e = used.entry(key).or_insert(0);
-        *e = (*e).max(k);
-    }
-    Ok(used)
-}
-
 /// `lo..=hi` searched as a bisect of its own, on samples no earlier phase used (`used`, per
 /// pool, which grows by what this search takes); its positions made global.
 pub fn search(

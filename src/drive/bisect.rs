@@ -16,7 +16,7 @@ use super::state::Record;
 use crate::analysis::bisect::{self, LeftBecause, Outcome};
 use crate::analysis::locate::{self, Location};
 use crate::build::repo;
-use crate::measure::engine::{BuildUse, Session};
+use crate::measure::engine::{builds_used, Session};
 use crate::report::bisect::{
     change_point_json, BisectReport, ChangePointJson, LocatedJson, RunState, StepJson,
     ThreadEffect, UnexploredJson, BISECT_KIND,
@@ -190,7 +190,7 @@ impl Ran<'_, '_> {
             steps: (result.steps.iter())
                 .map(|s| StepJson::new(s, commits, threads))
                 .collect(),
-            builds: builds_used(session, counted.map(|c| c.0)),
+            builds: builds_used(std::iter::once(session).chain(counted.map(|c| c.0))),
             samples: session.samples_held() + counted.map_or(0, |c| c.0.samples_held()),
             samples_taken_now: session.samples_taken + counted.map_or(0, |c| c.0.samples_taken),
             placement: session.placement(),
@@ -236,15 +236,6 @@ fn change_points(
             .map(|cp| change_point_json(cp, commits, threads))
             .collect(),
     }
-}
-
-/// The builds the clock and the counts used, each once (the counts' first: they built them).
-pub(super) fn builds_used(clock: &Session, count: Option<&Session>) -> Vec<BuildUse> {
-    let mut builds = count.map(|c| c.builds.clone()).unwrap_or_default();
-    for (k, b) in &clock.builds {
-        builds.entry(k.clone()).or_insert_with(|| b.clone());
-    }
-    builds.into_values().collect()
 }
 
 /// The command that goes on where a spent --budget stopped.

@@ -15,7 +15,7 @@ use crate::analysis::bisect::Config;
 use crate::analysis::locate::{self, Location};
 use crate::analysis::scan;
 use crate::build::{builds, repo};
-use crate::measure::engine::Session;
+use crate::measure::engine::{builds_used, Session};
 use crate::measure::metric::Metric;
 use crate::report::bisect::LocatedJson;
 use crate::report::events::{Event, Sink};
@@ -86,10 +86,6 @@ fn report(
     let r = &plan.range;
     let commits = &setup.range.commits;
     let samples_total = session.samples_held() + counted.map_or(0, |c| c.0.samples_held());
-    let mut builds = session.builds.clone();
-    for (k, b) in counted.iter().flat_map(|c| &c.0.builds) {
-        builds.entry(k.clone()).or_insert_with(|| b.clone());
-    }
     ScanReport::new(
         result,
         ScanContext {
@@ -106,7 +102,7 @@ fn report(
             max_move: grid.max_move,
             moved: grid.moved,
             grid_builds_cached: grid.cached,
-            builds: builds.into_values().collect(),
+            builds: builds_used(std::iter::once(session).chain(counted.map(|c| c.0))),
             samples: samples_total,
             samples_taken_now: session.samples_taken + counted.map_or(0, |c| c.0.samples_taken),
             placement: session.placement(),

@@ -107,6 +107,21 @@ pub struct BuildUse {
     pub log: Option<String>,
 }
 
+/// The builds several sessions of one command used (a located search's counts and clock), each
+/// once, in commit order. A build counts as built now if any of them built it: the session that
+/// came second found it in the cache only because the first had just built it.
+pub fn builds_used<'s, 'a: 's>(
+    sessions: impl IntoIterator<Item = &'s Session<'a>>,
+) -> Vec<BuildUse> {
+    let mut used: BTreeMap<String, BuildUse> = BTreeMap::new();
+    for (k, b) in sessions.into_iter().flat_map(|s| &s.builds) {
+        used.entry(k.clone())
+            .and_modify(|u| u.fresh |= b.fresh)
+            .or_insert_with(|| b.clone());
+    }
+    used.into_values().collect()
+}
+
 /// Which cached samples a session may reuse. Samples belong to the command
 /// that took them: a comparison's sides must be sampled interleaved with
 /// each other, not hours apart, so a bisect or a gate reuses only its own

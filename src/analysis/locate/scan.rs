@@ -85,7 +85,13 @@ pub fn locate_scan_grid(
         clock_cfg.min_effect,
     ) {
         let cfg = budget.clock_search(ends_spent, true);
-        let parts = search_stretches(n, &cfg, clock, before.iter().collect(), &clock_ends)?;
+        let parts = search_stretches(
+            n,
+            &cfg,
+            clock,
+            (before.iter().collect(), &clock_ends),
+            &mut used,
+        )?;
         let (stretches, parts): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
         let found = parts.into_iter().map(|p| join(&mut result, p)).sum();
         location.time_search = Some(TimeSearch {
