@@ -4,7 +4,13 @@
 //! as calls that take a plan and return a result (`drive`) — and the commands (`cli`). The
 //! `perfbisect` binary only parses the command line and calls these.
 //!
-//! A bisect from code, its steps told as they happen and its result typed:
+//! A bisect from code, its steps told as they happen and its result typed. Every sample is
+//! taken in a fresh process of the perfbisect binary (its hidden `__sample` subcommand; a
+//! fleet's jobs run its `build` and `__lane`), so a program of its own names that binary in
+//! `PERFBISECT_EXE` ([`measure::runner::EXE_ENV`]): without it, the engine would start the
+//! program itself as the child. Every command that measures is such a call in [`drive`]
+//! (`drive::run`, `compare`, `gate`, `matrix`, `parity`, `explain`, `bisect`, `scan`), a plan
+//! in and a typed result out; the command line only makes the plan and renders the result.
 //!
 //! ```no_run
 //! use perfbisect::drive::{self, BisectPlan, RangePlan};

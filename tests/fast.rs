@@ -17,6 +17,8 @@ mod events;
 mod golden;
 #[path = "hardening.rs"]
 mod hardening;
+#[path = "library.rs"]
+mod library;
 #[path = "pairs.rs"]
 mod pairs;
 #[path = "parity.rs"]

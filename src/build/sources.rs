@@ -30,6 +30,20 @@ pub struct Sources {
 }
 
 impl Sources {
+    /// `repo` with the command line's defaults: the default recipe, builds taken from the
+    /// cache, the machine's cores, the default number of work trees, no remote ccache.
+    pub fn new(repo: impl Into<PathBuf>) -> Sources {
+        Sources {
+            repo: repo.into(),
+            recipe: "default".into(),
+            rebuild: false,
+            clean_build: false,
+            jobs: None,
+            work_trees: builds::DEFAULT_WORK_TREES,
+            ccache_remote: None,
+        }
+    }
+
     /// The repository and the recipe, each checked.
     pub fn open(&self) -> Result<(Repo, Recipe)> {
         if let Some(url) = &self.ccache_remote {

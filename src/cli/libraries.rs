@@ -3,6 +3,7 @@
 use clap::Args;
 
 use super::build::BuildArgs;
+use crate::drive::libraries::LibraryPlan;
 
 /// Which OpenSSL libraries a command measures: installed prefixes (default: the system's) or
 /// cached builds of revisions of a repository.
@@ -20,45 +21,12 @@ pub struct LibraryArgs {
 }
 
 impl LibraryArgs {
-    /// The repository and recipe, when revisions are asked for.
-    pub fn open_repo(
-        &self,
-    ) -> anyhow::Result<Option<(crate::build::repo::Repo, crate::build::recipe::Recipe)>> {
-        if self.revs.is_empty() {
-            Ok(None)
-        } else {
-            self.build.open().map(Some)
+    /// The library's plan of these libraries.
+    pub fn plan(&self) -> LibraryPlan {
+        LibraryPlan {
+            revs: self.revs.clone(),
+            openssl_dirs: self.openssl_dirs.clone(),
+            sources: self.build.sources(),
         }
-    }
-
-    pub fn libraries(
-        &self,
-        repo: Option<&crate::build::repo::Repo>,
-    ) -> anyhow::Result<Vec<crate::measure::engine::Library>> {
-        use crate::build::prefix::Prefix;
-        use crate::measure::engine::{Library, Target};
-        let mut libs = Vec::new();
-        if let Some(repo) = repo {
-            super::args::unique("revision", &self.revs).map_err(anyhow::Error::msg)?;
-            for rev in &self.revs {
-                libs.push(Library::Revision {
-                    label: rev.clone(),
-                    commit: repo.resolve_subject(rev)?,
-                });
-            }
-        } else if self.openssl_dirs.is_empty() {
-            libs.push(Library::Installed(Target::installed(Prefix::system()?)));
-        } else {
-            for d in &self.openssl_dirs {
-                let label = d.display().to_string();
-                let prefix = if label == "system" {
-                    Prefix::system()?
-                } else {
-                    Prefix::from_dir(d, &label)?
-                };
-                libs.push(Library::Installed(Target::installed(prefix)));
-            }
-        }
-        Ok(libs)
     }
 }

@@ -62,4 +62,4 @@ impl Global {
     }
 }
 
-pub use crate::drive::shard::{cells, sharded, Shard};
+pub use crate::drive::shard::Shard;

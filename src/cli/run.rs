@@ -6,11 +6,9 @@ use std::path::PathBuf;
 use super::args::{FixedSamplingArgs, ToolsArgs};
 use super::libraries::LibraryArgs;
 use super::Global;
-use crate::cache::Cache;
-use crate::measure::engine::{Reuse, Session, Side, Subject};
-use crate::measure::kernel::Registry;
+use crate::drive::{self, run::RunPlan};
 use crate::measure::runner;
-use crate::report::run::{RunFormat, RunReport, RunResult};
+use crate::report::run::RunFormat;
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -28,64 +26,23 @@ pub struct RunArgs {
 /// Measure every (OpenSSL, tool, threads) cell, interleaved, with fresh
 /// samples (nothing is reused or kept), and print the table.
 pub fn run(g: &Global, a: RunArgs) -> Result<Exit> {
-    let reg = Registry::load(g.kernels_dir.as_deref())?;
-    let specs = reg.parse_specs(&a.tools.tools)?;
-    let threads = a.tools.threads_or(&[1]);
-    a.sampling.timing.check_threads(&threads)?;
-    let cache = Cache::open(&g.cache())?;
-    let repo = a.libraries.open_repo()?;
-    let libs = a.libraries.libraries(repo.as_ref().map(|(r, _)| r))?;
-    let mut session = Session::new(&cache, a.sampling.timing.timing(), Reuse::Nothing);
-    if let Some((repo, recipe)) = &repo {
-        session = session.with_repo(repo, a.libraries.build.options(recipe));
-    }
-    session.progress_bar = true;
-    let mut subjects = Vec::new();
-    for lib in libs {
-        let (l, label) = session.add_ready_library(lib)?;
-        for (s, t) in super::cells(specs.len(), &threads, None) {
-            let i = session.add_subject(Subject {
-                lib: l,
-                spec: specs[s].clone(),
-                threads: t,
-                side: Side::Only,
-            })?;
-            subjects.push((label.clone(), i));
+    print!("{}", a.format.render(&drive::run::run(&a.plan(g))?)?);
+    Ok(Exit::Done)
+}
+
+impl RunArgs {
+    /// The library's plan of this command line.
+    fn plan(&self, g: &Global) -> RunPlan {
+        RunPlan {
+            tools: self.tools.tools.clone(),
+            threads: self.tools.threads_or(&[1]),
+            samples: self.sampling.samples(),
+            timing: self.sampling.timing.timing(),
+            libraries: self.libraries.plan(),
+            cache: g.cache(),
+            kernels_dir: g.kernels_dir.clone(),
         }
     }
-    let wants: Vec<(usize, usize)> = subjects
-        .iter()
-        .map(|&(_, i)| (i, a.sampling.samples()))
-        .collect();
-    session.ensure(&wants)?;
-    let mut results = Vec::new();
-    for (label, i) in subjects {
-        let sub = session.subject(i);
-        let (samples, na) = match session.samples(i) {
-            Ok(s) => (s.to_vec(), None),
-            Err(why) if why.is_not_applicable() => (Vec::new(), Some(why)),
-            // A kernel that fails is an error for `run`: there is no number to show.
-            Err(why) => anyhow::bail!(
-                "{} on {label} with {} threads: {why}",
-                sub.spec.short(),
-                sub.threads
-            ),
-        };
-        results.push(RunResult::new(
-            &label,
-            &sub.spec,
-            sub.threads,
-            samples,
-            na,
-            session.metric(),
-        ));
-    }
-    print!(
-        "{}",
-        a.format
-            .render(&RunReport::new(session.metric(), results))?
-    );
-    Ok(Exit::Done)
 }
 
 #[derive(Args)]
@@ -135,4 +92,33 @@ pub fn sample_child(a: SampleArgs) -> i32 {
         bytes_per_op: a.bytes_per_op,
         warmup: a.warmup,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Line {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    /// `RunPlan::new` is what `perfbisect run --tool T` asks for.
+    #[test]
+    fn the_library_defaults_are_the_command_lines() {
+        let line = Line::try_parse_from(["perfbisect", "--tool", "noop"]).unwrap();
+        let g = Global {
+            cache: None,
+            shared_cache: false,
+            kernels_dir: None,
+            quiet: false,
+            verbose: false,
+        };
+        assert_eq!(
+            format!("{:?}", line.run.plan(&g)),
+            format!("{:?}", RunPlan::new(&["noop"]))
+        );
+    }
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 
+use super::libraries::unique;
 use super::shard::{cells, sharded, Shard};
 use crate::analysis::stats;
 use crate::build::prefix::Prefix;
@@ -96,14 +97,6 @@ pub fn matrix(a: &MatrixPlan) -> Result<MatrixReport> {
         cells,
         metric: session.metric(),
     })
-}
-
-/// Refuses a list that names one item twice.
-fn unique(what: &str, items: &[String]) -> Result<()> {
-    match (items.iter().enumerate()).find(|(i, x)| items[..*i].contains(x)) {
-        Some((_, x)) => bail!("{what} {x} is listed twice"),
-        None => Ok(()),
-    }
 }
 
 /// At least one target, none given twice.

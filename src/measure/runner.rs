@@ -27,6 +27,37 @@ pub use child::{child_main, ChildArgs};
 
 pub const HIDDEN_SUBCOMMAND: &str = "__sample";
 
+/// The perfbisect binary the engine starts for its sampling children and a fleet's jobs, when
+/// the running program is not perfbisect itself but a program that calls the library's
+/// commands (`drive::bisect`, `drive::run`, ...): those processes are the binary's hidden
+/// subcommands, which only perfbisect's `main` answers.
+pub const EXE_ENV: &str = "PERFBISECT_EXE";
+
+/// `$PERFBISECT_EXE` when set (checked: an executable file), else none: this process is
+/// perfbisect, and starts itself.
+pub fn exe_from_env() -> Result<Option<PathBuf>> {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(path) = std::env::var_os(EXE_ENV).map(PathBuf::from) else {
+        return Ok(None);
+    };
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => Ok(Some(path)),
+        _ => bail!(
+            "{EXE_ENV}={} is not an executable file (it names the perfbisect binary whose \
+             sampling children and jobs the library starts)",
+            path.display()
+        ),
+    }
+}
+
+/// The perfbisect binary a fleet's jobs run: `$PERFBISECT_EXE`, else this one.
+pub fn perfbisect_exe() -> Result<PathBuf> {
+    match exe_from_env()? {
+        Some(p) => Ok(p),
+        None => std::env::current_exe().context("cannot find the perfbisect executable"),
+    }
+}
+
 /// The sampling child asks callgrind to start instrumenting before its measured loop (see
 /// `client_request`), so callgrind may start with instrumentation off.
 pub const INSTRUMENTS_LATE: bool = client_request::SUPPORTED;
@@ -217,6 +248,9 @@ pub fn take_sample(req: &SampleRequest) -> Result<SampleOutcome> {
 /// `perfbisect_measured_run`), so neither the new file nor a deleted inode would do.
 fn valgrind_exe() -> Result<PathBuf> {
     use std::os::unix::fs::MetadataExt;
+    if let Some(exe) = exe_from_env()? {
+        return Ok(exe);
+    }
     let exe = std::env::current_exe().context("cannot find the perfbisect executable")?;
     let on_disk = std::fs::metadata(&exe).map(|m| (m.dev(), m.ino())).ok();
     let running = std::fs::metadata("/proc/self/exe")
@@ -270,8 +304,9 @@ fn sampling_command(req: &SampleRequest, callgrind_out: Option<&Path>) -> Result
         None => {
             // /proc/self/exe still runs this very binary when the file on disk was
             // replaced (a rebuild during an hour-long bisect).
-            let exe = match Path::new("/proc/self/exe") {
-                p if p.exists() => p.to_path_buf(),
+            let exe = match (exe_from_env()?, Path::new("/proc/self/exe")) {
+                (Some(exe), _) => exe,
+                (None, p) if p.exists() => p.to_path_buf(),
                 _ => std::env::current_exe().context("cannot find the perfbisect executable")?,
             };
             Command::new(exe)

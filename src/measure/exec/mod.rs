@@ -82,6 +82,19 @@ pub struct Timing {
     pub metric: Metric,
 }
 
+impl Timing {
+    /// The command line's defaults for `metric`: its default duration, the timeout derived
+    /// from it, two retries.
+    pub fn of(metric: Metric) -> Timing {
+        Timing {
+            duration: metric.default_duration(),
+            timeout: None,
+            retries: 2,
+            metric,
+        }
+    }
+}
+
 /// One revision to have built (from the cache, or made now).
 #[derive(Debug, Clone)]
 pub struct BuildJob {

@@ -195,7 +195,7 @@ impl<'a> Slurm<'a> {
         cfg: SlurmConfig,
     ) -> Result<Slurm<'a>> {
         check_config(&cfg)?;
-        let exe = std::env::current_exe().context("cannot find the perfbisect executable")?;
+        let exe = crate::measure::runner::perfbisect_exe()?;
         let (dir, alive) = runs::start(cache)?;
         let adopted = runs::take_over(&cache.dir("jobs")?)?;
         let mut sbatch_args = vec![runs::comment(&dir)];
