@@ -2031,6 +2031,35 @@ fn bad_invocations_catalogue_synthetic_repo() {
             ],
             "alpha must be between 0 and 1",
         ),
+        // A count threshold for a search that does not count: accepted, it would change nothing.
+        (
+            &[
+                "bisect",
+                "--tool",
+                "fakework",
+                "--repo",
+                r,
+                "--threads",
+                "1,2",
+                "--count-min-effect",
+                "0.5%",
+                range,
+            ],
+            "this search does not locate by counts",
+        ),
+        (
+            &[
+                "scan",
+                "--tool",
+                "fakework",
+                "--repo",
+                r,
+                "--count-min-effect",
+                "0.5%",
+                range,
+            ],
+            "this search does not locate by counts",
+        ),
         (
             &[
                 "bisect",

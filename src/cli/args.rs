@@ -312,12 +312,31 @@ pub fn parse_routing(s: &str) -> Result<RoutingLevel, String> {
     }
 }
 
-/// `--count-min-effect`: the threshold of the count search that locates (with `--locate`).
+/// `--count-min-effect`: the threshold of the count search that locates (with `--locate`, or a
+/// bisect's default where it locates).
 #[derive(Args, Clone, Debug)]
 pub struct CountEffectArg {
-    /// With --locate: smallest change in the count worth locating, below --min-effect: a commit may move time by more than --min-effect while it moves the instructions executed by less (5c42ced0ff: +4.4% instructions, +15% time), and a count resolves 1% in a few samples (0.25% per sample)
-    #[arg(long, default_value = "1%", value_parser = parse_effect, requires = "locate")]
-    pub count_min_effect: f64,
+    /// When counts locate (--locate, or a bisect's default at one thread): smallest change in the count worth locating, below --min-effect: a commit may move time by more than --min-effect while it moves the instructions executed by less (5c42ced0ff: +4.4% instructions, +15% time), and a count resolves 1% in a few samples (0.25% per sample) [default: 1%]
+    #[arg(long, value_parser = parse_effect, value_name = "PCT")]
+    pub count_min_effect: Option<f64>,
+}
+
+impl CountEffectArg {
+    /// The threshold given, else the library's default.
+    pub fn value(&self) -> f64 {
+        (self.count_min_effect).unwrap_or(crate::drive::RangePlan::DEFAULT_COUNT_MIN_EFFECT)
+    }
+
+    /// Refuses a threshold given to a search that does not locate by counts: it would be
+    /// accepted and change nothing.
+    pub fn check(&self, locates: bool) -> anyhow::Result<()> {
+        if self.count_min_effect.is_some() && !locates {
+            anyhow::bail!(
+                "--count-min-effect is the count search's threshold, and this search does not locate by counts: add --locate instructions or --locate auto (a bisect locates by default only at one thread, in time, without --tail, run here)"
+            );
+        }
+        Ok(())
+    }
 }
 
 /// When a search stops before it has explained the whole range (bisect, simulate).

@@ -96,7 +96,7 @@ impl BisectArgs {
             exec: &a.exec,
             locate: a.locate,
             auto_by_default: true,
-            count_min_effect: a.count_effect.count_min_effect,
+            count_effect: &a.count_effect,
             tail: &a.tail,
         }
         .plan(g, (a.stop.max_changes(), a.stop.min_share))?;

@@ -32,7 +32,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 /// Options every command takes.
-#[derive(Args, Clone)]
+#[derive(Args, Clone, Default)]
 pub struct Global {
     /// Cache directory (default: $PERFBISECT_CACHE, else ~/.cache/perfbisect)
     #[arg(long, global = true, value_name = "DIR")]

@@ -109,13 +109,7 @@ mod tests {
     #[test]
     fn the_library_defaults_are_the_command_lines() {
         let line = Line::try_parse_from(["perfbisect", "--tool", "noop"]).unwrap();
-        let g = Global {
-            cache: None,
-            shared_cache: false,
-            kernels_dir: None,
-            quiet: false,
-            verbose: false,
-        };
+        let g = Global::default();
         assert_eq!(
             format!("{:?}", line.run.plan(&g)),
             format!("{:?}", RunPlan::new(&["noop"]))

@@ -60,7 +60,7 @@ pub fn run(g: &Global, a: ScanArgs) -> Result<Exit> {
         exec: &a.exec,
         locate: a.locate,
         auto_by_default: false,
-        count_min_effect: a.count_effect.count_min_effect,
+        count_effect: &a.count_effect,
         tail: &Default::default(),
     }
     .plan(g, (None, None))?;

@@ -3,7 +3,9 @@
 
 use anyhow::Result;
 
-use super::args::{LocateBy, RoutingArg, SequentialArgs, StatsArgs, TailArg, ToolArg};
+use super::args::{
+    CountEffectArg, LocateBy, RoutingArg, SequentialArgs, StatsArgs, TailArg, ToolArg,
+};
 use super::build::BuildArgs;
 use super::exec::ExecArgs;
 use super::Global;
@@ -25,7 +27,7 @@ pub struct RangeArgs<'a> {
     /// Without --locate, `--locate auto` where the plan allows it (bisect: see
     /// [`RangePlan::locates_by_default`]); the clock alone otherwise.
     pub auto_by_default: bool,
-    pub count_min_effect: f64,
+    pub count_effect: &'a CountEffectArg,
     pub tail: &'a TailArg,
 }
 
@@ -56,7 +58,7 @@ impl RangeArgs<'_> {
                 routing: self.routing.level(),
             },
             locate: self.locate.and_then(LocateBy::plan),
-            count_min_effect: self.count_min_effect,
+            count_min_effect: self.count_effect.value(),
             count_duration: (self.sampling.timing).duration_for(Metric::Instructions),
             sources: self.build.sources(),
             slurm: self.exec.slurm()?,
@@ -66,6 +68,7 @@ impl RangeArgs<'_> {
         if self.locate.is_none() && self.auto_by_default {
             plan = plan.with_default_locate();
         }
+        self.count_effect.check(plan.locate.is_some())?;
         Ok(plan)
     }
 }
@@ -98,13 +101,7 @@ mod tests {
     #[test]
     fn the_library_defaults_are_the_command_lines() {
         let line = Line::try_parse_from(["perfbisect", "--tool", "randbytes", "a..b"]).unwrap();
-        let g = Global {
-            cache: None,
-            shared_cache: false,
-            kernels_dir: None,
-            quiet: false,
-            verbose: false,
-        };
+        let g = Global::default();
         let from_line = line.bisect.plan(&g).unwrap();
         let from_library = BisectPlan::new(RangePlan::new(".", "a..b", "randbytes"));
         assert_eq!(
@@ -117,14 +114,32 @@ mod tests {
         assert_eq!(plan_of(&["--locate", "time"]).locate, None);
     }
 
+    /// `--count-min-effect` is taken where the bisect counts, by default at one thread too, and
+    /// refused where it would change nothing.
+    #[test]
+    fn a_count_threshold_is_taken_where_the_search_counts() {
+        let plan = plan_of(&["--count-min-effect", "0.5%"]);
+        assert_eq!(plan.locate, Some(Locate::Auto));
+        assert_eq!(plan.count_min_effect, 0.005);
+        assert_eq!(plan_of(&[]).count_min_effect, 0.01);
+        for keeps_the_clock in [&["--threads", "1,2"][..], &["--locate", "time"]] {
+            let args = [keeps_the_clock, &["--count-min-effect", "0.5%"]].concat();
+            let line = Line::try_parse_from(
+                ["perfbisect", "--tool", "randbytes", "a..b"]
+                    .iter()
+                    .chain(&args),
+            )
+            .unwrap();
+            let err = line.bisect.plan(&Global::default()).unwrap_err();
+            assert!(
+                err.to_string().contains("does not locate by counts"),
+                "{args:?}: {err}"
+            );
+        }
+    }
+
     fn plan_of(args: &[&str]) -> RangePlan {
-        let g = Global {
-            cache: None,
-            shared_cache: false,
-            kernels_dir: None,
-            quiet: false,
-            verbose: false,
-        };
+        let g = Global::default();
         let line = Line::try_parse_from(
             ["perfbisect", "--tool", "randbytes", "a..b"]
                 .iter()

@@ -388,6 +388,8 @@ fn noise_model(a: &SimulateArgs) -> Result<(NoiseModel, Option<NoiseFit>)> {
 }
 
 pub fn run(a: SimulateArgs) -> Result<Exit> {
+    a.count_effect
+        .check(a.locate.is_some_and(|by| by.plan().is_some()))?;
     if a.commits < 2 {
         anyhow::bail!("--commits must be at least 2");
     }
@@ -431,7 +433,7 @@ pub fn run(a: SimulateArgs) -> Result<Exit> {
         scan: a.scan.then_some(a.grid.grid),
         locate: (a.locate.filter(|by| by.plan().is_some())).map(|by| simulate::CountSim {
             noise: a.count_noise,
-            min_effect: a.count_effect.count_min_effect,
+            min_effect: a.count_effect.value(),
             schedule: by.metric().default_schedule(),
             seconds: a.count_seconds,
             auto: by == super::args::LocateBy::Auto,

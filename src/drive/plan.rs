@@ -92,6 +92,10 @@ pub struct ScanPlan {
 }
 
 impl RangePlan {
+    /// The count search's threshold unless `--count-min-effect` says otherwise: below the
+    /// clock's 3%, since a commit may move time more than its instructions (docs/commands.md).
+    pub const DEFAULT_COUNT_MIN_EFFECT: f64 = 0.01;
+
     /// A search of `range` (`GOOD..BAD`) of the repository at `repo` with `tool`, with the
     /// command line's defaults: one thread, quarter-second time samples (a crashed one taken
     /// again twice; 1-second counts when locating), alpha 0.01, a minimum effect of 3%, 5 to 40
@@ -104,7 +108,7 @@ impl RangePlan {
             timing: Timing::of(Metric::Time),
             cfg: Config::default(),
             locate: None,
-            count_min_effect: 0.01,
+            count_min_effect: Self::DEFAULT_COUNT_MIN_EFFECT,
             count_duration: Metric::Instructions.default_duration(),
             sources: Sources::new(repo),
             slurm: None,

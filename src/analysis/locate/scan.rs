@@ -47,17 +47,7 @@ pub fn locate_scan_grid(
         spent: ends_spent,
     } = bisect::compare_ends(n, &budget.clock, clock)?;
     let found = scan::search_intervals(grid, count_cfg, count)?;
-    let count_ends = bisect::compare_ends(n, count_cfg, count)?;
-    let mut location = Location {
-        searched_by: SearchedBy::Count,
-        count_ends: count_ends.comparison,
-        count_resolution: count_ends.resolution,
-        count_samples: found.samples_taken,
-        count_decisions: found.decisions() + 1,
-        clock_confirmations: 0,
-        unexplained: None,
-        time_search: None,
-    };
+    let mut location = counted(&found, bisect::compare_ends(n, count_cfg, count)?);
     let counts_moved = (found.changes.iter()).any(|c| c.cp.confirmed || c.cp.unresolved);
     if !counts_moved && !same(&clock_ends) {
         let cfg = budget.clock_search(ends_spent, false);
@@ -110,6 +100,21 @@ pub fn locate_scan_grid(
     // What the scan resolves is the clock's: what the counts resolved is the location's.
     result.resolution = clock_resolution;
     Ok(LocatedScan { result, location })
+}
+
+/// What the counts saw of a scan: its ends, its samples and decisions (the ends' comparison
+/// one of them); the clock's part is filled in as it is done.
+fn counted(found: &ScanResult, count_ends: bisect::EndsCompared) -> Location {
+    Location {
+        searched_by: SearchedBy::Count,
+        count_ends: count_ends.comparison,
+        count_resolution: count_ends.resolution,
+        count_samples: found.samples_taken,
+        count_decisions: found.decisions() + 1,
+        clock_confirmations: 0,
+        unexplained: None,
+        time_search: None,
+    }
 }
 
 /// The counts' change points confirmed on the clock, the largest share of the range's
