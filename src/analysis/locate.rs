@@ -245,19 +245,30 @@ pub struct AutoChoice {
 /// resolve `--min-effect` at its cap ([`Resolution::short`]); noise not yet known is no reason to
 /// leave the clock. The ends are compared as every search of the range compares them, so the
 /// search that follows starts from these samples and takes none of them twice. The noise is
-/// that of each end's first samples (its first look, at least [`MIN_SAMPLES`]), not of all it
-/// holds: a resumed run, whose ends hold the whole earlier run's samples, chooses as it did.
+/// that of each end's first samples (its first look, at least [`MIN_SAMPLES`], at most what the
+/// ends' comparison read), not of all it holds: a resumed run, whose ends hold the whole earlier
+/// run's samples, chooses as it did.
 pub fn auto(n: usize, clock_cfg: &Config, clock: &mut dyn Measurer) -> Result<AutoChoice> {
-    let Some(all) = bisect::compare_ends(n, clock_cfg, clock)?.resolution else {
+    let compared = bisect::compare_ends(n, clock_cfg, clock)?;
+    let Some(all) = compared.resolution else {
         return Ok(AutoChoice {
             counts: false,
             clock: None,
         });
     };
+    // At most what the comparison read of each end: a first look of fewer than MIN_SAMPLES
+    // (`--samples 3`) left the ends holding only those on a first run, while a resumed run's
+    // ends hold the whole search's samples, and took MIN_SAMPLES of them, choosing otherwise.
     let first = clock_cfg.schedule.initial.max(MIN_SAMPLES);
+    let read = |c: usize, m: &dyn Measurer| {
+        let key = bisect::pool_key(&compared.used, c, m);
+        compared.used.get(&key).copied().unwrap_or(0).min(first)
+    };
+    let reads = [read(0, clock), read(n - 1, clock)];
     let ends: Vec<Vec<f64>> = (clock.ensure(&[(0, 0), (n - 1, 0)])?.into_iter())
-        .filter_map(|p| match p {
-            Probe::Samples(s) => Some(s.first(first).values),
+        .zip(reads)
+        .filter_map(|(p, k)| match p {
+            Probe::Samples(s) => Some(s.first(k).values),
             Probe::Skip(_) => None,
         })
         .collect();
