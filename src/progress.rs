@@ -36,7 +36,7 @@ pub fn info(msg: &str) {
 /// A line on stderr only with -v.
 pub fn detail(msg: &str) {
     if verbose() {
-        eprintln!("{msg}");
+        above_status(|| eprintln!("{msg}"));
     }
 }
 

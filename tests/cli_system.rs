@@ -844,3 +844,33 @@ fn evp_fetch_walks_perftools_list_and_pq_needs_3_5() {
         ("evp_fetch:type=all,alg=SHA2-256", "alg must be default"),
     ]);
 }
+
+/// More threads than this machine has cores is said once on stderr, not per cell; `-q` keeps
+/// it quiet.
+#[test]
+fn oversubscribed_thread_counts_are_said_once() {
+    let d = tempfile::tempdir().unwrap();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let over = format!("{},{}", cores + 1, cores + 2);
+    let run = |extra: &[&str]| {
+        let o = perfbisect(d.path())
+            .args(["run", "--tool", "noop", "--threads", &over])
+            .args(["--samples", "1", "--duration", "0.02"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let err = run(&[]);
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("oversubscribe"))
+        .collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(
+        said[0].starts_with(&format!("warning: {} threads on {cores} cores", cores + 1)),
+        "{err}"
+    );
+    assert!(!run(&["-q"]).contains("oversubscribe"));
+}

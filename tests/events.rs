@@ -15,7 +15,7 @@ fn bisect(cache: &Path, repo: &Path, range: &str) -> std::process::Output {
         .arg(test_kernels())
         .arg("bisect")
         .args(FAST_SEARCH)
-        .args(["--format", "jsonl", "--repo"])
+        .args(["-v", "--format", "jsonl", "--repo"])
         .arg(repo)
         .arg(range)
         .output()
@@ -37,10 +37,10 @@ fn events(out: &str) -> Vec<(String, Value)> {
         .collect()
 }
 
-#[test]
-fn a_bisect_tells_builds_steps_and_change_points_as_jsonl_events() {
-    let d = tempfile::tempdir().unwrap();
-    let repo = d.path().join("repo");
+/// Four commits of the fake OpenSSL under `dir`, the third ten times slower: the repository
+/// and the commit ids, oldest first.
+fn slower_third_commit(dir: &Path) -> (std::path::PathBuf, Vec<String>) {
+    let repo = dir.join("repo");
     let slow: &[(&str, &str)] = &[("fake_cost.h", "#define FAKE_COST 2000\n")];
     let ids = fake_openssl_repo(
         &repo,
@@ -51,6 +51,13 @@ fn a_bisect_tells_builds_steps_and_change_points_as_jsonl_events() {
             ("three", &[("notes/3.txt", "3\n")]),
         ],
     );
+    (repo, ids)
+}
+
+#[test]
+fn a_bisect_tells_builds_steps_and_change_points_as_jsonl_events() {
+    let d = tempfile::tempdir().unwrap();
+    let (repo, ids) = slower_third_commit(d.path());
     let cache = d.path().join("cache");
     let range = format!("{}..{}", ids[0], ids[3]);
     let o = bisect(&cache, &repo, &range);
@@ -126,4 +133,57 @@ fn a_bisect_tells_builds_steps_and_change_points_as_jsonl_events() {
     let report: BisectReport = serde_json::from_value(data).unwrap();
     assert_eq!(report.samples_taken_now, report.samples);
     assert_eq!(report.changes[0].info.commit, ids[2]);
+}
+
+/// The text result opens with the answer: its first line the range's change, its second the
+/// change point (commit, date, change, subject); progress goes to stderr, so `-q` prints the
+/// result alone, and `-v` adds the steps (stderr) and the details after the answer (stdout).
+#[test]
+fn a_text_bisect_answers_first_and_quietly_with_q() {
+    let d = tempfile::tempdir().unwrap();
+    let (repo, ids) = slower_third_commit(d.path());
+    let cache = d.path().join("cache");
+    let range = format!("{}..{}", ids[0], ids[3]);
+    let text = |level: &[&str]| {
+        let o = perfbisect(&cache)
+            .arg("--kernels-dir")
+            .arg(test_kernels())
+            .arg("bisect")
+            .args(FAST_SEARCH)
+            .args(level)
+            .arg("--repo")
+            .arg(&repo)
+            .arg(&range)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        (stdout(&o), stderr(&o))
+    };
+    let (out, err) = text(&[]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].contains(": slower +"), "{out}");
+    assert!(
+        lines[1].starts_with(&format!("  {}  ", &ids[2][..10])) && lines[1].ends_with(" slower"),
+        "{out}"
+    );
+    assert!(lines.len() <= 12, "{out}");
+    assert!(lines.last().unwrap().starts_with("reproduce: "), "{out}");
+    // Progress on stderr: what is searched and the change point as it is confirmed, no steps.
+    assert!(err.starts_with("bisecting "), "{err}");
+    assert!(err.contains("change point confirmed: "), "{err}");
+    assert!(!err.contains(" n="), "{err}");
+
+    // Run again, the search is read back from the cache: the same answer, its cost aside.
+    let answer = lines[..2].join("\n");
+    let (quiet, quiet_err) = text(&["-q"]);
+    assert!(quiet.starts_with(&answer), "{quiet}\nagainst\n{out}");
+    assert_eq!(quiet_err, "", "-q: nothing but the result");
+
+    let (verbose, verbose_err) = text(&["-v"]);
+    assert!(verbose.starts_with(&answer), "{verbose}");
+    assert!(
+        verbose.contains("\ndetails:\n") && verbose.contains("result 1: culprit "),
+        "{verbose}"
+    );
+    assert!(verbose_err.contains(" n="), "the steps: {verbose_err}");
 }

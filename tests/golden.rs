@@ -25,6 +25,59 @@ fn help_pins_the_command_surface() {
     }
 }
 
+/// Help is reference: what an option does and its default. Which commit or which day backed a
+/// default is history, kept in git and the docs, never in `--help`.
+#[test]
+fn help_cites_no_commit_ids_or_dates() {
+    let d = tempfile::tempdir().unwrap();
+    let top = stdout(&perfbisect(d.path()).arg("--help").output().unwrap());
+    let commands: Vec<&str> = (top.lines())
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() >= 17, "{top}");
+    for cmd in [&[][..], &["report", "merge"], &["cache", "ls"]]
+        .into_iter()
+        .map(|c| c.to_vec())
+        .chain(commands.iter().map(|c| vec![*c]))
+    {
+        let o = perfbisect(d.path())
+            .args(&cmd)
+            .arg("--help")
+            .output()
+            .unwrap();
+        let help = stdout(&o);
+        for word in help.split(|c: char| !c.is_ascii_alphanumeric() && c != '-') {
+            assert!(
+                !commit_like(word) && !date_like(word),
+                "{cmd:?} --help cites {word:?}:\n{help}"
+            );
+        }
+    }
+    // The checks themselves tell history from reference.
+    assert!(commit_like("5c42ced0ff") && date_like("2026-12-07"));
+    assert!(!commit_like("sha256") && !commit_like("deadline") && !date_like("1-thread"));
+}
+
+/// A word of 7 to 40 hex digits with digits and letters both: an abbreviated commit id.
+fn commit_like(w: &str) -> bool {
+    (7..=40).contains(&w.len())
+        && w.chars().all(|c| c.is_ascii_hexdigit())
+        && w.chars().any(|c| c.is_ascii_digit())
+        && w.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+/// YYYY-MM-DD.
+fn date_like(w: &str) -> bool {
+    let parts: Vec<&str> = w.split('-').collect();
+    parts.len() == 3
+        && [4, 2, 2] == [parts[0].len(), parts[1].len(), parts[2].len()]
+        && parts.iter().all(|p| p.chars().all(|c| c.is_ascii_digit()))
+}
+
 #[test]
 fn kernel_and_recipe_lists() {
     check("kernels", &["kernels"]);

@@ -535,13 +535,24 @@ fn build_failure_mid_range_is_skipped_synthetic_repo() {
         "{step:?}"
     );
 
-    // The same bisect as text, from the cache: the range, the skip and the log.
+    // The same bisect as text with -v, from the cache: the range, the skip and the log (the
+    // step lines on stderr, the details after the answer on stdout).
     let o = pb(&cache)
         .args(bisect_args(&repo, &range))
+        .arg("-v")
         .output()
         .unwrap();
-    let out = stdout(&o);
-    assert!(o.status.success(), "{out}{}", stderr(&o));
+    let out = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{out}");
+    let answer = stdout(&o);
+    assert!(
+        answer.lines().nth(1).unwrap().contains(&format!(
+            "  {}..{}  ",
+            &ids[3][..10],
+            &ids[5][..10]
+        )),
+        "{answer}"
+    );
     assert!(
         out.contains(&format!(
             "the change is in one of {}..{} (1 skipped commit(s) between)",
@@ -625,7 +636,8 @@ fn locate_by_count_confirms_by_clock_synthetic_repo() {
     let ids = regression_repo(r.path());
     let range = format!("{}..{}", ids[0], ids[8]);
     let values = [("--min-effect", "0.5%"), ("--samples", "5")];
-    let args = bisect_args_with(r.path(), &range, &values, &["--locate", "auto"]);
+    // -v: the located points are told on stderr as they are located.
+    let args = bisect_args_with(r.path(), &range, &values, &["--locate", "auto", "-v"]);
     let (j, o): (BisectReport, _) = run_json(c.path(), args);
     assert!(
         j.notes.iter().any(|n| n.starts_with("--locate auto: ")
@@ -747,7 +759,8 @@ fn scan_located_by_count_confirms_by_clock_synthetic_repo() {
     let (r, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let ids = regression_repo(r.path());
     let range = format!("{}..{}", ids[0], ids[8]);
-    let extra = ["--scan", "--grid", "5", "--locate", "instructions"];
+    // -v: the grid's points are told on stderr as soon as it is fitted.
+    let extra = ["--scan", "--grid", "5", "--locate", "instructions", "-v"];
     let (scan, o): (ScanReport, _) = bisect_json(c.path(), r.path(), &range, &extra);
     let confirmed: Vec<&str> = (scan.changes.iter())
         .filter(|c| c.point.confirmed)
@@ -772,8 +785,7 @@ fn scan_located_by_count_confirms_by_clock_synthetic_repo() {
         "{}",
         scan.reproduce
     );
-    use perfbisect::report::export::{Export, Text};
-    let text = Text.export(&scan).unwrap();
+    let text = scan.details_text(&Default::default());
     assert!(
         text.contains("search: located by instructions") && text.contains(" instr ["),
         "{text}"
@@ -896,8 +908,9 @@ fn a_library_without_a_kernels_symbol_is_a_build_problem_synthetic_repo() {
     );
     // The build itself passed its check (it has every call the check asks for).
     assert!(builds_by_commit(&j)[&ids[4]].ok);
-    let text = pb(&cache).args(&args).output().unwrap();
-    assert!(stdout(&text).contains(&problem), "{}", stdout(&text));
+    // The step line says it (-v, on stderr).
+    let text = pb(&cache).args(&args).arg("-v").output().unwrap();
+    assert!(stderr(&text).contains(&problem), "{}", stderr(&text));
 }
 
 // ------------------------------------------------------------ 3. SIGINT
@@ -2409,6 +2422,7 @@ fn byte_identical_builds_share_their_samples_synthetic_repo() {
     );
     let text = pb(&cache)
         .args(bisect_args(&repo, &range))
+        .arg("-v")
         .output()
         .unwrap();
     assert!(

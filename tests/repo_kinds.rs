@@ -415,10 +415,12 @@ fn bisect_steps_show_committer_dates_and_distant_author_dates() {
         ])
         .arg(&repo)
         .arg("HEAD~2..HEAD")
+        .arg("-v")
         .output()
         .unwrap();
-    let out = stdout(&o);
-    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    // The step lines (-v, on stderr).
+    let out = stderr(&o);
+    assert!(o.status.success(), "{out}\n{}", stdout(&o));
     eprintln!("{out}");
     let line = |subject: &str| -> String {
         out.lines()

@@ -240,7 +240,7 @@ fn page_renders_in_chromium() {
     }
     assert!(
         !missing,
-        "chromium is not installed (apt-get install -y chromium, as .ci/run does), or set PERFBISECT_SKIP_BROWSER=1 to skip this check"
+        "chromium is not installed (scripts/setup installs it), or set PERFBISECT_SKIP_BROWSER=1 to skip this check"
     );
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("site");

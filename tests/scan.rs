@@ -130,14 +130,15 @@ fn scan_finds_a_slowdown_and_its_undo_synthetic_repo() {
     assert!((2..=4).contains(&entered), "{:?}", j.intervals);
     assert!(j.family_alpha <= 0.2 + 1e-9);
 
-    // Text, via bisect --scan: the grid is cached now; the undo is said in words.
+    // Text with -v, via bisect --scan: the grid is cached now (said on stderr); the undo is said
+    // in words in the details.
     let o = run(
         &cache,
         &args("bisect", &repo, &range),
-        &["--scan", "--grid", "5"],
+        &["--scan", "--grid", "5", "-v"],
     );
-    let out = stdout(&o);
-    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    let out = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{out}");
     assert!(
         out.contains("builds for the grid: 5 needed, 5 in the cache, 0 to build"),
         "{out}"

@@ -58,24 +58,6 @@ impl ToolArg {
         let v: Vec<String> = self.thread_counts().iter().map(|t| t.to_string()).collect();
         v.join(",")
     }
-
-    /// One line on stderr when a thread count exceeds the machine's cores: oversubscribed
-    /// threads measure the scheduler too. Not an error.
-    pub fn warn_oversubscribed(&self) {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let over: Vec<String> = self
-            .thread_counts()
-            .into_iter()
-            .filter(|&t| t > cores)
-            .map(|t| t.to_string())
-            .collect();
-        if !over.is_empty() {
-            crate::progress::info(&format!(
-                "warning: {} thread(s) on {cores} core(s) oversubscribe this machine: such figures measure the scheduler too",
-                over.join(",")
-            ));
-        }
-    }
 }
 
 /// Several tools at several thread counts (run, matrix, gate).
@@ -281,7 +263,7 @@ pub struct StatsArgs {
 /// `--routing-level`: how a search's routing decisions are tested (bisect, scan, simulate, plan).
 #[derive(Args, Clone, Debug, Default)]
 pub struct RoutingArg {
-    /// How each routing decision of a search (ends, candidates, sub-range checks) is tested: a level such as 0.1% (each decision errs at most that often, outside --alpha: every change point is confirmed on a fresh block whose tests alone bound false culprits), or 'family' (inside --alpha with every other test, as before 2026-12-07: fewer wrong turns, more samples per decision) [default: 0.1%]
+    /// How each routing decision of a search (ends, candidates, sub-range checks) is tested: a level such as 0.1% per decision, outside --alpha (every change point is still confirmed on a fresh block whose tests bound false culprits), or 'family' (inside --alpha with every other test) [default: 0.1%]
     #[arg(long, value_name = "LEVEL|family", value_parser = parse_routing)]
     pub routing_level: Option<RoutingLevel>,
 }
@@ -316,7 +298,7 @@ pub fn parse_routing(s: &str) -> Result<RoutingLevel, String> {
 /// bisect's default where it locates).
 #[derive(Args, Clone, Debug)]
 pub struct CountEffectArg {
-    /// When counts locate (--locate, or a bisect's default at one thread): smallest change in the count worth locating, below --min-effect: a commit may move time by more than --min-effect while it moves the instructions executed by less (5c42ced0ff: +4.4% instructions, +15% time), and a count resolves 1% in a few samples (0.25% per sample) [default: 1%]
+    /// When counts locate (--locate, or a bisect's default at one thread): the smallest change in instructions/op worth locating, usually below --min-effect since time can move more than the count [default: 1%]
     #[arg(long, value_parser = parse_effect, value_name = "PCT")]
     pub count_min_effect: Option<f64>,
 }

@@ -57,7 +57,7 @@ pub struct BisectArgs {
     scan: bool,
     #[command(flatten)]
     grid: GridArg,
-    /// Locate by count, confirm by clock (1 thread): search on instruction counts under valgrind, then confirm every change point in time on a fresh interleaved block; the ends are compared in time too, and a range whose time moved without its counts is searched in time; `auto`: by instructions only when the noise at the range's ends says the clock cannot resolve --min-effect at --max-samples; `time`: the clock alone [default: auto at 1 thread in time, on this machine (not through Slurm), without --tail; else time]
+    /// How the range is searched (1 thread): `instructions` locates on counts under valgrind and confirms every change point in time on a fresh block; `auto` does so only where the ends' noise says the clock cannot resolve --min-effect at --max-samples; `time` searches on the clock alone [default: auto at 1 thread in time on this machine without --tail; else time]
     #[arg(long, value_enum, value_name = "METRIC")]
     locate: Option<super::args::LocateBy>,
     #[command(flatten)]
@@ -73,11 +73,7 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     let plan = a.plan(g)?;
     plan.validate()?;
     let links = a.links.links()?;
-    a.tool.warn_oversubscribed();
-    let sink = lines(
-        a.format == BisectFormat::Text,
-        a.format == BisectFormat::Jsonl,
-    );
+    let sink = lines(a.format == BisectFormat::Jsonl);
     let report = crate::drive::bisect(&plan, &sink)?;
     output(&a, &report, &links)
 }
@@ -112,6 +108,9 @@ impl BisectArgs {
 /// The result in its format on stdout, each explanation after it, the plot; the exit code.
 fn output(a: &BisectArgs, json: &BisectReport, links: &Links) -> Result<Exit> {
     print!("{}", a.format.render_linked(json, links)?);
+    if a.format == BisectFormat::Text && progress::verbose() {
+        print!("\ndetails:\n{}", json.details_text(links));
+    }
     let explain_format = match a.format {
         BisectFormat::Text => Some(ExplainFormat::Text),
         BisectFormat::Markdown => Some(ExplainFormat::Markdown),

@@ -83,7 +83,6 @@ impl CommonArgs {
 fn run(o: &CommonArgs, plan: &ComparePlan) -> Result<Exit> {
     let links = o.links.links()?;
     plan.validate()?;
-    o.tool.warn_oversubscribed();
     let mut out = String::new();
     for report in compare(plan)? {
         if !out.is_empty() {

@@ -44,10 +44,10 @@ pub struct Global {
     /// Extra kernels (*.c) to use beside the built-in ones
     #[arg(long, global = true, value_name = "DIR")]
     pub kernels_dir: Option<PathBuf>,
-    /// Print only results
+    /// Print only results: no progress on stderr
     #[arg(short, long, global = true)]
     pub quiet: bool,
-    /// Print every sample and build step
+    /// Print how a search goes (every tested commit, the forecast) and each result's method and figures
     #[arg(short, long, global = true)]
     pub verbose: bool,
 }

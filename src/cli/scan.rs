@@ -70,12 +70,15 @@ pub fn run(g: &Global, a: ScanArgs) -> Result<Exit> {
     };
     plan.validate()?;
     let links = a.links.links()?;
-    let report = crate::drive::scan(&plan, &lines(a.format == ScanFormat::Text, false))?;
+    let report = crate::drive::scan(&plan, &lines(false))?;
     output(&a, &report, &links)
 }
 
 fn output(a: &ScanArgs, report: &ScanReport, links: &Links) -> Result<Exit> {
     print!("{}", a.format.render_linked(report, links)?);
+    if a.format == ScanFormat::Text && progress::verbose() {
+        print!("\ndetails:\n{}", report.details_text(links));
+    }
     if let Some(dir) = &a.plot {
         let path = report.write_plot(dir)?;
         progress::info(&format!("wrote {}", path.display()));

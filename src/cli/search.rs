@@ -73,13 +73,13 @@ impl RangeArgs<'_> {
     }
 }
 
-/// Where a search's events go: lines beside a text result, JSON events with jsonl, else
-/// stderr.
-pub fn lines(text: bool, jsonl: bool) -> Lines {
-    Lines::new(match (text, jsonl) {
-        (true, _) => LinesTo::Stdout,
-        (_, true) => LinesTo::Jsonl,
-        _ => LinesTo::Stderr,
+/// Where a search's events go: JSON events on stdout with jsonl, else lines on stderr (stdout
+/// holds the result alone).
+pub fn lines(jsonl: bool) -> Lines {
+    Lines::new(if jsonl {
+        LinesTo::Jsonl
+    } else {
+        LinesTo::Stderr
     })
 }
 

@@ -50,7 +50,7 @@ pub struct SimulateArgs {
     /// With --locate: sigma of a count's noise
     #[arg(long, default_value = "0.25%", value_parser = parse_rate, requires = "locate")]
     count_noise: f64,
-    /// With --locate: machine seconds one count sample costs (2.5: a 1-second count sample of pkeyread under callgrind, measured 2026-12-03)
+    /// With --locate: machine seconds one count sample costs (a 1-second count sample under callgrind)
     #[arg(long, default_value = "2.5", value_parser = parse_seconds, requires = "locate")]
     count_seconds: f64,
     /// Machine seconds one time sample costs (the reports' machine time)

@@ -392,6 +392,9 @@ impl<'a> Session<'a> {
     /// (instructions at more than one thread), before anything is built.
     pub fn add_subject(&mut self, s: Subject) -> Result<usize> {
         self.metric.check_threads(s.threads)?;
+        if self.exec.kind() == crate::measure::exec::ExecutorKind::Local {
+            warn_oversubscribed(s.threads);
+        }
         if self.metric == Metric::Instructions && !self.valgrind_checked {
             metric::valgrind_version()?;
             self.valgrind_checked = true;
@@ -585,3 +588,18 @@ impl Measurer for Session<'_> {
 #[cfg(test)]
 #[path = "engine_tests.rs"]
 mod tests;
+
+/// One line on stderr, once per process, when a subject runs more threads than this machine
+/// has cores: oversubscribed threads measure the scheduler too. Said when the first such subject
+/// is added, after the command's input was checked, so a bad invocation still gets one line.
+fn warn_oversubscribed(threads: usize) {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads > cores {
+        SAID.call_once(|| {
+            crate::progress::info(&format!(
+                "warning: {threads} threads on {cores} cores oversubscribe this machine: such figures measure the scheduler too"
+            ))
+        });
+    }
+}

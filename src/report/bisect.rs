@@ -343,23 +343,24 @@ impl TimeSearchJson {
             Some(u) => format!("; still {} unexplained", u.pct()),
             None => String::new(),
         };
-        // An interval that holds no change says only that the time may have moved: the
-        // stretches are searched because it cannot be ruled out, not because it was shown.
-        let (moved, why) = if self.moved.lo > 1.0 || self.moved.hi < 1.0 {
-            (
-                "moved",
-                "memory, caches or contention leave the instructions alone",
+        let (n_str, were) = (
+            if n == 1 { "stretch" } else { "stretches" },
+            if n == 1 { "was" } else { "were" },
+        );
+        // An interval that holds no change supports no finding: whether the time moved is
+        // said unresolved, and the stretches are searched because it could not be ruled out.
+        if self.moved.lo > 1.0 || self.moved.hi < 1.0 {
+            format!(
+                "; the time moved {} beyond the change points the counts located (memory, caches or contention leave the instructions alone), so the {n} {n_str} between them {were} searched in time: {} change point(s) found there{still}",
+                self.moved.pct(),
+                self.found,
             )
         } else {
-            ("may have moved", "not ruled out at this noise")
-        };
-        format!(
-            "; the time {moved} {} beyond the change points the counts located ({why}), so the {n} stretch{} between them {} searched in time: {} change point(s) found there{still}",
-            self.moved.pct(),
-            if n == 1 { "" } else { "es" },
-            if n == 1 { "was" } else { "were" },
-            self.found,
-        )
+            format!(
+                "; whether the time moved beyond the change points the counts located is not resolved at this noise, so the {n} {n_str} between them {were} searched in time: {} change point(s) found there{still}",
+                self.found,
+            )
+        }
     }
 }
 
@@ -705,6 +706,7 @@ fn change_word(v: Verdict) -> &'static str {
     }
 }
 
+mod answer;
 mod live;
 mod markdown;
 mod page;
@@ -712,6 +714,7 @@ mod profile;
 mod saved;
 mod text;
 
+use answer::{answer_lines, answer_text};
 pub use live::{
     auto_locate_line, confirmed_line, forecast_line, located_line, step_line, verdict_word,
     ForecastEvent,
@@ -719,3 +722,11 @@ pub use live::{
 pub(crate) use page::truncate;
 pub use saved::{RunState, SavedBisect};
 use text::*;
+
+impl BisectReport {
+    /// The figures behind the text answer, for `-v`: the ends, the search, each change point's
+    /// comparison, what was left, the costs and the error control.
+    pub fn details_text(&self, links: &Links) -> String {
+        details_text(self, links)
+    }
+}

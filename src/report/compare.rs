@@ -149,7 +149,8 @@ impl Export<CompareReport> for Text {
     fn export_linked(&self, j: &CompareReport, links: &Links) -> Result<String> {
         let u = j.metric.unit_ascii();
         Ok(format!(
-            "{} at {} thread(s)\n  A {} ({}{}): {} {u} (n={})\n  B {} ({}{}): {} {u} (n={})\n  B/A: {}  p(Yuen)={:.2e}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}{}\nverdict: {}\n",
+            "verdict: {}\n{} at {} thread(s)\n  A {} ({}{}): {} {u} (n={})\n  B {} ({}{}): {} {u} (n={})\n  B/A: {}  p(Yuen)={:.2e}  p(Welch)={:.2e}  p(Mann-Whitney)={:.2e}{}{}\n",
+            j.verdict_sentence(),
             j.tool,
             j.threads,
             j.a,
@@ -168,7 +169,6 @@ impl Export<CompareReport> for Text {
             j.p_mwu,
             pairs_note(&j.comparison),
             if j.tests_disagree { "  (the rank test disagrees)" } else { "" },
-            j.verdict_sentence()
         ))
     }
 }

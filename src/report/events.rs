@@ -1,9 +1,10 @@
 //! What a search tells as it goes, typed: each decided step, each located and each confirmed
 //! change point, the forecast, the grid of a scan, what is sampled now. A search sends
-//! [`Event`]s to the [`Sink`] its command chose; [`Lines`] is the one the commands use — a line
-//! per event on stdout beside a text result, one JSON object per line with `--format jsonl`,
-//! else on stderr (a JSON, Markdown or HTML result keeps stdout to itself) — and keeps the
-//! terminal's status line. Off a terminal every event is still one line, as it happens.
+//! [`Event`]s to the [`Sink`] its command chose; [`Lines`] is the one the commands use — one
+//! JSON object per event on stdout with `--format jsonl`, else lines on stderr, so stdout holds
+//! the result alone — and keeps the terminal's status line. By default the lines are what a
+//! user waits for (what is searched, builds, each change point as it is confirmed); `-v` adds
+//! every decided commit, the forecast, located points and grid points; `-q` none.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -128,12 +129,19 @@ impl Sink for Quiet {
 /// Where [`Lines`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinesTo {
-    /// Beside a text result, on stdout.
-    Stdout,
     /// One JSON object per event on stdout (`--format jsonl`); prose on stderr.
     Jsonl,
     /// On stderr: the result owns stdout.
     Stderr,
+}
+
+/// Who a line is for: everyone but `-q`, or only `-v`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    /// What a user waits for: what is searched, each change point as it is confirmed.
+    Answer,
+    /// How the search goes: every decided commit, the forecast, grid points.
+    Detail,
 }
 
 /// A line per event, and the terminal's status line.
@@ -150,18 +158,18 @@ impl Lines {
         }
     }
 
-    /// `line` where this sink puts lines (with `--format jsonl`, on stderr).
-    fn emit(&self, line: &str) {
-        match self.to {
-            LinesTo::Stdout => progress::above_status(|| println!("{line}")),
-            LinesTo::Jsonl | LinesTo::Stderr => progress::info(line),
+    /// `line` on stderr, for those `level` is for.
+    fn emit(&self, line: &str, level: Level) {
+        match level {
+            Level::Answer => progress::info(line),
+            Level::Detail => progress::detail(line),
         }
     }
 
     /// `line`, or with `--format jsonl` `data` as the JSON event `name`.
-    fn emit_event<T: Serialize + ?Sized>(&self, line: &str, name: &str, data: &T) {
+    fn emit_event<T: Serialize + ?Sized>(&self, line: &str, level: Level, name: &str, data: &T) {
         if self.to != LinesTo::Jsonl {
-            return self.emit(line);
+            return self.emit(line, level);
         }
         match Jsonl::event(name, data) {
             Ok(l) => progress::above_status(|| {
@@ -196,10 +204,12 @@ impl Sink for Lines {
             // Builds are progress, not part of a text result: on stderr (and quiet with -q)
             // unless they are jsonl events.
             Event::Build(n) if self.to == LinesTo::Jsonl => {
-                self.emit_event(&n.line(), "build", &BuildJson::new(&n))
+                self.emit_event(&n.line(), Level::Answer, "build", &BuildJson::new(&n))
             }
             Event::Build(n) => progress::info(&n.line()),
-            Event::Wave(w) if self.to == LinesTo::Jsonl => self.emit_event("", "wave", w),
+            Event::Wave(w) if self.to == LinesTo::Jsonl => {
+                self.emit_event("", Level::Detail, "wave", w)
+            }
             Event::Wave(w) => progress::detail(&format!(
                 "  sampled {} sample(s) of {} subject(s) in {} round(s) on {} in {:.1} s",
                 w.samples,
@@ -208,33 +218,34 @@ impl Sink for Lines {
                 w.hosts.join(", "),
                 w.seconds
             )),
-            Event::Said(s) => self.emit(s),
+            Event::Said(s) => self.emit(s, Level::Answer),
             Event::Sampling(shorts) => self.status(|s| s.doing(format!("sampling {}", shorts.join(" ")))),
-            Event::Reused { commits, samples } => self.emit(&format!(
-                "  reused {samples} sample(s) of {} from the cache (an earlier run of this search)",
-                commits.join(" ")
-            )),
+            Event::Reused { commits, samples } => self.emit(
+                &format!(
+                    "  reused {samples} sample(s) of {} from the cache (an earlier run of this search)",
+                    commits.join(" ")
+                ),
+                Level::Detail,
+            ),
             Event::Forecast(f) => {
                 let line = super::bisect::forecast_line(f.forecast, f.seconds_per_sample, f.better);
-                self.emit_event(&line, "forecast", &f);
+                self.emit_event(&line, Level::Detail, "forecast", &f);
             }
             Event::Decided(d) => self.decided(&d),
-            Event::LocateChosen(c) => self.emit_event(&auto_locate_line(c), "locate_chosen", c),
+            Event::LocateChosen(c) => {
+                self.emit_event(&auto_locate_line(c), Level::Answer, "locate_chosen", c)
+            }
             Event::Located { point, metric } => {
-                self.emit_event(&located_line(point, metric), "located", point)
+                let line = located_line(point, metric);
+                self.emit_event(&line, Level::Detail, "located", point)
             }
-            Event::Confirmed { point, spent } => {
-                let spent = format!(
-                    "after {:.0} s, {} builds, {} samples taken now",
-                    spent.seconds, spent.builds, spent.samples_taken
-                );
-                self.emit_event(&confirmed_line(point, &spent), "confirmed", point);
-            }
+            Event::Confirmed { point, spent } => self.confirmed(point, spent),
             Event::GridMeasured {
                 samples_per_point,
                 levels,
             } => self.emit(
                 &format!("grid measured ({samples_per_point} samples per point): {levels} fitted level(s)"),
+                Level::Detail,
             ),
             Event::GridPoint {
                 point,
@@ -242,9 +253,13 @@ impl Sink for Lines {
                 commit,
                 metric,
                 threads,
-            } => self.emit(&grid_point_line(point, moved, commit, metric, threads)),
+            } => self.emit(
+                &grid_point_line(point, moved, commit, metric, threads),
+                Level::Detail,
+            ),
             Event::Entering { entered, intervals } => self.emit(
-                &format!("searching {entered} of {intervals} grid intervals whose ends lie on different levels; the others are not entered (a bump narrower than a grid interval can hide there)"),
+                &format!("searching {entered} of {intervals} grid intervals whose ends lie on different levels"),
+                Level::Answer,
             ),
             Event::Finished => {
                 let status = self.lock_status().take();
@@ -257,10 +272,19 @@ impl Sink for Lines {
 }
 
 impl Lines {
+    fn confirmed(&self, point: &ChangePointJson, spent: Spent) {
+        let spent = format!(
+            "after {:.0} s, {} builds, {} samples taken now",
+            spent.seconds, spent.builds, spent.samples_taken
+        );
+        let line = confirmed_line(point, &spent);
+        self.emit_event(&line, Level::Answer, "confirmed", point);
+    }
+
     fn decided(&self, d: &Decided) {
         let line = step_line(d.step, &d.commits[d.step.commit], d.metric, d.threads);
         let json = StepJson::new(d.step, d.commits, d.threads);
-        self.emit_event(&line, "step", &json);
+        self.emit_event(&line, Level::Detail, "step", &json);
         let side = match d.step.verdict {
             StepVerdict::Old => progress::Side::Old,
             StepVerdict::New => progress::Side::New,

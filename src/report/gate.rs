@@ -152,18 +152,19 @@ fn summary_line(g: &GateReport) -> String {
 
 impl Export<GateReport> for Text {
     fn export(&self, g: &GateReport) -> Result<String> {
-        Ok(format!("{}{}\n", table(g).text(), summary_line(g)))
+        // The verdict first, the table of what it was drawn from after it.
+        Ok(format!("{}\n{}", summary_line(g), table(g).text()))
     }
 }
 
 impl Export<GateReport> for Markdown {
     fn export(&self, g: &GateReport) -> Result<String> {
         Ok(format!(
-            "### perfbisect gate: `{}` vs `{}`\n\n{}\n{}\n",
+            "### perfbisect gate: `{}` vs `{}`\n\n{}\n\n{}",
             g.head,
             g.base,
-            table(g).markdown(),
-            summary_line(g)
+            summary_line(g),
+            table(g).markdown()
         ))
     }
 }

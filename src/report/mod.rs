@@ -2,6 +2,7 @@
 //! JUnit and SVG plots. Each command's typed result lives here with its
 //! renderers; nothing here measures or decides.
 
+pub mod answer;
 pub mod bisect;
 pub mod compare;
 pub mod events;

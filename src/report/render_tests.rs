@@ -589,6 +589,7 @@ fn simulated_fitted() -> Simulated {
 fn bisect_renderers() {
     let r = bisect_report();
     insta::assert_snapshot!("bisect_text", Text.export(&r).unwrap());
+    insta::assert_snapshot!("bisect_details_text", full_text(&r));
     insta::assert_snapshot!("bisect_markdown", Markdown.export(&r).unwrap());
     let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
     assert_eq!(back.changes[0].info.commit, r.changes[0].info.commit);
@@ -643,7 +644,21 @@ fn only_change_points_are_listed_as_change_points() {
     }
     r.steps[1].index = 8;
     r.commits = 9;
-    let text = Text.export(&r).unwrap();
+    // The answer's one line says what is located but not settled, the change points alone above.
+    let answer = Text.export(&r).unwrap();
+    let unsettled = (answer.lines())
+        .find(|l| l.starts_with("left open: "))
+        .expect("a line of what is left open");
+    assert!(
+        unsettled.contains("located, size unresolved")
+            && unsettled.contains("not upheld on a fresh block"),
+        "{answer}"
+    );
+    assert!(
+        answer.starts_with(&format!("{} at 1 thread", r.tool)),
+        "{answer}"
+    );
+    let text = full_text(&r);
     assert!(text.contains("result 1: culprit "), "{text}");
     assert!(!text.contains("result 2"), "{text}");
     let unresolved = text.split("left unresolved").nth(1).expect("a section");
@@ -693,7 +708,16 @@ fn only_change_points_are_listed_as_change_points() {
     );
     // With none confirmed the text says so instead of a result.
     r.changes.remove(0);
-    let text = Text.export(&r).unwrap();
+    let answer = Text.export(&r).unwrap();
+    assert!(
+        answer
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("but no change point confirmed"),
+        "{answer}"
+    );
+    let text = full_text(&r);
     assert!(text.contains("result: no change point confirmed"), "{text}");
 }
 
@@ -769,7 +793,7 @@ fn bisect_located_by_count() {
         hi: 1.8,
     };
     r.located.as_mut().unwrap().unexplained = Some(rest);
-    for out in [Text.export(&r), Markdown.export(&r), Html.export(&r)] {
+    for out in [Ok(full_text(&r)), Markdown.export(&r), Html.export(&r)] {
         let out = out.unwrap();
         assert!(
             out.contains("the time moved +50.0% [+20.0%, +80.0%] beyond the change points"),
@@ -794,7 +818,7 @@ fn bisect_located_by_count() {
         found: 1,
     });
     r.located.as_mut().unwrap().unexplained = None;
-    for out in [Text.export(&r), Markdown.export(&r), Html.export(&r)] {
+    for out in [Ok(full_text(&r)), Markdown.export(&r), Html.export(&r)] {
         let out = out.unwrap();
         assert!(
             out.contains("the time moved +50.0% [+20.0%, +80.0%] beyond the change points the counts located")
@@ -808,7 +832,7 @@ fn bisect_located_by_count() {
         lo: 1.02,
         hi: 1.2,
     });
-    let text = Text.export(&r).unwrap();
+    let text = full_text(&r);
     assert!(
         text.contains("; still +10.0% [+2.0%, +20.0%] unexplained"),
         "{text}"
@@ -843,8 +867,13 @@ fn bisect_names_where_it_was_measured() {
     };
     let text = Text.export(&r).unwrap();
     assert!(
-        text.contains("\nmeasured on: node1, node2 (Slurm jobs)\n"),
+        text.contains("; measured on: node1, node2 (Slurm jobs)\n"),
         "{text}"
+    );
+    let details = r.details_text(&Links::default());
+    assert!(
+        details.contains("\nmeasured on: node1, node2 (Slurm jobs)\n"),
+        "{details}"
     );
     let back: BisectReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
     assert_eq!(back.placement, r.placement);
@@ -987,7 +1016,13 @@ fn bisect_per_thread_count() {
     // Every figure says its thread count: the ends and the change point at the primary count,
     // one plot per count, each titled with its own (at 07d6d4e one plot, titled "1 thread(s)"
     // over the 8-thread figures).
-    let text = Text.export(&r).unwrap();
+    let answer = Text.export(&r).unwrap();
+    assert!(answer.contains("  at t=8,32  "), "{answer}");
+    assert!(
+        answer.contains(" at 1,8,32 threads (figures at 8), "),
+        "{answer}"
+    );
+    let text = full_text(&r);
     assert!(text.contains("\nends at 8 thread(s): "), "{text}");
     assert!(text.contains("  parent at 8 thread(s) "), "{text}");
     let svgs = r.profile_svgs().unwrap();
@@ -1211,9 +1246,11 @@ fn commit_links_in_markdown_and_text() {
         "{md}"
     );
     let text = Text.export_linked(&r, &links).unwrap();
+    assert!(text.contains(&format!(" <{url}>\n")), "{text}");
+    let details = r.details_text(&links);
     assert!(
-        text.contains(&format!("culprit {} <{url}>", r.changes[0].info.commit)),
-        "{text}"
+        details.contains(&format!("culprit {} <{url}>", r.changes[0].info.commit)),
+        "{details}"
     );
     let c = Markdown.export_linked(&compare_report(), &links).unwrap();
     assert!(c.contains("https://example.org/bbbb"), "{c}");
@@ -1361,6 +1398,7 @@ fn scan_renderers() {
         r.cancels
     );
     insta::assert_snapshot!("scan_text", Text.export(&r).unwrap());
+    insta::assert_snapshot!("scan_details_text", scan_full_text(&r));
     insta::assert_snapshot!("scan_markdown", Markdown.export(&r).unwrap());
     let links = Links::new(Some("https://github.com/openssl/openssl/commit/{sha}")).unwrap();
     let page = Html.export_linked(&r, &links).unwrap();
@@ -1390,7 +1428,7 @@ fn scan_located_by_count() {
         unexplained: None,
         time_search: None,
     });
-    let text = Text.export(&r).unwrap();
+    let text = scan_full_text(&r);
     assert!(text.contains("search: located by instructions ("), "{text}");
     assert!(
         text.contains(" instr [") && !text.contains(" us ["),
@@ -1433,12 +1471,17 @@ fn a_scans_parts_left_by_the_search_in_time_are_listed() {
     let line = "1111111111..2222222222 (40 commit(s) between; its ends undecided at the cap: -1.0% [-10.0%, +12.0%]: a net change of up to 12% may hide here";
     let heading = "left unexplored by the search in time between the located change points";
     for out in [
-        Text.export(&r).unwrap(),
+        scan_full_text(&r),
         Markdown.export(&r).unwrap(),
         Html.export(&r).unwrap(),
     ] {
         assert!(out.contains(heading) && out.contains(line), "{out}");
     }
+    let answer = Text.export(&r).unwrap();
+    assert!(
+        answer.contains("; 1111111111..2222222222 (undecided, up to 12%)\n"),
+        "{answer}"
+    );
     let back: super::scan::ScanReport = serde_json::from_str(&Json.export(&r).unwrap()).unwrap();
     assert_eq!(back.left.len(), 1);
 }
@@ -1517,13 +1560,15 @@ fn a_change_in_the_tail_is_said_as_one() {
         p: 3e-9,
     });
     let said = "a change in the tail: slow processes above the pooled threshold: 7.5% of the new side's against 0.2% of the old's";
-    for out in [Text.export(&r), Markdown.export(&r), Html.export(&r)] {
+    let text = Text.export(&r).unwrap();
+    assert!(text.contains("] in the tail  "), "{text}");
+    for out in [Ok(full_text(&r)), Markdown.export(&r), Html.export(&r)] {
         let out = out.unwrap().replace("&#39;", "'");
         assert!(out.contains(said), "{out}");
     }
     r.ends.tail = r.changes[0].comparison.tail;
     r.ends.by_tail = true;
-    let text = Text.export(&r).unwrap();
+    let text = full_text(&r);
     assert!(text.contains("[a change in the tail]"), "{text}");
     assert_eq!(
         text.matches(said).count(),
@@ -1535,4 +1580,22 @@ fn a_change_in_the_tail_is_said_as_one() {
         back.changes[0].comparison.tail,
         r.changes[0].comparison.tail
     );
+}
+
+/// A bisect's text as `-v` prints it: the answer, then the details.
+fn full_text(r: &BisectReport) -> String {
+    format!(
+        "{}\ndetails:\n{}",
+        Text.export(r).unwrap(),
+        r.details_text(&Links::default())
+    )
+}
+
+/// A scan's text as `-v` prints it: the answer, then the details.
+fn scan_full_text(r: &super::scan::ScanReport) -> String {
+    format!(
+        "{}\ndetails:\n{}",
+        Text.export(r).unwrap(),
+        r.details_text(&Links::default())
+    )
 }

@@ -7,6 +7,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+use super::answer::{bound_clause, may_hide_sentence};
 use super::bisect::{
     change_point_json, truncate, ChangePointJson, CommitJson, LocatedJson, StepJson, UnexploredJson,
 };
@@ -507,7 +508,7 @@ impl ScanReport {
         // Neighbouring commits hide nothing between them.
         let wide = self.intervals.iter().any(|i| !i.entered && i.hi > i.lo + 1);
         (skipped > 0 && wide).then(|| {
-            let spacing = self.commits.saturating_sub(1) / self.grid_size.saturating_sub(1).max(1);
+            let spacing = self.grid_spacing();
             format!(
                 "{skipped} of {} grid intervals lie on one fitted level (or levels less than half the minimum effect apart) and were not searched: a bump narrower than a grid interval (~{spacing} commits), or two changes that cancel inside one, can hide there (a larger --grid narrows that)",
                 self.intervals.len()
@@ -549,6 +550,53 @@ impl ScanReport {
             self.samples_taken_now,
             self.wall_s
         ) + &self.placement.line().map(|l| format!("; {l}")).unwrap_or_default()
+    }
+
+    /// The answer's "may hide" line: below the resolution anywhere, and a bump narrower than a
+    /// grid interval in the intervals not entered.
+    fn may_hide(&self) -> Option<String> {
+        let reach = self.resolution.as_ref().map(may_hide_sentence);
+        let skipped = self.not_entered();
+        let wide = self.intervals.iter().any(|i| !i.entered && i.hi > i.lo + 1);
+        let bump = (skipped > 0 && wide).then(|| {
+            format!(
+                "a bump narrower than a grid interval (~{} commits) in the {skipped} interval(s) not entered",
+                self.grid_spacing()
+            )
+        });
+        match (reach, bump) {
+            (Some(r), Some(b)) => Some(format!("{r}; {b}")),
+            (Some(r), None) => Some(r),
+            (None, Some(b)) => Some(format!("may hide: {b}")),
+            (None, None) => None,
+        }
+    }
+
+    /// Commits between neighbouring grid points.
+    fn grid_spacing(&self) -> usize {
+        self.commits.saturating_sub(1) / self.grid_size.saturating_sub(1).max(1)
+    }
+
+    /// How the scan found its change points and how far a false one is bounded, in a clause.
+    fn method(&self) -> String {
+        let by = match &self.located {
+            Some(l) if l.searched_by == SearchedBy::Count => format!(", by {}", l.metric.name()),
+            Some(l) => format!(
+                " (the counts did not move ({}), so in time)",
+                l.metric.name()
+            ),
+            None => String::new(),
+        };
+        format!(
+            "a grid of {} points{by}, its intervals that moved bisected, each change point confirmed in time on a fresh block{}",
+            self.grid.len(),
+            bound_clause(self.tests, self.family_alpha)
+        )
+    }
+
+    /// The figures behind the text answer, for `-v`.
+    pub fn details_text(&self, links: &Links) -> String {
+        details(self, links)
     }
 
     /// A confirmed change point as the text's numbered list says it.

@@ -67,30 +67,55 @@ impl Table {
     }
 
     pub fn text(&self) -> String {
-        let mut widths: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        let widths = self.widths(true);
+        let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+        let mut out = format!(
+            "{}\n{}\n",
+            self.text_line(&self.headers, &widths),
+            rule.join("  ")
+        );
+        out.push_str(&self.body_text_at(&widths));
+        out
+    }
+
+    /// The rows alone, aligned as [`Table::text`] aligns them, without headers: lines of
+    /// prose whose columns line up.
+    pub fn body_text(&self) -> String {
+        self.body_text_at(&self.widths(false))
+    }
+
+    /// Each column's width: its widest cell, and its header's `with_headers`.
+    fn widths(&self, with_headers: bool) -> Vec<usize> {
+        let mut widths: Vec<usize> = (self.headers.iter())
+            .map(|h| if with_headers { h.chars().count() } else { 0 })
+            .collect();
         for r in &self.rows {
             for (i, c) in r.iter().enumerate() {
                 widths[i] = widths[i].max(c.chars().count());
             }
         }
-        let line = |cells: &[String]| -> String {
-            let parts: Vec<String> = cells
-                .iter()
-                .enumerate()
-                .map(|(i, c)| match self.align[i] {
-                    Align::Right => format!("{c:>w$}", w = widths[i]),
-                    Align::Left => format!("{c:<w$}", w = widths[i]),
-                })
-                .collect();
-            parts.join("  ").trim_end().to_string()
-        };
-        let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-        let mut out = format!("{}\n{}\n", line(&self.headers), rule.join("  "));
+        widths
+    }
+
+    fn body_text_at(&self, widths: &[usize]) -> String {
+        let mut out = String::new();
         for r in &self.rows {
-            out.push_str(&line(r));
+            out.push_str(&self.text_line(r, widths));
             out.push('\n');
         }
         out
+    }
+
+    fn text_line(&self, cells: &[String], widths: &[usize]) -> String {
+        let parts: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| match self.align[i] {
+                Align::Right => format!("{c:>w$}", w = widths[i]),
+                Align::Left => format!("{c:<w$}", w = widths[i]),
+            })
+            .collect();
+        parts.join("  ").trim_end().to_string()
     }
 
     /// A GitHub Markdown table; a `|` in a cell is escaped (links and code spans included,

@@ -3,13 +3,23 @@
 use super::*;
 
 pub(super) fn markdown(j: &BisectReport, links: &Links) -> String {
-    let u = j.metric.unit();
     let mut s = format!(
         "### perfbisect: `{}` at {} thread(s), `{}`\n\n",
         j.tool,
         j.threads_label(),
         j.range
     );
+    // The answer first, as in text; the figures and the method under "details".
+    let answer = answer_lines(j);
+    s.push_str(&format!("**{}**\n\n", answer.head));
+    if j.change_points().next().is_some() {
+        s.push_str(&culprits_markdown(j, links));
+    }
+    for line in &answer.after {
+        s.push_str(&format!("{line}  \n"));
+    }
+    s.push_str(&format!("method: {} (details below)\n", answer.method));
+    s.push_str("\n<details><summary>method and figures</summary>\n\n");
     s.push_str(&format!(
         "Ends{}: `{}` {} {u} → `{}` {} {u}: **{}** {} (p={:.2e})\n\n",
         j.at_threads(),
@@ -19,7 +29,8 @@ pub(super) fn markdown(j: &BisectReport, links: &Links) -> String {
         us(j.ends.b.mean),
         direction_word(j.direction),
         j.ends.ratio.pct(),
-        j.ends.p_welch
+        j.ends.p_welch,
+        u = j.metric.unit()
     ));
     if let Some(l) = j.located_sentence() {
         s.push_str(&format!("Search: {l}\n\n"));
@@ -27,16 +38,17 @@ pub(super) fn markdown(j: &BisectReport, links: &Links) -> String {
     if let Some(r) = &j.resolution {
         s.push_str(&format!("Resolution: {}\n\n", resolution_sentence(r)));
     }
-    if j.change_points().next().is_some() {
-        s.push_str(&culprits_markdown(j, links));
-        if j.change_points().any(|c| !c.per_threads.is_empty()) {
-            s.push_str(&per_threads_markdown(j, links));
-        }
+    if j.change_points().any(|c| !c.per_threads.is_empty()) {
+        s.push_str(&per_threads_markdown(j, links));
     }
     s.push_str(&Aside::of(&j.changes).markdown());
     let left = unexplored_text(j);
     if !left.is_empty() {
         s.push_str(&format!("```\n{}```\n\n", left.trim_start()));
+    }
+    let control = error_control_text(j);
+    if !control.is_empty() {
+        s.push_str(&format!("```\n{control}```\n\n"));
     }
     s.push_str(&steps_markdown(j, links));
     s.push_str(&format!("\n</details>\n\nReproduce: `{}`\n", j.reproduce));
@@ -107,7 +119,7 @@ pub(super) fn per_threads_markdown(j: &BisectReport, links: &Links) -> String {
     t.right(&[1, 2, 3]).with_rows(rows).markdown() + "\n"
 }
 
-/// The tested commits, folded away under a `<details>` the caller closes.
+/// The tested commits, as a table of the details.
 pub(super) fn steps_markdown(j: &BisectReport, links: &Links) -> String {
     let u = j.steps_metric().unit();
     let rows = j.steps.iter().map(|st| {
@@ -119,19 +131,16 @@ pub(super) fn steps_markdown(j: &BisectReport, links: &Links) -> String {
         ]
     });
     let t = Table::new(&["commit", "n", &format!("mean {u}"), "verdict"]).right(&[1, 2]);
-    format!(
-        "<details><summary>steps</summary>\n\n{}",
-        t.with_rows(rows).markdown()
-    )
+    format!("Tested commits:\n\n{}", t.with_rows(rows).markdown())
 }
 
 impl Export<BisectReport> for Text {
     fn export(&self, r: &BisectReport) -> Result<String> {
-        Ok(text_result(r, &Links::default()))
+        Ok(answer_text(r, &Links::default()))
     }
 
     fn export_linked(&self, r: &BisectReport, links: &Links) -> Result<String> {
-        Ok(text_result(r, links))
+        Ok(answer_text(r, links))
     }
 }
 

@@ -12,7 +12,9 @@ pub(super) fn direction_word(v: Verdict) -> &'static str {
     }
 }
 
-pub(super) fn text_result(j: &BisectReport, links: &Links) -> String {
+/// The figures behind the answer (`-v`): the ends, how the range was searched and what it
+/// resolved, each change point's comparison, what was left, the costs and the error control.
+pub(super) fn details_text(j: &BisectReport, links: &Links) -> String {
     let mut s = text_ends(j);
     let culprits = j.ranked().into_iter().filter(|c| c.is_change_point());
     for (i, c) in culprits.enumerate() {
@@ -26,7 +28,6 @@ pub(super) fn text_result(j: &BisectReport, links: &Links) -> String {
     s.push_str(&unexplored_text(j));
     s.push_str(&costs_text(j));
     s.push_str(&error_control_text(j));
-    s.push_str(&format!("reproduce: {}\n", j.reproduce));
     s
 }
 

@@ -7,13 +7,23 @@ pub(super) fn markdown(r: &ScanReport, links: &Links) -> String {
         "### scan: `{}` at {} thread(s), `{}` ({} commits)\n\n",
         r.tool, r.threads, r.range, r.commits
     );
+    // The answer first; the method and the figures behind it under "details".
+    s.push_str(&markdown_changes(r, links));
+    if let Some(h) = r.may_hide() {
+        s.push_str(&format!("{h}  \n"));
+    }
+    s.push_str(&format!(
+        "{}  \nmethod: {} (details below)\n\n",
+        r.cost(),
+        r.method()
+    ));
+    s.push_str("<details><summary>method and figures</summary>\n\n");
     if let Some(l) = &r.located {
         s.push_str(&format!("Search: {}\n\n", l.sentence()));
     }
     if let Some(res) = &r.resolution {
         s.push_str(&format!("Resolution: {}\n\n", resolution_sentence(res)));
     }
-    s.push_str(&markdown_changes(r, links));
     let cancels = r.cancels.iter().map(|c| c.text.clone());
     let series = r.series.iter().map(|x| format!("series: {}", x.text));
     s.push_str(&List::bullets(cancels.chain(series)).markdown());
@@ -40,7 +50,7 @@ pub(super) fn markdown(r: &ScanReport, links: &Links) -> String {
         let list = List::bullets(left).markdown();
         s.push_str(&format!("{LEFT_IN_TIME}:\n\n{list}\n"));
     }
-    s.push_str(&format!("{}.\n\n{}.\n\n", r.error_control(), r.cost()));
+    s.push_str(&format!("{}.\n\n</details>\n\n", r.error_control()));
     s.push_str(&format!("```\n{}\n```\n", r.reproduce));
     s
 }

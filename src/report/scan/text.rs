@@ -1,18 +1,57 @@
 //! The text result of a scan.
 
 use super::*;
+use crate::report::answer::{change_point_rows, left_open_line};
 
+/// The answer, read in ten seconds: what changed where and by how much, what was left open and
+/// may hide, the cost, the method in one line and the command that reproduces it.
 pub(super) fn text(r: &ScanReport, links: &Links) -> String {
+    let n = r.change_points().count();
+    let found = match n {
+        0 => "no change point confirmed".to_string(),
+        1 => "1 change point".to_string(),
+        n => format!("{n} change points"),
+    };
+    let threads = match r.threads {
+        1 => "1 thread".to_string(),
+        t => format!("{t} threads"),
+    };
     let mut s = format!(
-        "scan of {} at {} thread(s): {} ({} commits), grid of {} points, {} samples each\n",
-        r.tool,
-        r.threads,
-        r.range,
-        r.commits,
-        r.grid.len(),
-        r.samples_per_grid_point
+        "{} at {threads}, {} ({} commits): {found}\n",
+        r.tool, r.range, r.commits
     );
-    s.push_str(&grid_text(r));
+    s.push_str(&change_point_rows(
+        r.change_points().map(|c| &c.point),
+        false,
+        links,
+    ));
+    let unexplained = r.located.as_ref().and_then(|l| l.unexplained);
+    let points = r.changes.iter().map(|c| &c.point);
+    // The parts each interval's search left, and those the search in time left.
+    let left: Vec<UnexploredJson> = (r.intervals.iter())
+        .flat_map(|i| i.left.iter())
+        .chain(&r.left)
+        .cloned()
+        .collect();
+    if let Some(l) = left_open_line(points, &left, unexplained) {
+        s.push_str(&format!("{l}\n"));
+    }
+    if let Some(h) = r.may_hide() {
+        s.push_str(&format!("{h}\n"));
+    }
+    s.push_str(&format!("{}\n", r.cost()));
+    s.push_str(&format!(
+        "method: {} (-v: the method, the grid and its intervals)\n",
+        r.method()
+    ));
+    s.push_str(&format!("reproduce: {}\n", r.reproduce));
+    s
+}
+
+/// The figures behind the answer (`-v`): the grid, its levels and intervals, the search and
+/// what it resolved, each change point's test, what was left and the error control.
+pub(super) fn details(r: &ScanReport, links: &Links) -> String {
+    let mut s = grid_text(r);
     s.push_str(&levels_and_intervals_text(r));
     if let Some(l) = &r.located {
         s.push_str(&format!("\nsearch: {}\n", l.sentence()));
@@ -34,8 +73,6 @@ pub(super) fn text(r: &ScanReport, links: &Links) -> String {
     }
     s.push_str(&r.error_control());
     s.push('\n');
-    s.push_str(&r.cost());
-    s.push_str(&format!("\nreproduce: {}\n", r.reproduce));
     s
 }
 
