@@ -1136,6 +1136,59 @@ fn sigint_during_sampling_synthetic_repo() {
     );
 }
 
+/// A CI `timeout` (SIGTERM) after a change point was confirmed: the run still prints, in the
+/// format asked, every change point it had confirmed, marked as interrupted, then exits 143 as
+/// any stopped run does. At 37fe78b it printed nothing of it. The first change (x10 at 2) is
+/// confirmed before the second's search reaches the hanging kernel at 4, so the run is surely
+/// still going when the signal comes.
+#[test]
+fn a_stopped_bisect_prints_what_it_had_confirmed_synthetic_repo() {
+    use perfbisect::report::interrupted::{InterruptedReport, INTERRUPTED_KIND};
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let repo = d.path().join("repo");
+    let slower = Fake::Cost(8000);
+    let ids = fake_repo(
+        &repo,
+        &[
+            fc("fast 0", FAST),
+            fc("fast 1", FAST),
+            fc("slow 2", SLOW),
+            fc("slow 3", SLOW),
+            fc("hang 4", Fake::Hang),
+            fc("slower 5", slower),
+            fc("slower 6", slower),
+        ],
+    );
+    let range = format!("{}..{}", ids[0], ids[6]);
+    let args = clock(&["--timeout", "60"]);
+    let mut r = spawn(
+        bisect_cmd(&cache, &repo, &range, &args, d.path()),
+        d.path(),
+        "stopped",
+    );
+    let err = r.err.clone();
+    r.wait_for("the first change point", Duration::from_secs(90), || {
+        fs::read_to_string(&err)
+            .unwrap_or_default()
+            .contains("change point confirmed: ")
+    });
+    r.signal(libc::SIGTERM, false);
+    let (code, out, err) = r.wait(Duration::from_secs(20));
+    assert_eq!(code, Some(143), "{err}");
+    let stopped: InterruptedReport = typed_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(stopped.kind, INTERRUPTED_KIND);
+    let found: Vec<&str> = (stopped.changes.iter())
+        .map(|c| c.info.commit.as_str())
+        .collect();
+    assert_eq!(found, [ids[2].as_str()], "{out}");
+    assert!(stopped.resume.contains(&range), "{}", stopped.resume);
+    assert!(
+        err.contains("Run the same command again to resume"),
+        "{err}"
+    );
+}
+
 /// `args` on the clock alone: the long sample waited for is then the hanging kernel's (a count
 /// under valgrind also runs past 500 ms, and the default may count: then the hang commit was
 /// never built before the signals, and the final run built it, rightly reported as built now).

@@ -23,7 +23,9 @@
 //!    stretch between those change points (`search_stretches`), each a search of its own on
 //!    fresh time samples that leaves what it could not decide with its bound; what is still
 //!    unexplained after that is named ([`unexplained`]), so "one change" is never read off a
-//!    search that could not see the rest.
+//!    search that could not see the rest. The stopping rules hold across the phases as in one
+//!    clock search: change points already confirmed count towards `--max-changes`, and a spent
+//!    `--budget` leaves the stretches once one is; stretches so left are listed.
 //!
 //! # Error control
 //!
@@ -193,7 +195,14 @@ pub fn locate(
         let cfg = budget.clock_search(ends_spent, true);
         let whole = result.ends;
         let parts = search_stretches(n, &cfg, clock, (confirmed(&result), &whole), &mut used)?;
-        let (stretches, parts): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
+        // The count search may have left the same parts for the same rule: listed once.
+        for u in parts.left {
+            if !(result.unexplored.iter()).any(|e| (e.lo, e.hi) == (u.lo, u.hi)) {
+                result.unexplored.push(u);
+            }
+        }
+        result.unexplored.sort_by_key(|u| u.lo);
+        let (stretches, parts): (Vec<_>, Vec<_>) = parts.searched.into_iter().unzip();
         let mut found_there = 0;
         for part in parts {
             found_there += merge(&mut result, part);
@@ -326,19 +335,36 @@ fn stretches(n: usize, confirmed: &[&ChangePoint]) -> Vec<(usize, usize)> {
     out
 }
 
+/// The stretches between located change points: those searched in time, each with its search,
+/// and those a stopping rule left.
+pub(crate) struct Stretches {
+    pub searched: Vec<((usize, usize), SearchResult)>,
+    /// Left unsearched because `--max-changes` was reached or `--budget` spent, as a clock
+    /// search leaves a part.
+    pub left: Vec<Unexplored>,
+}
+
 /// Every stretch between the `confirmed` change points searched on the clock, on time samples
 /// none of the ends' comparison or the confirmations used (`used`, which grows by the
 /// stretches'), at one search's alpha split over the stretches; each stretch with its search,
 /// positions global. The marks are what those phases read, not what the clock holds: a run
 /// resumed holds the earlier run's stretch samples too, and starting after them took fresh
 /// samples every time the same command ran again.
+///
+/// The stopping rules hold across the whole located search as they hold in one clock search:
+/// the change points already confirmed in the range's direction count towards `--max-changes`
+/// (each stretch may find only what is left of it), and once one is confirmed a spent
+/// `--budget` leaves the remaining stretches; either way they are listed, never dropped.
 pub(crate) fn search_stretches(
     n: usize,
     cfg: &Config,
     clock: &mut dyn Measurer,
     (confirmed, whole): (Vec<&ChangePoint>, &Comparison),
     used: &mut bisect::Used,
-) -> Result<Vec<((usize, usize), SearchResult)>> {
+) -> Result<Stretches> {
+    let mut answered = (confirmed.iter())
+        .filter(|c| c.verdict() == whole.verdict)
+        .count();
     let stretches = stretches(n, &confirmed);
     let clock = &mut OfWholeRange {
         inner: clock,
@@ -348,11 +374,53 @@ pub(crate) fn search_stretches(
         alpha: cfg.alpha / stretches.len().max(1) as f64,
         ..cfg.clone()
     };
-    let mut out = Vec::with_capacity(stretches.len());
+    let mut out = Stretches {
+        searched: Vec::with_capacity(stretches.len()),
+        left: Vec::new(),
+    };
     for (lo, hi) in stretches {
-        out.push(((lo, hi), within::search(lo, hi, &cfg, clock, used)?));
+        if let Some(because) = stop_rule(&cfg, answered, clock) {
+            out.left.push(Unexplored {
+                lo,
+                hi,
+                differs: false,
+                share: None,
+                because,
+                ratio: None,
+            });
+            continue;
+        }
+        let cfg = Config {
+            max_changes: cfg.max_changes.map(|m| m - answered),
+            ..cfg.clone()
+        };
+        let part = within::search(lo, hi, &cfg, clock, used)?;
+        answered += answers_in(&part, whole.verdict);
+        out.searched.push(((lo, hi), part));
     }
     Ok(out)
+}
+
+/// Why no more stretch is searched, as a clock search decides it: `--max-changes` reached by
+/// the `answered` change points in the range's direction, or a spent `--budget` once one is.
+fn stop_rule(cfg: &Config, answered: usize, clock: &dyn Measurer) -> Option<LeftBecause> {
+    if cfg.max_changes.is_some_and(|m| answered >= m) {
+        Some(LeftBecause::MaxChanges)
+    } else if answered > 0 && clock.should_stop() {
+        Some(LeftBecause::Budget)
+    } else {
+        None
+    }
+}
+
+/// The change points `r` confirmed in `direction`: the answers a stopping rule counts.
+fn answers_in(r: &SearchResult, direction: Verdict) -> usize {
+    match &r.outcome {
+        Outcome::Changes(cps) => (cps.iter())
+            .filter(|c| c.confirmed && c.verdict() == direction)
+            .count(),
+        Outcome::NoChange => 0,
+    }
 }
 
 /// A stretch's measurer that tells each change point with its share of the whole range's ends,

@@ -8,13 +8,14 @@ use super::args::{GridArg, LinkArgs, SequentialArgs, StatsArgs, StopArgs, ToolAr
 use super::build::BuildArgs;
 use super::exit::Exit;
 use super::scan::ScanArgs;
-use super::search::{lines, RangeArgs};
+use super::search::{keeping_confirmed, lines, RangeArgs, Stopped};
 use super::Global;
 use crate::drive::BisectPlan;
 use crate::progress;
 use crate::report::bisect::{BisectFormat, BisectReport};
 use crate::report::explain::ExplainFormat;
 use crate::report::export::Links;
+use crate::report::interrupted::InterruptedFormat;
 
 #[derive(Args, Clone)]
 pub struct BisectArgs {
@@ -74,7 +75,20 @@ pub fn run(g: &Global, a: BisectArgs) -> Result<Exit> {
     plan.validate()?;
     let links = a.links.links()?;
     let sink = lines(a.format == BisectFormat::Jsonl);
-    let report = crate::drive::bisect(&plan, &sink)?;
+    let stopped = Stopped {
+        search: "bisect",
+        tool: &plan.range.tool,
+        range: &plan.range.range,
+        resume: plan.reproduce(),
+        format: match a.format {
+            BisectFormat::Text => Some(InterruptedFormat::Text),
+            BisectFormat::Markdown => Some(InterruptedFormat::Markdown),
+            BisectFormat::Json => Some(InterruptedFormat::Json),
+            BisectFormat::Html => Some(InterruptedFormat::Html),
+            BisectFormat::Jsonl => None,
+        },
+    };
+    let report = keeping_confirmed(crate::drive::bisect(&plan, &sink), &sink, stopped)?;
     output(&a, &report, &links)
 }
 

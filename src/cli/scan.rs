@@ -7,11 +7,12 @@ use clap::Args;
 use super::args::{GridArg, LinkArgs, SequentialArgs, StatsArgs, ToolArg};
 use super::build::BuildArgs;
 use super::exit::Exit;
-use super::search::{lines, RangeArgs};
+use super::search::{keeping_confirmed, lines, RangeArgs, Stopped};
 use super::Global;
 use crate::drive::ScanPlan;
 use crate::progress;
 use crate::report::export::Links;
+use crate::report::interrupted::InterruptedFormat;
 use crate::report::scan::{ScanFormat, ScanReport};
 
 #[derive(Args, Clone)]
@@ -70,7 +71,20 @@ pub fn run(g: &Global, a: ScanArgs) -> Result<Exit> {
     };
     plan.validate()?;
     let links = a.links.links()?;
-    let report = crate::drive::scan(&plan, &lines(false))?;
+    let sink = lines(false);
+    let stopped = Stopped {
+        search: "scan",
+        tool: &plan.range.tool,
+        range: &plan.range.range,
+        resume: plan.reproduce(),
+        format: Some(match a.format {
+            ScanFormat::Text => InterruptedFormat::Text,
+            ScanFormat::Markdown => InterruptedFormat::Markdown,
+            ScanFormat::Json => InterruptedFormat::Json,
+            ScanFormat::Html => InterruptedFormat::Html,
+        }),
+    };
+    let report = keeping_confirmed(crate::drive::scan(&plan, &sink), &sink, stopped)?;
     output(&a, &report, &links)
 }
 

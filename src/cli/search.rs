@@ -13,6 +13,7 @@ use crate::analysis::bisect::Config;
 use crate::drive::RangePlan;
 use crate::measure::metric::Metric;
 use crate::report::events::{Lines, LinesTo};
+use crate::report::interrupted::{InterruptedFormat, InterruptedReport};
 
 /// The argument groups of a search of GOOD..BAD.
 pub struct RangeArgs<'a> {
@@ -83,6 +84,44 @@ pub fn lines(jsonl: bool) -> Lines {
     })
 }
 
+/// What a stopped search reports: which search, of what, and how to resume it.
+pub struct Stopped<'a> {
+    pub search: &'a str,
+    pub tool: &'a str,
+    pub range: &'a str,
+    pub resume: String,
+    /// The format asked; `None`: `--format jsonl`.
+    pub format: Option<InterruptedFormat>,
+}
+
+/// A search's result; or, when a signal stopped it, every change point it had confirmed
+/// printed in the format asked, before the interruption goes on to exit 130/143 (a CI
+/// `timeout` keeps the answer the search had).
+pub fn keeping_confirmed<T>(result: Result<T>, sink: &Lines, s: Stopped) -> Result<T> {
+    let e = match result {
+        Ok(r) => return Ok(r),
+        Err(e) => e,
+    };
+    if crate::interrupt::is_interrupted(&e) || crate::interrupt::interrupted() {
+        if let Ok(text) = stopped_report(sink, s) {
+            use std::io::Write;
+            print!("{text}");
+            let _ = std::io::stdout().flush();
+        }
+    }
+    Err(e)
+}
+
+/// What a stopped search prints: the change points `sink` saw confirmed, in `s`'s format.
+fn stopped_report(sink: &Lines, s: Stopped) -> Result<String> {
+    let mut r = InterruptedReport::new(s.search, s.tool, s.range, sink.confirmed_so_far());
+    r.resume = s.resume;
+    match s.format {
+        Some(f) => f.render(&r),
+        None => r.jsonl(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +175,42 @@ mod tests {
                 "{args:?}: {err}"
             );
         }
+    }
+
+    /// A stopped search prints what its sink saw confirmed, in the format asked, and nothing
+    /// it did not see.
+    #[test]
+    fn a_stopped_search_prints_what_it_had_confirmed() {
+        use crate::report::interrupted::INTERRUPTED_KIND;
+        let sink = lines(false);
+        let stopped = |format| Stopped {
+            search: "bisect",
+            tool: "randbytes",
+            range: "a..b",
+            resume: "perfbisect bisect --tool randbytes a..b".into(),
+            format,
+        };
+        let none = stopped_report(&sink, stopped(Some(InterruptedFormat::Text))).unwrap();
+        assert!(
+            none.starts_with("interrupted: the bisect of randbytes over a..b stopped before it finished; no change point confirmed"),
+            "{none}"
+        );
+        let json = stopped_report(&sink, stopped(Some(InterruptedFormat::Json))).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["kind"], INTERRUPTED_KIND);
+        assert_eq!(v["changes"].as_array().map(Vec::len), Some(0));
+        let jsonl = stopped_report(&sink, stopped(None)).unwrap();
+        assert!(
+            jsonl.starts_with("{\"data\":") || jsonl.contains("\"event\":\"interrupted\""),
+            "{jsonl}"
+        );
+        let err = anyhow::anyhow!("a build failed");
+        let kept: Result<()> = keeping_confirmed(Err(err), &sink, stopped(None));
+        assert_eq!(
+            kept.unwrap_err().to_string(),
+            "a build failed",
+            "other errors pass through"
+        );
     }
 
     fn plan_of(args: &[&str]) -> RangePlan {

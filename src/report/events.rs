@@ -148,6 +148,8 @@ enum Level {
 pub struct Lines {
     to: LinesTo,
     status: Mutex<Option<SearchStatus>>,
+    /// Every change point confirmed so far: what a run stopped by a signal still reports.
+    confirmed: Mutex<Vec<ChangePointJson>>,
 }
 
 impl Lines {
@@ -155,7 +157,14 @@ impl Lines {
         Lines {
             to,
             status: Mutex::new(None),
+            confirmed: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The change points confirmed so far, in the order they were.
+    pub fn confirmed_so_far(&self) -> Vec<ChangePointJson> {
+        let held = self.confirmed.lock().unwrap_or_else(|p| p.into_inner());
+        held.clone()
     }
 
     /// `line` on stderr, for those `level` is for.
@@ -273,6 +282,10 @@ impl Sink for Lines {
 
 impl Lines {
     fn confirmed(&self, point: &ChangePointJson, spent: Spent) {
+        if point.is_change_point() {
+            let mut held = self.confirmed.lock().unwrap_or_else(|p| p.into_inner());
+            held.push(point.clone());
+        }
         let spent = format!(
             "after {:.0} s, {} builds, {} samples taken now",
             spent.seconds, spent.builds, spent.samples_taken

@@ -10,6 +10,7 @@ pub mod explain;
 pub mod export;
 pub mod gate;
 pub mod html;
+pub mod interrupted;
 pub mod listing;
 pub mod matrix;
 pub mod parity;

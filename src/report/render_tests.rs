@@ -1599,3 +1599,40 @@ fn scan_full_text(r: &super::scan::ScanReport) -> String {
         r.details_text(&Links::default())
     )
 }
+
+/// What a stopped search reports: the change points its sink saw confirmed (a located point
+/// not upheld is not one), in every format.
+#[test]
+fn a_stopped_search_reports_the_change_points_it_had_confirmed() {
+    use super::events::{Event, Lines, LinesTo, Sink, Spent};
+    use super::interrupted::{InterruptedFormat, InterruptedReport, INTERRUPTED_KIND};
+    let r = bisect_report();
+    let sink = Lines::new(LinesTo::Stderr);
+    let spent = Spent {
+        seconds: 1.0,
+        builds: 2,
+        samples_taken: 20,
+    };
+    let mut refuted = r.changes[0].clone();
+    refuted.confirmed = false;
+    for point in [&r.changes[0], &refuted] {
+        sink.send(Event::Confirmed { point, spent });
+    }
+    let mut stopped = InterruptedReport::new("bisect", &r.tool, &r.range, sink.confirmed_so_far());
+    stopped.resume = r.reproduce.clone();
+    assert_eq!(stopped.changes.len(), 1);
+    insta::assert_snapshot!(
+        "interrupted_text",
+        InterruptedFormat::Text.render(&stopped).unwrap()
+    );
+    insta::assert_snapshot!(
+        "interrupted_markdown",
+        InterruptedFormat::Markdown.render(&stopped).unwrap()
+    );
+    let json = InterruptedFormat::Json.render(&stopped).unwrap();
+    let back: InterruptedReport = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.kind, INTERRUPTED_KIND);
+    assert_eq!(back.changes[0].info.commit, r.changes[0].info.commit);
+    let html = InterruptedFormat::Html.render(&stopped).unwrap();
+    assert!(html.contains(&r.changes[0].info.short), "{html}");
+}

@@ -29,7 +29,8 @@ fn of<R: JsonSchema>() -> Schema {
 /// Every kind of JSON result that has a schema, by the name of its file in docs/schema/.
 pub fn kinds() -> Vec<(&'static str, Schema)> {
     use super::{
-        bisect, compare, explain, gate, listing, matrix, parity, plan, run, scan, simulate,
+        bisect, compare, explain, gate, interrupted, listing, matrix, parity, plan, run, scan,
+        simulate,
     };
     vec![
         ("bisect", of::<bisect::BisectReport>()),
@@ -45,6 +46,7 @@ pub fn kinds() -> Vec<(&'static str, Schema)> {
         ("log", of::<listing::BisectLog>()),
         ("cache", of::<listing::BuildList>()),
         ("kernels", of::<listing::KernelList>()),
+        ("interrupted", of::<interrupted::InterruptedReport>()),
     ]
 }
 
@@ -55,7 +57,7 @@ mod tests {
 
     /// Kinds no snapshot or fixture holds a result of (render_tests.rs has no report of
     /// theirs to render).
-    const NO_STORED_RESULT: [&str; 2] = ["parity", "explain"];
+    const NO_STORED_RESULT: [&str; 3] = ["parity", "explain", "interrupted"];
 
     fn repo() -> &'static Path {
         Path::new(env!("CARGO_MANIFEST_DIR"))

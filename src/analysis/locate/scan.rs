@@ -82,7 +82,10 @@ pub fn locate_scan_grid(
             (before.iter().collect(), &clock_ends),
             &mut used,
         )?;
-        let (stretches, parts): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
+        // A scan has no --max-changes and no --budget: nothing is left by a stopping rule, and
+        // what would be is the scan's to say.
+        result.left.extend(parts.left);
+        let (stretches, parts): (Vec<_>, Vec<_>) = parts.searched.into_iter().unzip();
         let found = parts.into_iter().map(|p| join(&mut result, p)).sum();
         location.time_search = Some(TimeSearch {
             moved,

@@ -272,6 +272,20 @@ fn time_the_located_change_points_do_not_explain_is_searched_in_time() {
     assert!(shares < 0.2, "explained {}", l.result.explained);
 }
 
+/// 200 commits: counts (0.25% noise) see +30% at 120; the clock (3%) sees it and a +50% at 60
+/// that leaves the instructions alone, found only by searching in time.
+fn both_and_time_only() -> (SimMeasurer, SimMeasurer) {
+    let count = SimMeasurer::new(200, &[(120, 1.3)], &NoiseModel::iid(0.0025), 0.0, 11);
+    let clock = SimMeasurer::new(
+        200,
+        &[(60, 1.5), (120, 1.3)],
+        &NoiseModel::iid(0.03),
+        0.0,
+        12,
+    );
+    (count.unwrap(), clock.unwrap())
+}
+
 /// A clock that keeps the shares it was told, as the live output would print them.
 struct Told {
     clock: SimMeasurer,
@@ -291,19 +305,12 @@ impl Measurer for Told {
 fn a_change_found_in_time_is_told_with_its_share_of_the_whole_range() {
     // As above: the +50% at 60 is found by the time search of the stretch 0..119, whose ends
     // hold all of it; live, its share must be of the range's ends, as in the result.
-    let count = SimMeasurer::new(200, &[(120, 1.3)], &NoiseModel::iid(0.0025), 0.0, 11);
-    let clock = SimMeasurer::new(
-        200,
-        &[(60, 1.5), (120, 1.3)],
-        &NoiseModel::iid(0.03),
-        0.0,
-        12,
-    );
+    let (mut count, clock) = both_and_time_only();
     let mut told = Told {
-        clock: clock.unwrap(),
+        clock,
         shares: Vec::new(),
     };
-    let (mut count, cfg) = (count.unwrap(), Config::default());
+    let cfg = Config::default();
     let l = locate(200, &count_cfg(), &cfg, &mut count, &mut told).unwrap();
     let Outcome::Changes(cps) = &l.result.outcome else {
         unreachable!()
@@ -453,4 +460,76 @@ fn moved_counts_with_undecided_clock_ends_search_the_time_between() {
         .map(|u| (u.lo, u.hi))
         .collect();
     assert_eq!(left, t.stretches, "{:?}", l.result.unexplored);
+}
+
+/// `--max-changes` holds across a located search as in one clock search: the change point the
+/// counts located and the clock confirmed counts, so the stretches are not searched in time,
+/// and they are listed as left for it, never dropped. Without the rule the same run goes on in
+/// time and finds the second change (the time-only +50% at 60).
+#[test]
+fn max_changes_stops_a_located_search_before_its_time_search() {
+    let run = |max_changes: Option<usize>| {
+        let (mut count, mut clock) = both_and_time_only();
+        let cfg = |c: Config| Config { max_changes, ..c };
+        locate(
+            200,
+            &cfg(count_cfg()),
+            &cfg(Config::default()),
+            &mut count,
+            &mut clock,
+        )
+        .unwrap()
+    };
+    let all = run(None);
+    assert_eq!(
+        changes(&all.result),
+        vec![(60, true, false), (120, true, true)]
+    );
+
+    let one = run(Some(1));
+    assert_eq!(changes(&one.result), vec![(120, true, true)]);
+    let left: Vec<(usize, usize, LeftBecause)> = (one.result.unexplored.iter())
+        .map(|u| (u.lo, u.hi, u.because))
+        .collect();
+    assert_eq!(
+        left,
+        vec![
+            (0, 119, LeftBecause::MaxChanges),
+            (120, 199, LeftBecause::MaxChanges)
+        ]
+    );
+    assert!(one.result.samples_taken < all.result.samples_taken);
+}
+
+/// A clock whose `--budget` is spent from the start: the search still confirms its main answer,
+/// then leaves the stretches to be searched in time, listed as left for the budget.
+struct Spent(SimMeasurer);
+
+impl Measurer for Spent {
+    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        self.0.ensure(wants)
+    }
+    fn should_stop(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn a_spent_budget_stops_a_located_search_after_its_main_answer() {
+    let (mut count, clock) = both_and_time_only();
+    let mut clock = Spent(clock);
+    let l = locate(
+        200,
+        &count_cfg(),
+        &Config::default(),
+        &mut count,
+        &mut clock,
+    )
+    .unwrap();
+    assert_eq!(changes(&l.result), vec![(120, true, true)]);
+    assert!(
+        (l.result.unexplored.iter()).any(|u| u.because == LeftBecause::Budget && u.lo == 0),
+        "{:?}",
+        l.result.unexplored
+    );
 }
