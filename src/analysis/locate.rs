@@ -18,8 +18,9 @@
 //!    or undecided at the cap) is searched on the clock instead, and says so: undecided is
 //!    never read as same.
 //! 5. A range whose time may have moved more than its clock-confirmed change points explain
-//!    (counts found some of it, something that leaves the instructions alone did the rest; the
-//!    clock's ends moved or were undecided, `may_hide`) is searched on the clock in every
+//!    (counts found some of it, something that leaves the instructions alone did the rest,
+//!    whatever the clock's verdict on the ends: ends shown the same beside a confirmed change
+//!    mean time that cancelled it; `may_hide`) is searched on the clock in every
 //!    stretch between those change points (`search_stretches`), each a search of its own on
 //!    fresh time samples that leaves what it could not decide with its bound; what is still
 //!    unexplained after that is named ([`unexplained`]), so "one change" is never read off a
@@ -534,8 +535,8 @@ fn location(
 /// remainder is at least `min_effect` and its interval excludes no change. The interval is
 /// interval arithmetic on the ends' and the confirmations' own intervals (the ends' low over
 /// the product of the highs, and so on): conservative, so time is called unexplained only when
-/// no combination of the measured sizes accounts for it. `None` when the clock showed the ends
-/// the same: there is then no moved time to explain.
+/// no combination of the measured sizes accounts for it. Ends the clock showed the same are no
+/// exception: beside a confirmed +20% they mean a time-only step that cancelled it.
 pub fn unexplained(
     ends: &Comparison,
     confirmed: &[&ChangePoint],
@@ -562,12 +563,10 @@ pub(crate) fn may_hide(
     (rest.hi.ln() >= edge || rest.lo.ln() <= -edge).then_some(rest)
 }
 
-/// The time the ends moved beyond the `confirmed` change points (interval arithmetic), unless
-/// the ends were shown the same (undecided ends may have moved as far as their interval).
+/// The time the ends moved beyond the `confirmed` change points (interval arithmetic), whatever
+/// the ends' verdict: ends shown the same beside a confirmed change mean time that cancelled it,
+/// and undecided ends may have moved as far as their interval.
 fn rest(ends: &Comparison, confirmed: &[&ChangePoint]) -> Option<RatioCi> {
-    if same(ends) {
-        return None;
-    }
     let product = |f: fn(&RatioCi) -> f64| {
         confirmed
             .iter()
