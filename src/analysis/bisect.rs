@@ -36,16 +36,22 @@
 //!
 //! # Error control (the alpha split)
 //!
-//! `cfg.alpha` bounds the probability that the whole search makes a false significant call. It is
-//! split by Bonferroni in [`alpha::search_per_test`] (decisions × looks × 2 tests per look).
+//! A false culprit needs a confirmation that errs: every change point is confirmed on a fresh
+//! block of its parent and itself, sampled in rounds together after every sample the search
+//! read, and the j-th confirmation tests at [`alpha::confirmation_alpha`] — a share 6 / (π² j²)
+//! of the confirmations' half of `cfg.alpha` (the first `max_changes` share their terms
+//! equally), split over its looks and series — so all of a range's confirmations together stay
+//! within that half however many change points it holds.
 //!
-//! For n = 1000 with the defaults that is 0.01 / (14 × 4 × 2) ≈ 8.9e-5. A false "no change" at the
-//! ends is not a false alarm and is not in this budget (its rate is the power of the test, checked
-//! by simulation). When the range holds more than one change, each extra change costs about
-//! log2 of its sub-range more decisions than budgeted; the budget covers the path to one change
-//! point, which is where a spurious change point would have to start. The position interval used
-//! to tell Old/New from "part of the change" is a tie-breaker at a fixed 80% (see
-//! `POSITION_CONF`), not a test.
+//! Routing decisions (the ends, candidates, sub-range checks, middle probes) only choose where
+//! to look. By default each is tested at its own level ([`alpha::RoutingLevel`], `--routing-level`,
+//! 0.1%), outside `cfg.alpha`: a wrong turn costs samples or leaves a part undecided with its
+//! bound, and reports a change only through a confirmation that errs. With
+//! `RoutingLevel::Family` they share the other half of `cfg.alpha`, split by Bonferroni in
+//! [`alpha::search_per_test`] (decisions × looks × 2 tests per look × series). A false "no
+//! change" at the ends is not a false alarm and is in neither (its rate is the power of the
+//! test, checked by simulation). The position interval used to tell Old/New from "part of the
+//! change" is a tie-breaker at a fixed 80% (see `POSITION_CONF`), not a test.
 
 use crate::analysis::alpha::{self, Schedule};
 use crate::analysis::resolution::{Forecast, Resolution};
