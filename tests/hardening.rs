@@ -1138,7 +1138,7 @@ fn sigint_during_sampling_synthetic_repo() {
 
 /// A CI `timeout` (SIGTERM) after a change point was confirmed: the run still prints, in the
 /// format asked, every change point it had confirmed, marked as interrupted, then exits 143 as
-/// any stopped run does. At 37fe78b it printed nothing of it. The first change (x10 at 2) is
+/// any stopped run does (it once printed nothing of them). The first change (x10 at 2) is
 /// confirmed before the second's search reaches the hanging kernel at 4, so the run is surely
 /// still going when the signal comes.
 #[test]

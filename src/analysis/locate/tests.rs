@@ -536,8 +536,8 @@ fn a_spent_budget_stops_a_located_search_after_its_main_answer() {
 
 /// A time-only step that cancels a located one leaves the clock's ends the same: the time
 /// beyond the located change point is still searched (it moved -16.7% beyond it), and the
-/// step is found. At efbadd8 ends shown the same stopped the time search, and the step was
-/// neither found nor bounded.
+/// step is found (ends shown the same once stopped the time search: the step was neither found
+/// nor bounded).
 #[test]
 fn a_time_only_step_that_cancels_a_located_one_is_searched_in_time() {
     let l = located(200, &[(60, 1.2)], &[(60, 1.2), (140, 1.0 / 1.2)], 0.01, 5);
