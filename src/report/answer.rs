@@ -5,7 +5,7 @@
 use super::bisect::{ChangePointJson, UnexploredJson};
 use super::export::Links;
 use super::standing::Standing;
-use super::Table;
+use super::{largest_change, Table};
 use crate::analysis::bisect::LeftBecause;
 use crate::analysis::resolution::Resolution;
 use crate::analysis::stats::RatioCi;
@@ -82,7 +82,7 @@ pub fn left_open_line<'a>(
             LeftBecause::MaxChanges => "--max-changes reached".to_string(),
             LeftBecause::MinShare => "below --min-share".to_string(),
             _ => match u.ratio {
-                Some(r) => format!("undecided, up to {:.0}%", largest(&r) * 100.0),
+                Some(r) => format!("undecided, up to {:.0}%", largest_change(&r) * 100.0),
                 None => "undecided".to_string(),
             },
         };
@@ -99,11 +99,6 @@ pub fn left_open_line<'a>(
         ));
     }
     (!parts.is_empty()).then(|| format!("left open: {}", parts.join("; ")))
-}
-
-/// The largest change an interval leaves possible, either way.
-fn largest(r: &RatioCi) -> f64 {
-    (r.lo - 1.0).abs().max((r.hi - 1.0).abs())
 }
 
 /// The smallest change the run could be sure to see: smaller ones may hide anywhere.

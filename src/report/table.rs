@@ -265,7 +265,7 @@ pub fn ratio_pct(ratio: f64) -> String {
 /// their net change only: two steps inside that cancel are not bounded by it. Between adjacent
 /// commits (`net` false) the one step there is the whole change.
 pub fn may_hide(r: &crate::analysis::stats::RatioCi, net: bool) -> String {
-    let largest = (r.lo - 1.0).abs().max((r.hi - 1.0).abs());
+    let largest = largest_change(r);
     format!(
         "{} [{}, {}]: a {}change of up to {:.0}% may hide here{}",
         ratio_pct(r.ratio),
@@ -279,6 +279,11 @@ pub fn may_hide(r: &crate::analysis::stats::RatioCi, net: bool) -> String {
             ""
         }
     )
+}
+
+/// The largest change an interval leaves possible, either way (0.17 for [-8%, +17%]).
+pub fn largest_change(r: &crate::analysis::stats::RatioCi) -> f64 {
+    (r.lo - 1.0).abs().max((r.hi - 1.0).abs())
 }
 
 /// What a part passed as the same bounds: `its ends' net change is +0.4% [-1.9%, +2.8%]
