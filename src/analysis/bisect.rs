@@ -37,8 +37,8 @@
 //! # Error control (the alpha split)
 //!
 //! A false culprit needs a confirmation that errs: every change point is confirmed on a fresh
-//! block of its parent and itself, sampled in rounds together after every sample the search
-//! read, and the j-th confirmation tests at [`alpha::confirmation_alpha`] — a share 6 / (π² j²)
+//! block of its parent and itself, sampled in rounds together after every sample the run read
+//! before it, in this search or an earlier phase ([`Measurer::used`]), and the j-th confirmation tests at [`alpha::confirmation_alpha`] — a share 6 / (π² j²)
 //! of the confirmations' half of `cfg.alpha` (the first `max_changes` share their terms
 //! equally), split over its looks and series — so all of a range's confirmations together stay
 //! within that half however many change points it holds.
@@ -438,8 +438,10 @@ pub fn place(
     Ok(step)
 }
 
-/// Samples of each commit that earlier phases of a run read, keyed by pool (see `pool_key`):
-/// a later phase's fresh block of that commit starts after them.
+/// Samples of each commit that a run's decisions read, keyed by pool (see `pool_key`): a
+/// later decision's fresh block of that commit starts after them. The measurer keeps them for
+/// the whole run ([`Measurer::used`]); every search starts from them and leaves its own there
+/// when it ends, so no phase has to hand them to the next.
 pub type Used = HashMap<usize, usize>;
 
 /// Tests a phase made and the sum of their levels: what a result's `tests` and
@@ -464,9 +466,6 @@ pub struct EndsCompared {
     pub comparison: Comparison,
     /// What a comparison at the cap resolves at the ends' noise.
     pub resolution: Option<Resolution>,
-    /// The ends' samples the comparison read: a confirmation of a change point at an end
-    /// starts after them.
-    pub used: Used,
     /// Its tests.
     pub spent: Spent,
 }
@@ -481,7 +480,6 @@ pub fn compare_ends(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<Ends
     Ok(EndsCompared {
         comparison: series[primary],
         resolution: s.resolution(primary),
-        used: s.claimed.remove(&Pool::Main).unwrap_or_default(),
         spent: Spent {
             tests: s.tests,
             alpha: s.spent,
@@ -490,24 +488,18 @@ pub fn compare_ends(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<Ends
 }
 
 /// A change point located on another metric, confirmed on `m`'s as the search confirms its own:
-/// parent against culprit on a fresh block of `m`'s samples (after the `used` ones, which earlier
-/// phases read, and taken in rounds of both), from 2 × initial over the schedule's looks, grown
-/// to [`LOCATED_CAP`] × the cap when undecided, at the level of the `j`-th confirmation. `ends` is
-/// `m`'s comparison of the range's ends (what its share is of); `used` grows by the block.
-/// With the tests it made.
+/// parent against culprit on a fresh block of `m`'s samples (after every one the run read, see
+/// [`Measurer::used`], and taken in rounds of both), from 2 × initial over the schedule's looks,
+/// grown to [`LOCATED_CAP`] × the cap when undecided, at the level of the `j`-th confirmation.
+/// `ends` is `m`'s comparison of the range's ends (what its share is of). With the tests it made.
 pub fn confirm_located(
     n: usize,
     cfg: &Config,
     m: &mut dyn Measurer,
     (cp, j): (&ChangePoint, usize),
     ends: &Comparison,
-    used: &mut Used,
 ) -> Result<(ChangePoint, Spent)> {
     let mut s = Searcher::new(n, cfg, m);
-    // Without these marks the block began at each subject's first sample: an end's samples
-    // taken minutes earlier in the ends' rounds (no pairs, and a slow wave then passed for a
-    // change), or another confirmation's block.
-    s.claimed.insert(Pool::Main, std::mem::take(used));
     s.direction = ends.verdict;
     s.unresolved_cap = LOCATED_CAP;
     let f = Found {
@@ -516,9 +508,7 @@ pub fn confirm_located(
         uncertain: cp.uncertain,
     };
     let alpha_conf = alpha::confirmation_alpha(cfg.alpha, j, cfg.max_changes);
-    let confirmed = s.confirm(&f, std::slice::from_ref(ends), alpha_conf);
-    *used = s.claimed.remove(&Pool::Main).unwrap_or_default();
-    let mut confirmed = confirmed?;
+    let mut confirmed = s.confirm(&f, std::slice::from_ref(ends), alpha_conf)?;
     confirmed.skipped_between = cp.skipped_between.clone();
     confirmed.located = Some(cp.comparison);
     let spent = Spent {
@@ -572,7 +562,7 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         Outcome::NoChange => 0.0,
     };
     let resolution = s.resolution(primary);
-    let mut unexplored = s.unexplored;
+    let mut unexplored = std::mem::take(&mut s.unexplored);
     unexplored.sort_by_key(|u| (u.lo, u.hi));
     let commits_measured = s.seen.keys().map(|k| k.1).collect::<HashSet<_>>().len();
     let samples_taken = s.seen.values().sum();
@@ -580,7 +570,7 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
         ends,
         direction,
         outcome,
-        steps: s.steps,
+        steps: std::mem::take(&mut s.steps),
         commits_measured,
         samples_taken,
         decisions: s.decisions,
@@ -596,11 +586,25 @@ pub fn search(n: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResu
     })
 }
 
+/// What the search read stays the run's: the next phase's blocks start after it.
+impl Drop for Searcher<'_> {
+    fn drop(&mut self) {
+        if let Some(marks) = self.claimed.remove(&Pool::Main) {
+            *self.m.used() = marks;
+        }
+    }
+}
+
 impl<'a> Searcher<'a> {
     fn new(n: usize, cfg: &'a Config, m: &'a mut dyn Measurer) -> Searcher<'a> {
         let k = m.series().max(1);
         let width = m.lanes().clamp(1, WIDEST);
         let routing = cfg.routing(n, k, width);
+        // The run's marks: without them a block began after only this search's own reads, on
+        // samples an earlier phase took minutes before in other rounds (no pairs, and a slow
+        // wave then passed for a change: a merge base's placement, `auto`'s look, the ends'
+        // comparison, another confirmation's block).
+        let claimed = HashMap::from([(Pool::Main, m.used().clone())]);
         Searcher {
             cfg,
             m,
@@ -610,7 +614,7 @@ impl<'a> Searcher<'a> {
             routing,
             width,
             schedule: cfg.schedule.looks(),
-            claimed: HashMap::new(),
+            claimed,
             seen: HashMap::new(),
             held: HashMap::new(),
             sigmas: vec![Vec::new(); k],

@@ -20,6 +20,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 
 use anyhow::{anyhow, Result};
 
+use crate::analysis::bisect::Used;
 use crate::analysis::bisect::{
     self, ChangePoint, Config, Measurer, Probe, SearchResult, SeriesProbes, Step,
 };
@@ -88,6 +89,7 @@ pub fn search(
                         let (tx, rx) = channel();
                         c.replies.insert(lane.id, (lane, tx));
                         let link = Link {
+                            used: Used::new(),
                             lane: lane.id,
                             series,
                             asks: ask_tx.clone(),
@@ -184,6 +186,8 @@ impl Coordinator<'_> {
 
 /// A lane's measurer, on the lane's thread: every ask goes to the coordinator.
 struct Link {
+    /// What the lane's search read: its subjects are its own.
+    used: Used,
     lane: usize,
     series: usize,
     asks: Sender<(usize, Ask)>,
@@ -193,9 +197,8 @@ struct Link {
 impl Link {
     fn run(mut self, lane: Lane, cfg: &Config) {
         // A lane's subjects hold no sample of an earlier phase: nothing to hide.
-        let search = std::panic::AssertUnwindSafe(|| {
-            within::search(lane.lo, lane.hi, cfg, &mut self, &mut HashMap::new())
-        });
+        let search =
+            std::panic::AssertUnwindSafe(|| within::search(lane.lo, lane.hi, cfg, &mut self));
         // A search that panicked must still say it is done, or the scan would wait for it.
         let r = std::panic::catch_unwind(search).unwrap_or_else(|_| {
             Err(anyhow!(
@@ -220,6 +223,9 @@ impl Link {
 }
 
 impl Measurer for Link {
+    fn used(&mut self) -> &mut Used {
+        &mut self.used
+    }
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
         Ok(bisect::first_series(self.ensure_series(wants)?))
     }

@@ -43,6 +43,9 @@ impl Recorder {
 }
 
 impl Measurer for Recorder {
+    fn used(&mut self) -> &mut crate::analysis::bisect::Used {
+        self.sim.used()
+    }
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
         self.sim.ensure(wants)
     }

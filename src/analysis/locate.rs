@@ -12,8 +12,9 @@
 //! 3. Every change point the counts confirmed (or located without resolving its size) is
 //!    confirmed on the clock ([`bisect::confirm_located`], at the level of the j-th
 //!    confirmation), on a fresh block of both subjects taken in rounds together, after every
-//!    time sample the ends' comparison and earlier confirmations read: its comparison, verdict
-//!    and share become the clock's, the count's is kept beside it.
+//!    time sample the run read before it (a merge base's placement, `auto`'s look, the ends'
+//!    comparison, earlier confirmations: [`Measurer::used`]): its comparison, verdict and
+//!    share become the clock's, the count's is kept beside it.
 //! 4. A range whose counts did not move and whose clock did not show its ends the same (moved,
 //!    or undecided at the cap) is searched on the clock instead, and says so: undecided is
 //!    never read as same.
@@ -156,7 +157,6 @@ pub fn locate(
     let bisect::EndsCompared {
         comparison: clock_ends,
         resolution: clock_resolution,
-        mut used,
         spent: ends_spent,
     } = bisect::compare_ends(n, &budget.clock, clock)?;
     let found = bisect::search(n, &budget.count, count)?;
@@ -177,7 +177,7 @@ pub fn locate(
         Outcome::Changes(cps) => {
             let mut asked = to_confirm(cps.iter_mut());
             asked.sort_by(|a, b| b.share.abs().total_cmp(&a.share.abs()));
-            let (k, spent) = on_clock((n, clock_cfg), clock, asked, &clock_ends, &mut used)?;
+            let (k, spent) = on_clock((n, clock_cfg), clock, asked, &clock_ends)?;
             count_in(&mut result, spent);
             k
         }
@@ -195,7 +195,7 @@ pub fn locate(
     if let Some(moved) = may_hide(&clock_ends, &confirmed(&result), clock_cfg.min_effect) {
         let cfg = budget.clock_search(ends_spent, true);
         let whole = result.ends;
-        let parts = search_stretches(n, &cfg, clock, (confirmed(&result), &whole), &mut used)?;
+        let parts = search_stretches(n, &cfg, clock, (confirmed(&result), &whole))?;
         // The count search may have left the same parts for the same rule: listed once.
         for u in parts.left {
             if !(result.unexplored.iter()).any(|e| (e.lo, e.hi) == (u.lo, u.hi)) {
@@ -266,13 +266,14 @@ pub fn auto(n: usize, clock_cfg: &Config, clock: &mut dyn Measurer) -> Result<Au
             clock: None,
         });
     };
-    // At most what the comparison read of each end: a first look of fewer than MIN_SAMPLES
+    // At most what the run read of each end: a first look of fewer than MIN_SAMPLES
     // (`--samples 3`) left the ends holding only those on a first run, while a resumed run's
     // ends hold the whole search's samples, and took MIN_SAMPLES of them, choosing otherwise.
     let first = clock_cfg.schedule.initial.max(MIN_SAMPLES);
+    let used = clock.used().clone();
     let read = |c: usize, m: &dyn Measurer| {
-        let key = bisect::pool_key(&compared.used, c, m);
-        compared.used.get(&key).copied().unwrap_or(0).min(first)
+        let key = bisect::pool_key(&used, c, m);
+        used.get(&key).copied().unwrap_or(0).min(first)
     };
     let reads = [read(0, clock), read(n - 1, clock)];
     let ends: Vec<Vec<f64>> = (clock.ensure(&[(0, 0), (n - 1, 0)])?.into_iter())
@@ -346,11 +347,11 @@ pub(crate) struct Stretches {
 }
 
 /// Every stretch between the `confirmed` change points searched on the clock, on time samples
-/// none of the ends' comparison or the confirmations used (`used`, which grows by the
-/// stretches'), at one search's alpha split over the stretches; each stretch with its search,
-/// positions global. The marks are what those phases read, not what the clock holds: a run
-/// resumed holds the earlier run's stretch samples too, and starting after them took fresh
-/// samples every time the same command ran again.
+/// none of the run's earlier phases read ([`Measurer::used`], which grows by the stretches'),
+/// at one search's alpha split over the stretches; each stretch with its search, positions
+/// global. The marks are what those phases read, not what the clock holds: a run resumed holds
+/// the earlier run's stretch samples too, and starting after them took fresh samples every
+/// time the same command ran again.
 ///
 /// The stopping rules hold across the whole located search as they hold in one clock search:
 /// the change points already confirmed in the range's direction count towards `--max-changes`
@@ -361,7 +362,6 @@ pub(crate) fn search_stretches(
     cfg: &Config,
     clock: &mut dyn Measurer,
     (confirmed, whole): (Vec<&ChangePoint>, &Comparison),
-    used: &mut bisect::Used,
 ) -> Result<Stretches> {
     let mut answered = (confirmed.iter())
         .filter(|c| c.verdict() == whole.verdict)
@@ -395,7 +395,7 @@ pub(crate) fn search_stretches(
             max_changes: cfg.max_changes.map(|m| m - answered),
             ..cfg.clone()
         };
-        let part = within::search(lo, hi, &cfg, clock, used)?;
+        let part = within::search(lo, hi, &cfg, clock)?;
         answered += answers_in(&part, whole.verdict);
         out.searched.push(((lo, hi), part));
     }
@@ -433,6 +433,9 @@ struct OfWholeRange<'m> {
 }
 
 impl Measurer for OfWholeRange<'_> {
+    fn used(&mut self) -> &mut bisect::Used {
+        self.inner.used()
+    }
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
         self.inner.ensure(wants)
     }
@@ -590,19 +593,18 @@ fn to_confirm<'c>(cps: impl Iterator<Item = &'c mut ChangePoint>) -> Vec<&'c mut
 
 /// The `asked` change points confirmed on the clock in their order (the first gets the first,
 /// largest share of the confirmations' alpha: callers put the largest first), each on a fresh
-/// block after the clock's `used` samples (which grow by it); their comparison, verdict and
-/// share become the clock's. Returns how many the clock was asked about, and the tests their
+/// block after every sample of the clock the run read; their comparison, verdict and share
+/// become the clock's. Returns how many the clock was asked about, and the tests their
 /// confirmations made.
 fn on_clock(
     (n, cfg): (usize, &Config),
     clock: &mut dyn Measurer,
     mut asked: Vec<&mut ChangePoint>,
     clock_ends: &Comparison,
-    used: &mut bisect::Used,
 ) -> Result<(usize, Spent)> {
     let mut spent = Spent::default();
     for (j, cp) in asked.iter_mut().enumerate() {
-        let (confirmed, s) = bisect::confirm_located(n, cfg, clock, (cp, j + 1), clock_ends, used)?;
+        let (confirmed, s) = bisect::confirm_located(n, cfg, clock, (cp, j + 1), clock_ends)?;
         spent.add(s);
         clock.confirmed(&confirmed);
         **cp = ChangePoint {

@@ -402,7 +402,7 @@ fn intervals_between(
 pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> Result<ScanResult> {
     let mut t = Tracker::new(m, grid_values(&grid));
     t.ln_ends = ln_ends(&grid, cfg.min_effect);
-    let used = grid_use(&grid, &mut t);
+    grid_use(&grid, &mut t);
     let (pending, candidates) = searchable_intervals(&grid);
     let alpha_per_search = alpha::scan_per_search(cfg.alpha, candidates);
     let sub_cfg = Config {
@@ -412,7 +412,7 @@ pub fn search_intervals(mut grid: Grid, cfg: &Config, m: &mut dyn Measurer) -> R
     if t.lanes() > 1 {
         side_by_side(&mut grid, pending, &sub_cfg, &mut t)?;
     } else {
-        one_at_a_time(&mut grid, pending, &sub_cfg, &mut t, used)?;
+        one_at_a_time(&mut grid, pending, &sub_cfg, &mut t)?;
     }
     // The fit tested every place a change can sit in.
     let places = grid.intervals.len();
@@ -459,14 +459,13 @@ fn one_at_a_time(
     mut pending: BTreeSet<usize>,
     cfg: &Config,
     t: &mut Tracker,
-    mut used: HashMap<usize, usize>,
 ) -> Result<()> {
     while let Some(ii) = pending.pop_first() {
         let iv = &grid.intervals[ii];
         if iv.search.is_some() {
             continue;
         }
-        let r = within::search(iv.lo, iv.hi, cfg, t, &mut used)?;
+        let r = within::search(iv.lo, iv.hi, cfg, t)?;
         pending.extend(look_beside(grid, ii, &r));
         grid.intervals[ii].search = Some(r);
     }
@@ -567,21 +566,21 @@ fn searchable_intervals(grid: &Grid) -> (BTreeSet<usize>, usize) {
     (entered, candidates)
 }
 
-/// What the grid phase used of each grid point, per pool (grid points with identical
-/// binaries were measured on one pool of samples, see bisect::pool_key); and each grid
-/// point's samples counted as seen.
-fn grid_use(grid: &Grid, t: &mut Tracker) -> HashMap<usize, usize> {
-    let mut used: HashMap<usize, usize> = HashMap::new();
+/// What the grid phase read of each grid point added to the run's marks, per pool (grid points
+/// with identical binaries were measured on one pool of samples, see bisect::pool_key); and
+/// each grid point's samples counted as seen.
+fn grid_use(grid: &Grid, t: &mut Tracker) {
+    let mut used = t.used().clone();
     for p in grid.points.iter().filter(|p| p.skipped.is_none()) {
         let key = pool_key(&used, p.commit, &*t);
         let e = used.entry(key).or_insert(0);
         *e = (*e).max(grid.samples_per_point);
     }
+    *t.used() = used;
     for p in &grid.points {
         t.seen
             .insert(p.commit, if p.skipped.is_some() { 0 } else { p.n });
     }
-    used
 }
 
 /// Each change's signed share of the range's total movement (ln ratio over the sum of the

@@ -5,7 +5,7 @@
 //! the choice to enter it.
 
 use crate::analysis::bisect::{
-    self, pool_key, Config, Measurer, Outcome, Probe, SearchResult, SeriesProbes, Step,
+    self, pool_key, Config, Measurer, Outcome, Probe, SearchResult, SeriesProbes, Step, Used,
 };
 use anyhow::Result;
 use std::collections::HashMap;
@@ -54,6 +54,9 @@ impl<'a> Tracker<'a> {
 }
 
 impl Measurer for Tracker<'_> {
+    fn used(&mut self) -> &mut Used {
+        self.m.used()
+    }
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
         let r = self.m.ensure(wants)?;
         for (&(c, _), p) in wants.iter().zip(&r) {
@@ -123,9 +126,12 @@ impl Measurer for Tracker<'_> {
 struct Sub<'a> {
     m: &'a mut dyn Measurer,
     lo: usize,
-    hide: &'a HashMap<usize, usize>,
+    hide: &'a Used,
     /// Most samples (after the hidden ones) asked per global commit.
     asked: HashMap<usize, usize>,
+    /// The sub-search's own marks, in its local indices over what is not hidden: what it asked
+    /// is the run's when it ends (`asked`).
+    local: Used,
 }
 
 impl Sub<'_> {
@@ -141,6 +147,9 @@ impl Sub<'_> {
 }
 
 impl Measurer for Sub<'_> {
+    fn used(&mut self) -> &mut Used {
+        &mut self.local
+    }
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
         let mut global = Vec::with_capacity(wants.len());
         let mut hidden = Vec::with_capacity(wants.len());
@@ -187,28 +196,27 @@ impl Measurer for Sub<'_> {
     }
 }
 
-/// `lo..=hi` searched as a bisect of its own, on samples no earlier phase used (`used`, per
-/// pool, which grows by what this search takes); its positions made global.
-pub fn search(
-    lo: usize,
-    hi: usize,
-    cfg: &Config,
-    m: &mut dyn Measurer,
-    used: &mut HashMap<usize, usize>,
-) -> Result<SearchResult> {
-    let hide = used.clone();
+/// `lo..=hi` searched as a bisect of its own, on samples no earlier phase of the run read
+/// ([`Measurer::used`], per pool, which grows by what this search reads); its positions made
+/// global. Unlike a search that starts from the run's marks, it reads none of the hidden
+/// samples, its routing neither: the choice to enter it was made on them.
+pub fn search(lo: usize, hi: usize, cfg: &Config, m: &mut dyn Measurer) -> Result<SearchResult> {
+    let hide = m.used().clone();
     let mut sub = Sub {
         m,
         lo,
         hide: &hide,
         asked: HashMap::new(),
+        local: Used::new(),
     };
     let mut r = bisect::search(hi - lo + 1, cfg, &mut sub)?;
     let asked = std::mem::take(&mut sub.asked);
+    let mut used = hide.clone();
     for (g, k) in asked {
-        let key = pool_key(used, g, &*sub.m);
+        let key = pool_key(&used, g, &*sub.m);
         *used.entry(key).or_insert(0) += k;
     }
+    *sub.m.used() = used;
     shift(&mut r, lo);
     Ok(r)
 }

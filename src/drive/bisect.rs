@@ -53,6 +53,7 @@ pub fn bisect(plan: &BisectPlan, sink: &dyn Sink) -> Result<BisectReport> {
         started,
         deadline: plan.budget.map(|b| started + b),
         locating,
+        used: Default::default(),
     };
     let lives = (
         live(&mut session, false),

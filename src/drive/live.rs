@@ -28,6 +28,9 @@ pub struct Live<'s, 'a> {
     /// The counts that locate for a clock that confirms (`--locate`): their change points are
     /// announced as located, not as the run's culprits.
     pub locating: bool,
+    /// What the run's decisions read of each commit, in the search's terms (a commit, not a
+    /// session's subject per thread count): see [`Measurer::used`].
+    pub used: bisect::Used,
 }
 
 impl Live<'_, '_> {
@@ -142,6 +145,10 @@ impl Live<'_, '_> {
 }
 
 impl Measurer for Live<'_, '_> {
+    fn used(&mut self) -> &mut bisect::Used {
+        &mut self.used
+    }
+
     fn prepare(&mut self, c: usize) -> Result<()> {
         self.prepare_all(&[c])
     }

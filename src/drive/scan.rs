@@ -58,6 +58,7 @@ pub fn scan(plan: &ScanPlan, sink: &dyn Sink) -> Result<ScanReport> {
         started,
         deadline: None,
         locating,
+        used: Default::default(),
     };
     let mut notes = notes;
     let lives = (

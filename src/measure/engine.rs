@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use crate::analysis::bisect::{Measurer, Probe, SeriesProbes, Step};
+use crate::analysis::bisect::{Measurer, Probe, SeriesProbes, Step, Used};
 use crate::analysis::samples::{RoundKey, Samples};
 use crate::build::builds::{self, BuildOptions};
 use crate::build::prefix::Prefix;
@@ -276,6 +276,8 @@ pub struct Session<'a> {
     ended: std::collections::VecDeque<Ended>,
     /// Lanes whose next block waits for its builds.
     lanes_building: Vec<Building>,
+    /// What searches on these subjects read ([`Measurer::used`]).
+    used: Used,
 }
 
 /// A lane's block waiting for its builds.
@@ -342,6 +344,7 @@ impl<'a> Session<'a> {
             blocks: HashMap::new(),
             ended: Default::default(),
             lanes_building: Vec::new(),
+            used: Default::default(),
         }
     }
 
@@ -523,6 +526,10 @@ impl<'a> Session<'a> {
 /// The search measures subjects by index: a bisect adds one subject per
 /// commit, in history order.
 impl Measurer for Session<'_> {
+    fn used(&mut self) -> &mut Used {
+        &mut self.used
+    }
+
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
         Session::ensure(self, wants)?;
         Ok(wants.iter().map(|&(i, _)| self.probe(i)).collect())

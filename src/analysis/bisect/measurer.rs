@@ -17,6 +17,12 @@ pub trait Measurer {
     /// across the listed commits (A B C A B C ...), so drift cancels; callers therefore always ask for
     /// the candidate together with the ends/neighbours it is compared against.
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>>;
+    /// The samples of each commit this run's decisions have read so far, whichever phase read
+    /// them (merge-base placement, the ends' comparison, a search, a grid): every phase starts
+    /// from them and adds what it reads, so a confirmation's fresh block begins after all of
+    /// them and is taken in rounds of its two subjects alone (see [`Used`]). A measurer that
+    /// passes samples through to another gives that one's marks.
+    fn used(&mut self) -> &mut Used;
     /// Called when a commit's verdict is final (for live output). Default: do nothing.
     fn decided(&mut self, _step: &Step) {}
     /// Called when a change point has been confirmed (or rejected) on its fresh block, as soon as

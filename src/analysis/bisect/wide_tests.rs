@@ -71,6 +71,9 @@ struct Watched {
 }
 
 impl Measurer for Watched {
+    fn used(&mut self) -> &mut crate::analysis::bisect::Used {
+        self.sim.used()
+    }
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
         self.log.now += self.log.build(wants) + 1;
         self.sim.ensure(wants)

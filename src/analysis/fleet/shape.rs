@@ -156,6 +156,9 @@ fn new_samples<K: std::hash::Hash + Eq>(
 }
 
 impl Measurer for Recorder {
+    fn used(&mut self) -> &mut crate::analysis::bisect::Used {
+        self.inner.used()
+    }
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
         let probes = self.inner.ensure(wants)?;
         let mut look = self.look(wants);

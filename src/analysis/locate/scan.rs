@@ -43,7 +43,6 @@ pub fn locate_scan_grid(
     let bisect::EndsCompared {
         comparison: clock_ends,
         resolution: clock_resolution,
-        mut used,
         spent: ends_spent,
     } = bisect::compare_ends(n, &budget.clock, clock)?;
     let found = scan::search_intervals(grid, count_cfg, count)?;
@@ -60,8 +59,7 @@ pub fn locate_scan_grid(
     let clock_cfg = &budget.clock;
     let mut result = found;
     add(&mut result, ends_spent);
-    location.clock_confirmations =
-        confirm((n, clock_cfg), clock, &mut result, &clock_ends, &mut used)?;
+    location.clock_confirmations = confirm((n, clock_cfg), clock, &mut result, &clock_ends)?;
     scan::profile(&mut result, clock_cfg.min_effect);
     let cps = |r: &ScanResult| -> Vec<ChangePoint> {
         (r.changes.iter().map(|c| c.cp.clone()))
@@ -75,13 +73,7 @@ pub fn locate_scan_grid(
         clock_cfg.min_effect,
     ) {
         let cfg = budget.clock_search(ends_spent, true);
-        let parts = search_stretches(
-            n,
-            &cfg,
-            clock,
-            (before.iter().collect(), &clock_ends),
-            &mut used,
-        )?;
+        let parts = search_stretches(n, &cfg, clock, (before.iter().collect(), &clock_ends))?;
         // A scan has no --max-changes and no --budget: nothing is left by a stopping rule, and
         // what would be is the scan's to say.
         result.left.extend(parts.left);
@@ -128,13 +120,12 @@ fn confirm(
     clock: &mut dyn Measurer,
     r: &mut ScanResult,
     clock_ends: &Comparison,
-    used: &mut bisect::Used,
 ) -> Result<usize> {
     let mut order: Vec<&mut ScanChange> = r.changes.iter_mut().collect();
     order.sort_by(|a, b| b.share.abs().total_cmp(&a.share.abs()));
     let shares: Vec<f64> = order.iter().map(|c| c.cp.share).collect();
     let asked = to_confirm(order.iter_mut().map(|c| &mut c.cp));
-    let (k, spent) = on_clock(range, clock, asked, clock_ends, used)?;
+    let (k, spent) = on_clock(range, clock, asked, clock_ends)?;
     for (c, share) in order.into_iter().zip(shares) {
         c.cp.share = share;
     }

@@ -82,9 +82,10 @@ fn auto_locates_by_count_only_where_the_clock_cannot_resolve_min_effect() {
             "the ends were sampled again: {ends:?}"
         );
         // Resumed, with every sample of a whole search held at the ends, it chooses again from
-        // the same first samples.
+        // the same first samples: a run of its own, whose marks start empty.
         bisect::search(300, &cfg, &mut clock).unwrap();
         assert!(clock.samples_held() > held);
+        clock.used().clear();
         assert_eq!(
             auto(300, &cfg, &mut clock).unwrap(),
             choice,
@@ -162,13 +163,38 @@ struct SlowAtFirst {
     factor: f64,
     /// Per commit, the factor each of its samples was taken at.
     taken_at: std::collections::HashMap<usize, Vec<f64>>,
+    /// Per commit, when each of its samples was taken (how many the clock had taken before).
+    drawn_at: std::collections::HashMap<usize, Vec<usize>>,
+    /// Every call for samples, in order.
+    calls: Vec<Vec<(usize, usize)>>,
+}
+
+impl SlowAtFirst {
+    fn new(clock: SimMeasurer, samples: usize, factor: f64) -> Self {
+        SlowAtFirst {
+            clock,
+            samples,
+            factor,
+            taken_at: Default::default(),
+            drawn_at: Default::default(),
+            calls: Vec::new(),
+        }
+    }
+
+    /// Samples taken so far, of every commit.
+    fn drawn(&self) -> usize {
+        self.taken_at.values().map(Vec::len).sum()
+    }
 }
 
 impl Measurer for SlowAtFirst {
+    fn used(&mut self) -> &mut crate::analysis::bisect::Used {
+        self.clock.used()
+    }
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
         let probes = self.clock.ensure(wants)?;
-        let before: usize = self.taken_at.values().map(Vec::len).sum();
-        let mut drawn = before;
+        self.calls.push(wants.to_vec());
+        let mut drawn = self.drawn();
         let mut out = Vec::with_capacity(probes.len());
         for (&(c, _), p) in wants.iter().zip(probes) {
             let Probe::Samples(mut v) = p else {
@@ -176,12 +202,14 @@ impl Measurer for SlowAtFirst {
                 continue;
             };
             let at = self.taken_at.entry(c).or_default();
+            let when = self.drawn_at.entry(c).or_default();
             while at.len() < v.len() {
                 at.push(if drawn < self.samples {
                     self.factor
                 } else {
                     1.0
                 });
+                when.push(drawn);
                 drawn += 1;
             }
             for (x, f) in v.values.iter_mut().zip(at.iter()) {
@@ -202,12 +230,7 @@ impl Measurer for SlowAtFirst {
 fn a_located_change_is_confirmed_on_time_samples_no_earlier_phase_read() {
     let count = SimMeasurer::new(200, &[(1, 1.10)], &NoiseModel::iid(0.0025), 0.0, 21);
     let clock = SimMeasurer::new(200, &[], &NoiseModel::iid(0.01), 0.0, 22).unwrap();
-    let mut clock = SlowAtFirst {
-        clock,
-        samples: 20,
-        factor: 1.3,
-        taken_at: Default::default(),
-    };
+    let mut clock = SlowAtFirst::new(clock, 20, 1.3);
     let l = locate(
         200,
         &count_cfg(),
@@ -229,6 +252,52 @@ fn a_located_change_is_confirmed_on_time_samples_no_earlier_phase_read() {
         "{:?}",
         clock.taken_at
     );
+}
+
+/// GOOD not an ancestor of BAD under `--locate auto`: the merge base (0), BAD (199) and GOOD
+/// (200) are placed on the clock first, then the range is located by the counts and confirmed
+/// on the clock. A count-only +10% step beside BAD, or beside the merge base, on a machine 30%
+/// slower while it placed them: the confirmation reads none of placement's samples, so the
+/// step is refuted in time. When every phase kept marks of its own, the confirmation's block of
+/// the end began after the ends' comparison's first looks, on placement's slow samples taken
+/// without the other subject, and confirmed a +30% change that was never there.
+#[test]
+fn a_change_beside_a_placed_end_is_confirmed_on_samples_taken_after_placement() {
+    let cfg = Config::default();
+    for (at, seed) in [(199, 31), (1, 33)] {
+        let count = SimMeasurer::new(201, &[(at, 1.10)], &NoiseModel::iid(0.0025), 0.0, seed);
+        let clock = SimMeasurer::new(201, &[], &NoiseModel::iid(0.01), 0.0, seed + 1).unwrap();
+        let mut clock = SlowAtFirst::new(clock, 120, 1.3);
+        bisect::place(&mut clock, 0, 200, 199, &cfg, cfg.alpha).unwrap();
+        let placed = clock.drawn();
+        assert!(placed >= 90, "placement read {placed} samples");
+        let l = locate(200, &count_cfg(), &cfg, &mut count.unwrap(), &mut clock).unwrap();
+        assert_eq!(changes(&l.result), vec![(at, false, true)], "step at {at}");
+        let Outcome::Changes(cps) = &l.result.outcome else {
+            unreachable!()
+        };
+        assert_eq!(cps[0].comparison.verdict, Verdict::Same, "{:#?}", cps[0]);
+        // The confirmation's first look: its block of each subject, `look` samples after its
+        // base, every one taken after placement.
+        let pair = [at - 1, at];
+        let first = (clock.calls.iter())
+            .find(|w| w.len() == 2 && w.iter().map(|x| x.0).eq(pair))
+            .expect("the change point was confirmed on the clock");
+        let fresh = cfg.spread.fresh_block(&cfg.schedule);
+        let look = cfg
+            .schedule
+            .looks()
+            .into_iter()
+            .find(|&k| k >= fresh)
+            .unwrap();
+        for &(c, upto) in first {
+            let block = &clock.drawn_at[&c][upto - look..upto];
+            assert!(
+                block.iter().all(|&t| t >= placed),
+                "commit {c}: block taken at {block:?}, placement ended at {placed}"
+            );
+        }
+    }
 }
 
 /// `locate` over `n` simulated commits: counts at 0.25% noise, the clock at `clock_noise`.
@@ -293,6 +362,9 @@ struct Told {
 }
 
 impl Measurer for Told {
+    fn used(&mut self) -> &mut crate::analysis::bisect::Used {
+        self.clock.used()
+    }
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
         self.clock.ensure(wants)
     }
@@ -506,6 +578,9 @@ fn max_changes_stops_a_located_search_before_its_time_search() {
 struct Spent(SimMeasurer);
 
 impl Measurer for Spent {
+    fn used(&mut self) -> &mut crate::analysis::bisect::Used {
+        self.0.used()
+    }
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
         self.0.ensure(wants)
     }

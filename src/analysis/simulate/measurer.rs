@@ -36,6 +36,8 @@ pub struct SimMeasurer {
     /// The first confirmed change point as it was streamed: (last_old, first_new, builds and
     /// samples spent by then).
     pub(super) first_confirmed: Option<(usize, usize, usize, usize)>,
+    /// What the run's decisions read (see [`Measurer::used`]).
+    pub(super) used: crate::analysis::bisect::Used,
 }
 
 impl SimMeasurer {
@@ -75,6 +77,7 @@ impl SimMeasurer {
             round: 0,
             skips: HashMap::new(),
             first_confirmed: None,
+            used: Default::default(),
         })
     }
 
@@ -257,6 +260,9 @@ impl Sampler for LaneView<'_> {
 }
 
 impl Measurer for SimMeasurer {
+    fn used(&mut self) -> &mut crate::analysis::bisect::Used {
+        &mut self.used
+    }
     fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
         for w in wants {
             self.is_skipped(w.0);
