@@ -87,6 +87,11 @@ impl Searcher<'_> {
             .filter(|&k| k >= min)
             .collect();
         let looks = if looks.is_empty() { vec![min] } else { looks };
+        // Both built before their marks are read: a subject this measurer has not prepared
+        // cannot be told identical to one an earlier phase read (a located change's parent,
+        // first seen here, measured as GOOD's byte-identical build), so its block began at its
+        // pool's first sample, on placement's.
+        self.m.prepare_all(&[f.last_old, f.first_new])?;
         // Every look paid for, the undecided block's last one too (at 07d6d4e a count
         // confirmation, three looks and that one, spent 4/3 of its share).
         let alpha_look = alpha_conf / ((looks.len() + 1) * self.k) as f64;

@@ -283,13 +283,7 @@ fn a_change_beside_a_placed_end_is_confirmed_on_samples_taken_after_placement() 
         let first = (clock.calls.iter())
             .find(|w| w.len() == 2 && w.iter().map(|x| x.0).eq(pair))
             .expect("the change point was confirmed on the clock");
-        let fresh = cfg.spread.fresh_block(&cfg.schedule);
-        let look = cfg
-            .schedule
-            .looks()
-            .into_iter()
-            .find(|&k| k >= fresh)
-            .unwrap();
+        let look = first_look(&cfg);
         for &(c, upto) in first {
             let block = &clock.drawn_at[&c][upto - look..upto];
             assert!(
@@ -297,6 +291,81 @@ fn a_change_beside_a_placed_end_is_confirmed_on_samples_taken_after_placement() 
                 "commit {c}: block taken at {block:?}, placement ended at {placed}"
             );
         }
+    }
+}
+
+/// A confirmation's first look: the samples of each subject it reads first.
+fn first_look(cfg: &Config) -> usize {
+    let fresh = cfg.spread.fresh_block(&cfg.schedule);
+    cfg.schedule
+        .looks()
+        .into_iter()
+        .find(|&k| k >= fresh)
+        .unwrap()
+}
+
+/// A clock on which `twin` loads byte-identical binaries to `of`: measured as `of`, one pool
+/// of samples, and told identical only once both are built (prepared or sampled), as a session
+/// tells it.
+struct Pooled {
+    clock: SlowAtFirst,
+    twin: usize,
+    of: usize,
+    built: std::collections::HashSet<usize>,
+}
+
+impl Measurer for Pooled {
+    fn used(&mut self) -> &mut crate::analysis::bisect::Used {
+        self.clock.used()
+    }
+    fn ensure(&mut self, wants: &[(usize, usize)]) -> Result<Vec<Probe>> {
+        self.built.extend(wants.iter().map(|w| w.0));
+        let as_measured: Vec<(usize, usize)> = (wants.iter())
+            .map(|&(c, k)| (if c == self.twin { self.of } else { c }, k))
+            .collect();
+        self.clock.ensure(&as_measured)
+    }
+    fn prepare(&mut self, c: usize) -> Result<()> {
+        self.built.insert(c);
+        Ok(())
+    }
+    fn identical(&self, a: usize, b: usize) -> bool {
+        let pair = [a, b] == [self.twin, self.of] || [b, a] == [self.twin, self.of];
+        pair && self.built.contains(&a) && self.built.contains(&b)
+    }
+}
+
+/// The same through byte-identical builds: the located change's parent (198) is GOOD's twin
+/// (a release branch's commit with the tree of one on master), so its samples are GOOD's, and
+/// placement read GOOD's first 40 on the slow machine. The clock had never built the parent
+/// when its confirmation began: unless it builds both first, the parent's block is not known
+/// to share GOOD's pool and begins at its first sample, placement's.
+#[test]
+fn a_located_parent_measured_as_a_placed_end_starts_after_placement() {
+    let cfg = Config::default();
+    let count = SimMeasurer::new(201, &[(199, 1.10)], &NoiseModel::iid(0.0025), 0.0, 41);
+    let clock = SimMeasurer::new(201, &[], &NoiseModel::iid(0.01), 0.0, 42).unwrap();
+    let mut clock = Pooled {
+        clock: SlowAtFirst::new(clock, 120, 1.3),
+        twin: 198,
+        of: 200,
+        built: Default::default(),
+    };
+    bisect::place(&mut clock, 0, 200, 199, &cfg, cfg.alpha).unwrap();
+    let placed = clock.clock.drawn();
+    let l = locate(200, &count_cfg(), &cfg, &mut count.unwrap(), &mut clock).unwrap();
+    assert_eq!(changes(&l.result), vec![(199, false, true)]);
+    let Outcome::Changes(cps) = &l.result.outcome else {
+        unreachable!()
+    };
+    assert_eq!(cps[0].comparison.verdict, Verdict::Same, "{:#?}", cps[0]);
+    let first = (clock.clock.calls.iter())
+        .find(|w| w.iter().map(|x| x.0).eq([200, 199]))
+        .expect("the change point was confirmed on the clock");
+    let look = first_look(&cfg);
+    for &(c, upto) in first {
+        let block = &clock.clock.drawn_at[&c][upto - look..upto];
+        assert!(block.iter().all(|&t| t >= placed), "{c}: {block:?}");
     }
 }
 
