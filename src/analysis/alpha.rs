@@ -96,6 +96,17 @@ pub fn routing_alpha(alpha: f64) -> f64 {
     alpha / 2.0
 }
 
+/// The chance that a run with `alpha` reports a false culprit, at most, whatever it finds and
+/// however many change points it confirms: every culprit needs a confirmation that errs on a
+/// fresh block, and all the confirmations a run may make share the confirmations' half of
+/// `alpha` ([`confirmation_alpha`]: its terms sum to 1 over any number of them; a located
+/// run's clock confirmations and a scan's searches hold less of it), in every routing mode.
+/// Not the sum of the levels of the tests a run happened to make: which ran, and how many,
+/// depended on what they saw, so that sum bounds nothing.
+pub fn false_culprit_bound(alpha: f64) -> f64 {
+    alpha - routing_alpha(alpha)
+}
+
 /// How a search's routing decisions (the ends, the candidates, the sub-range checks, the middle
 /// probes) are tested. Routing only chooses where to look: every change point a search reports is
 /// confirmed on a fresh block of samples taken after every sample routing read, in paired rounds,

@@ -50,8 +50,12 @@
 //! `RoutingLevel::Family` they share the other half of `cfg.alpha`, split by Bonferroni in
 //! [`alpha::search_per_test`] (decisions × looks × 2 tests per look × series). A false "no
 //! change" at the ends is not a false alarm and is in neither (its rate is the power of the
-//! test, checked by simulation). The position interval used to tell Old/New from "part of the
-//! change" is a tie-breaker at a fixed 80% (see `POSITION_CONF`), not a test.
+//! test, checked by simulation). Before a search, the merge base's placement ([`place`], at the
+//! level it is given: `--alpha`) and `--locate auto`'s look at the ends are routing too, in every
+//! mode, and counted in no result's tests. What bounds false culprits is the confirmations'
+//! allocation, [`alpha::false_culprit_bound`], not the sum of the levels of the tests a run
+//! made. The position interval used to tell Old/New from "part of the change" is a
+//! tie-breaker at a fixed 80% (see `POSITION_CONF`), not a test.
 
 use crate::analysis::alpha::{self, Schedule};
 use crate::analysis::resolution::{Forecast, Resolution};

@@ -6,6 +6,7 @@ use super::bisect::{ChangePointJson, UnexploredJson};
 use super::export::Links;
 use super::standing::Standing;
 use super::{largest_change, Table};
+use crate::analysis::alpha::false_culprit_bound;
 use crate::analysis::bisect::LeftBecause;
 use crate::analysis::resolution::Resolution;
 use crate::analysis::stats::RatioCi;
@@ -118,10 +119,14 @@ pub fn may_hide_sentence(r: &Resolution) -> String {
     }
 }
 
-/// "; false culprits at most 3.0e-3", or nothing when no test ran.
-pub fn bound_clause(tests: usize, family_alpha: f64) -> String {
+/// "; false culprits at most 5.0e-3" (what bounds them at `alpha`, see
+/// [`false_culprit_bound`]), or nothing when no test ran.
+pub fn bound_clause(tests: usize, alpha: f64) -> String {
     if tests > 0 {
-        format!("; false culprits at most {family_alpha:.1e}")
+        format!(
+            "; false culprits at most {:.1e}",
+            false_culprit_bound(alpha)
+        )
     } else {
         String::new()
     }

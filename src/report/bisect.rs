@@ -19,7 +19,9 @@ use crate::build::repo::CommitInfo;
 use crate::measure::engine::BuildUse;
 use crate::measure::exec::Placement;
 use crate::measure::metric::Metric;
-use crate::report::{may_hide, net_same, pairs_note, resolution_sentence, us, List, Table};
+use crate::report::{
+    may_hide, net_same, pairs_note, resolution_sentence, us, List, Table, CHANGE_COLUMN,
+};
 use crate::unavailable::Unavailable;
 
 formats!(BisectFormat for BisectReport { Text, Markdown, Json, Jsonl, Html });
@@ -242,8 +244,10 @@ pub struct BisectReport {
     /// Findings beside the culprits (e.g. GOOD's own branch differing from the merge base).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-    /// Significance tests the search and the confirmations ran, and the family-wise error bound
-    /// they achieved (Bonferroni: the sum of their levels).
+    /// Significance tests the search and the confirmations ran, and the sum of the levels of
+    /// those counted in `--alpha` (every test with `--routing-level family`, else the
+    /// confirmations'). What bounds false culprits is the allocation, half of `alpha`, not this
+    /// sum: which tests ran depended on what they saw.
     #[serde(default)]
     pub tests: usize,
     #[serde(default)]
@@ -717,7 +721,7 @@ mod text;
 use answer::{answer_lines, answer_text};
 pub use live::{
     auto_locate_line, confirmed_line, forecast_line, located_line, step_line, verdict_word,
-    ForecastEvent,
+    ForecastEvent, AUTO_NOTE,
 };
 pub(crate) use page::truncate;
 pub use saved::{RunState, SavedBisect};

@@ -9,7 +9,7 @@ use super::answer::change_point_rows;
 use super::bisect::ChangePointJson;
 use super::export::{formats, Export, Jsonl, Links, Markdown, Text, Versioned};
 use super::html::{esc, HtmlSections, Section};
-use super::Table;
+use super::{Table, CHANGE_COLUMN};
 
 formats!(InterruptedFormat for InterruptedReport { Text, Markdown, Json, Html });
 
@@ -117,5 +117,5 @@ fn table(r: &InterruptedReport) -> Table {
             c.info.subject.clone(),
         ]
     });
-    Table::new(&["commit", "date", "change [95% interval]", "subject"]).with_rows(rows)
+    Table::new(&["commit", "date", CHANGE_COLUMN, "subject"]).with_rows(rows)
 }

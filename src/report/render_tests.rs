@@ -596,6 +596,38 @@ fn bisect_renderers() {
     assert_eq!(back.ends.verdict, r.ends.verdict);
 }
 
+/// The error-control line prints what bounds false culprits, half of `--alpha` whatever the run
+/// found, not the sum of the levels of the tests it happened to make; and it names the routing
+/// no mode counts, the merge base's placement and `--locate auto`'s look, when they ran.
+#[test]
+fn the_error_control_line_prints_the_bound_that_holds() {
+    let mut r = bisect_report();
+    assert!(r.family_alpha < 0.005, "{}", r.family_alpha);
+    let details = r.details_text(&Links::default());
+    assert!(
+        details.contains("error control: false culprits at most 5.0e-3 per run"),
+        "{details}"
+    );
+    assert!(!details.contains("counted nowhere"), "{details}");
+    assert!(
+        Text.export(&r)
+            .unwrap()
+            .contains("false culprits at most 5.0e-3"),
+        "{}",
+        Text.export(&r).unwrap()
+    );
+    r.merge_base = Some(r.good.clone());
+    r.notes.push(format!(
+        "{} the clock alone searches",
+        super::bisect::AUTO_NOTE
+    ));
+    let details = r.details_text(&Links::default());
+    assert!(
+        details.contains("counted nowhere: the merge base's placement (at --alpha) and --locate auto's look at the ends"),
+        "{details}"
+    );
+}
+
 /// The list of change points holds change points only: a located point whose fresh block is
 /// undecided goes under "left unresolved" with its bound (text, Markdown, HTML and the plot
 /// alike), a refuted candidate under "candidates not upheld", and pairs of identical binaries

@@ -2,7 +2,7 @@
 //! which grid intervals were searched, every change point found (by position and by share of
 //! the range's total movement) and which change undoes which.
 
-use crate::analysis::alpha::RoutingLevel;
+use crate::analysis::alpha::{false_culprit_bound, RoutingLevel};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -15,6 +15,7 @@ use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Level, Mark, PointKind, Profile, ProfilePoint};
 use super::standing::{Aside, Standing};
+use super::CHANGE_COLUMN;
 use crate::analysis::bisect::Outcome;
 use crate::analysis::locate::SearchedBy;
 use crate::analysis::resolution::Resolution;
@@ -522,7 +523,9 @@ impl ScanReport {
             level => format!("; the searches' routing decisions at {level} each, outside that bound (every change point is confirmed on a fresh block)"),
         };
         format!(
-            "error control: the step fit chooses intervals at {:.2e} per place (half of alpha {} over {} places); the {} intervals that may be searched (those entered and their neighbours) share the other half, {} / 2 / {} = {:.2e} each, on samples taken after the grid's; tests run {} (the fit's places included), family-wise bound (Bonferroni sum) {:.2e}{}",
+            "error control: false culprits at most {:.1e} per run (every change point confirmed on a fresh block; the confirmations share at most half of --alpha {}); the step fit chooses intervals at {:.2e} per place (half of alpha {} over {} places); the {} intervals that may be searched (those entered and their neighbours) share the other half, {} / 2 / {} = {:.2e} each, on samples taken after the grid's; {} tests made (the fit's places included), their levels add up to {:.2e}{}",
+            false_culprit_bound(self.alpha),
+            self.alpha,
             self.fit_level,
             self.alpha,
             self.intervals.len(),
@@ -590,7 +593,7 @@ impl ScanReport {
         format!(
             "a grid of {} points{by}, its intervals that moved bisected, each change point confirmed in time on a fresh block{}",
             self.grid.len(),
-            bound_clause(self.tests, self.family_alpha)
+            bound_clause(self.tests, self.alpha)
         )
     }
 

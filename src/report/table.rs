@@ -281,6 +281,11 @@ pub fn may_hide(r: &crate::analysis::stats::RatioCi, net: bool) -> String {
     )
 }
 
+/// The column of a change point's change with its interval. The interval is the one of the test
+/// that decided it, at that test's confidence (1 − its level, which the confirmation's share of
+/// `--alpha` split over its looks makes 99.9% or so), not a fixed 95%.
+pub const CHANGE_COLUMN: &str = "change [interval of its test]";
+
 /// The largest change an interval leaves possible, either way (0.17 for [-8%, +17%]).
 pub fn largest_change(r: &crate::analysis::stats::RatioCi) -> f64 {
     (r.lo - 1.0).abs().max((r.hi - 1.0).abs())

@@ -163,8 +163,10 @@ pub struct SearchResult {
     /// Significance tests actually run by the search (every look of every decision; a candidate's
     /// look is two tests) and by the confirmations.
     pub tests: usize,
-    /// The family-wise error bound achieved: Bonferroni's sum of the levels of every test run. A
-    /// range with several changes can spend more than the budget `alpha`; this says how much.
+    /// The sum of the levels of the tests run that count in `alpha` (routing's only when it is in
+    /// the family): what this run spent of its allocation. It bounds nothing by itself (which
+    /// tests ran depended on what they saw); [`crate::analysis::alpha::false_culprit_bound`]
+    /// does.
     pub family_alpha: f64,
     /// Sub-ranges left unsearched (budget, max-changes, min-share), oldest first.
     pub unexplored: Vec<Unexplored>,

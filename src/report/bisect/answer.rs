@@ -146,5 +146,5 @@ fn method_clause(j: &BisectReport) -> String {
         ),
         None => "bisected in time, each change point confirmed on a fresh block".to_string(),
     };
-    format!("{how}{}", bound_clause(j.tests, j.family_alpha))
+    format!("{how}{}", bound_clause(j.tests, j.alpha))
 }

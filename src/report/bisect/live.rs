@@ -47,10 +47,13 @@ pub fn forecast_line(f: &Forecast, per_sample_s: Option<f64>, better: &[String])
     s
 }
 
+/// How the note of what `--locate auto` chose begins.
+pub const AUTO_NOTE: &str = "--locate auto:";
+
 /// What `--locate auto` chose and why, before the search (a line, and a note of the result).
 pub fn auto_locate_line(c: &crate::analysis::locate::AutoChoice) -> String {
     let Some(r) = &c.clock else {
-        return "--locate auto: the ends gave too few samples to tell their noise; the clock alone searches".into();
+        return format!("{AUTO_NOTE} the ends gave too few samples to tell their noise; the clock alone searches");
     };
     let seen = format!(
         "at the ends' noise ({:.1}% per sample) the clock resolves",
@@ -58,14 +61,14 @@ pub fn auto_locate_line(c: &crate::analysis::locate::AutoChoice) -> String {
     );
     if c.counts {
         format!(
-            "--locate auto: {seen} {:.1}% at {} samples, short of --min-effect {:.1}%: instructions locate, the clock confirms",
+            "{AUTO_NOTE} {seen} {:.1}% at {} samples, short of --min-effect {:.1}%: instructions locate, the clock confirms",
             r.smallest * 100.0,
             r.cap,
             r.min_effect * 100.0
         )
     } else {
         format!(
-            "--locate auto: {seen} --min-effect {:.1}% within {} samples: the clock alone searches",
+            "{AUTO_NOTE} {seen} --min-effect {:.1}% within {} samples: the clock alone searches",
             r.min_effect * 100.0,
             r.cap
         )

@@ -189,7 +189,7 @@ pub(super) fn culprits_table_html(j: &BisectReport, links: &Links) -> String {
             "subject",
             &format!("parent {u}"),
             &format!("commit {u}"),
-            "change [95% CI]",
+            CHANGE_COLUMN,
             "p (Welch)",
             "p (Mann-Whitney)",
         ])
@@ -229,7 +229,7 @@ pub(super) fn per_threads_table_html(j: &BisectReport, links: &Links) -> String 
             "threads",
             "parent µs/op",
             "commit µs/op",
-            "change [95% CI]",
+            CHANGE_COLUMN,
             "",
         ])
         .numeric_from(2)

@@ -1,7 +1,7 @@
 //! The text result of a bisect.
 
 use super::*;
-use crate::analysis::alpha::RoutingLevel;
+use crate::analysis::alpha::{false_culprit_bound, RoutingLevel};
 
 pub(super) fn direction_word(v: Verdict) -> &'static str {
     match v {
@@ -202,33 +202,46 @@ pub(super) fn costs_text(j: &BisectReport) -> String {
     s
 }
 
-/// The family-wise error bound the search's tests achieved, against the budget it was given,
-/// and how routing was tested: inside that bound, or at a level of its own beside it.
+/// What bounds false culprits (the confirmations' allocation, whatever the run found), which
+/// tests lie outside that bound and at what level, and what the tests made add up to.
 pub(super) fn error_control_text(j: &BisectReport) -> String {
     if j.tests == 0 {
         return String::new();
     }
+    let bound = false_culprit_bound(j.alpha);
     let over = if j.family_alpha > j.alpha {
         ": OVER BUDGET, a defect"
     } else {
         ""
     };
-    let (mut s, threads_tail) = match j.routing {
+    let mut s = format!(
+        "error control: false culprits at most {bound:.1e} per run: every confirmation it may make shares at most half of --alpha {}, the j-th at 6/(π²j²) of that share (the first --max-changes alike), each on a fresh block taken after every sample the run read before it\n",
+        j.alpha
+    );
+    let (routing, threads_tail) = match j.routing {
         RoutingLevel::Family => (
-            format!(
-                "error control: {} tests, family-wise false-alarm bound {:.2e} (the sum of their levels; budget {}: half routes, in blocks whose levels halve, half confirms){over}\n",
-                j.tests, j.family_alpha, j.alpha
-            ),
-            ": a change at any of them is found with the error bound above",
+            format!("routing decisions (the ends, candidates, sub-range checks) share the other half, in blocks whose levels halve; {} tests made, their levels add up to {:.2e}{over}", j.tests, j.family_alpha),
+            ": a change at any of them is found within --alpha",
         ),
         level => (
-            format!(
-                "error control: {} tests; false culprits bounded by the confirmations' {:.2e} (the sum of their levels, each on a fresh block; budget {}, half of it theirs){over}\n  routing decisions (ends, candidates, sub-range checks) at {level} each, outside that bound: a wrong turn costs samples or leaves a part undecided with its bound, and reports a change only through a confirmation that errs\n",
-                j.tests, j.family_alpha, j.alpha
-            ),
+            format!("routing decisions (the ends, candidates, sub-range checks) at {level} each, outside it: a wrong turn costs samples or leaves a part undecided with its bound, never a culprit on its own; {} tests made, the confirmations' levels add up to {:.2e}{over}", j.tests, j.family_alpha),
             "",
         ),
     };
+    s.push_str(&format!("  {routing}\n"));
+    let placed = j
+        .merge_base
+        .is_some()
+        .then_some("the merge base's placement (at --alpha)");
+    let auto = (j.notes.iter().any(|n| n.starts_with(AUTO_NOTE)))
+        .then_some("--locate auto's look at the ends");
+    let uncounted: Vec<&str> = placed.into_iter().chain(auto).collect();
+    if !uncounted.is_empty() {
+        s.push_str(&format!(
+            "  routing too, in every mode, and counted nowhere: {}\n",
+            uncounted.join(" and ")
+        ));
+    }
     s.push_str(&format!(
         "  not in it: a sub-range passed as the same (its ends' net change within +-min-effect at {} each) can hide steps that cancel, never report one\n",
         j.alpha

@@ -145,7 +145,7 @@ impl ScanReport {
                 "subject",
                 &format!("parent {u}"),
                 &format!("commit {u}"),
-                "change [95% CI]",
+                CHANGE_COLUMN,
                 "p (Yuen)",
                 "share",
             ])
