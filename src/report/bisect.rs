@@ -6,6 +6,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+use super::change_points;
 use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Mark, PointKind, Profile, ProfilePoint};
@@ -480,12 +481,24 @@ impl LocatedJson {
 }
 
 /// "located by instructions: +28.1% [...]": a culprit's count figure beside its clock's.
-fn located_note(c: &ChangePointJson, by: &str) -> Option<String> {
+pub(crate) fn located_note(c: &ChangePointJson, by: &str) -> Option<String> {
     let l = c.located.as_ref()?;
     Some(format!("located by {by}: {}", l.ratio.pct()))
 }
 
 impl BisectReport {
+    /// The change points as the change-point table shows them, each with its share of the
+    /// range's change.
+    pub(crate) fn change_rows(&self) -> Vec<change_points::Row<'_>> {
+        (self.change_points())
+            .map(|c| change_points::Row {
+                point: c,
+                share: c.share,
+                note: self.culprit_located(c),
+            })
+            .collect()
+    }
+
     /// What a change point's headline ratio does not say: the tail that made it a change
     /// (`--tail`), or [`located_note`] with this report's locating metric.
     fn culprit_located(&self, c: &ChangePointJson) -> Option<String> {

@@ -4,6 +4,7 @@
 
 pub mod answer;
 pub mod bisect;
+pub mod change_points;
 pub mod compare;
 pub mod events;
 pub mod explain;

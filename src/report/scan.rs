@@ -8,14 +8,16 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 use super::answer::{bound_clause, may_hide_sentence};
+use super::bisect::located_note;
 use super::bisect::{
     change_point_json, truncate, ChangePointJson, CommitJson, LocatedJson, StepJson, UnexploredJson,
 };
+use super::change_points;
 use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Level, Mark, PointKind, Profile, ProfilePoint};
 use super::standing::{Aside, Standing};
-use super::CHANGE_COLUMN;
+use super::table::tail_note;
 use crate::analysis::bisect::Outcome;
 use crate::analysis::locate::SearchedBy;
 use crate::analysis::resolution::Resolution;
@@ -222,6 +224,23 @@ impl ScanReport {
     /// apart, see [`Aside`]).
     pub fn change_points(&self) -> impl Iterator<Item = &ChangeJson> {
         self.changes.iter().filter(|c| c.point.is_change_point())
+    }
+
+    /// The change points as the change-point table shows them, by position, each with its
+    /// share of the range's movement.
+    fn change_rows(&self) -> Vec<change_points::Row<'_>> {
+        let by = self.located.as_ref().map(|l| l.metric.name());
+        (self.change_points())
+            .map(|c| change_points::Row {
+                point: &c.point,
+                share: c.share_of_movement,
+                note: match by {
+                    _ if c.point.comparison.by_tail => tail_note(&c.point.comparison),
+                    Some(by) => located_note(&c.point, by),
+                    None => None,
+                },
+            })
+            .collect()
     }
 
     /// Every located point that is not a change point, as the report says it.

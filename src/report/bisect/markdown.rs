@@ -56,43 +56,7 @@ pub(super) fn markdown(j: &BisectReport, links: &Links) -> String {
 }
 
 pub(super) fn culprits_markdown(j: &BisectReport, links: &Links) -> String {
-    let u = j.metric.unit();
-    let rows = j.change_points().map(|c| {
-        vec![
-            format!(
-                "{}{}{}",
-                links.markdown(&c.info.commit, &c.info.commit[..10]),
-                if c.range { " (range)" } else { "" },
-                if c.share < 0.0 {
-                    format!(
-                        " ({}, against the range's direction)",
-                        change_word(c.comparison.verdict)
-                    )
-                } else {
-                    String::new()
-                }
-            ),
-            c.info.dates(),
-            c.info.subject.clone(),
-            us(c.parent_mean_us),
-            us(c.culprit_mean_us),
-            match j.culprit_located(c) {
-                Some(l) => format!("{} ({l})", c.comparison.ratio.pct()),
-                None => c.comparison.ratio.pct(),
-            },
-            format!("{:.2e}", c.p_welch),
-        ]
-    });
-    let t = Table::new(&[
-        "commit",
-        "date",
-        "subject",
-        &format!("parent {u}"),
-        &format!("commit {u}"),
-        "change",
-        "p (Welch)",
-    ]);
-    t.right(&[3, 4, 6]).with_rows(rows).markdown() + "\n"
+    change_points::markdown(&j.change_rows(), j.metric.unit(), links) + "\n"
 }
 
 pub(super) fn per_threads_markdown(j: &BisectReport, links: &Links) -> String {

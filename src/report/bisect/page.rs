@@ -164,41 +164,10 @@ pub(super) fn culprit_badges_html(c: &ChangePointJson) -> String {
 }
 
 pub(super) fn culprits_table_html(j: &BisectReport, links: &Links) -> String {
-    let u = j.metric.unit();
-    let rows: Vec<Vec<String>> = j
-        .change_points()
-        .map(|c| {
-            vec![
-                links.html(&c.info.commit, &c.info.short),
-                esc(&c.info.dates()),
-                esc(&c.info.subject),
-                us(c.parent_mean_us),
-                us(c.culprit_mean_us),
-                esc(&c.comparison.ratio.pct()),
-                format!("{:.2e}", c.p_welch),
-                format!("{:.2e}", c.p_mwu),
-            ]
-        })
-        .collect();
-    let mut s =
-        String::from("<p>Change points (parent against culprit, on all their samples):</p>\n");
-    s.push_str(
-        &Table::new(&[
-            "commit",
-            "date",
-            "subject",
-            &format!("parent {u}"),
-            &format!("commit {u}"),
-            CHANGE_COLUMN,
-            "p (Welch)",
-            "p (Mann-Whitney)",
-        ])
-        .numeric_from(3)
-        .cells_html()
-        .with_rows(rows)
-        .html(),
-    );
-    s
+    format!(
+        "<p>Change points (parent against culprit, on the fresh block that confirmed each):</p>\n{}",
+        change_points::html(&j.change_rows(), j.metric.unit(), links)
+    )
 }
 
 pub(super) fn per_threads_table_html(j: &BisectReport, links: &Links) -> String {

@@ -61,30 +61,7 @@ pub(super) fn markdown_changes(r: &ScanReport, links: &Links) -> String {
     if r.change_points().next().is_none() {
         return format!("No change point found.\n\n{aside}");
     }
-    let rows = r.change_points().enumerate().map(|(i, c)| {
-        let p = &c.point;
-        vec![
-            (i + 1).to_string(),
-            links.markdown(&p.info.commit, &p.info.short),
-            ratio_pct(p.ratio),
-            format!(
-                "[{:+.1}%, {:+.1}%]",
-                (p.ratio_ci.0 - 1.0) * 100.0,
-                (p.ratio_ci.1 - 1.0) * 100.0
-            ),
-            format!("{:.0}%", c.share_of_movement * 100.0),
-            p.info.subject.clone(),
-        ]
-    });
-    let t = Table::new(&[
-        "#",
-        "commit",
-        "change",
-        "95% interval",
-        "share of movement",
-        "subject",
-    ]);
-    t.right(&[0, 2, 4]).with_rows(rows).markdown() + "\n" + &aside
+    change_points::markdown(&r.change_rows(), r.metric.unit(), links) + "\n" + &aside
 }
 
 /// The grid and its fitted levels, folded away in a `<details>` block.

@@ -115,46 +115,10 @@ impl ScanReport {
     }
 
     pub(super) fn changes_table_html(&self, links: &Links) -> String {
-        let rows: Vec<Vec<String>> = self
-            .change_points()
-            .map(|c| {
-                let p = &c.point;
-                vec![
-                    links.html(&p.info.commit, &p.info.short),
-                    esc(&p.info.dates()),
-                    esc(&p.info.subject),
-                    us(p.parent_mean_us),
-                    us(p.culprit_mean_us),
-                    format!(
-                        "{} [{:+.1}%, {:+.1}%]",
-                        esc(&ratio_pct(p.ratio)),
-                        (p.ratio_ci.0 - 1.0) * 100.0,
-                        (p.ratio_ci.1 - 1.0) * 100.0
-                    ),
-                    format!("{:.2e}", p.comparison.p_yuen),
-                    format!("{:+.0}%", c.share_of_movement * 100.0),
-                ]
-            })
-            .collect();
-        let mut s = String::from("<p>Change points by position:</p>\n");
-        let u = self.metric.unit();
-        s.push_str(
-            &Table::new(&[
-                "commit",
-                "date",
-                "subject",
-                &format!("parent {u}"),
-                &format!("commit {u}"),
-                CHANGE_COLUMN,
-                "p (Yuen)",
-                "share",
-            ])
-            .numeric_from(3)
-            .cells_html()
-            .with_rows(rows)
-            .html(),
-        );
-        s
+        format!(
+            "<p>Change points by position (parent against culprit, on the fresh block that confirmed each):</p>\n{}",
+            change_points::html(&self.change_rows(), self.metric.unit(), links)
+        )
     }
 
     pub(super) fn grid_table_html(&self, links: &Links) -> String {
