@@ -636,8 +636,9 @@ impl StepKind {
 }
 
 impl StepJson {
-    /// How the profile draws this commit: by its typed kind, or for results written before
-    /// it was recorded, by the first word of its verdict text.
+    /// How the profile draws this commit (its colour is its level's): tested, or skipped, by
+    /// its typed kind, or for results written before it was recorded, by the first word of its
+    /// verdict text.
     pub fn point_kind(&self) -> PointKind {
         let kind = self.kind.unwrap_or_else(|| {
             match self.verdict.split([' ', ':']).next().unwrap_or("") {
@@ -649,11 +650,8 @@ impl StepJson {
             }
         });
         match kind {
-            StepKind::Old => PointKind::Old,
-            StepKind::New => PointKind::New,
-            StepKind::Between => PointKind::Between,
-            StepKind::Ambiguous => PointKind::Ambiguous,
             StepKind::Skipped => PointKind::Skipped,
+            _ => PointKind::Tested,
         }
     }
 }

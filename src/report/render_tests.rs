@@ -1543,9 +1543,23 @@ fn scan_profile_svg() {
         .collect::<std::collections::BTreeSet<_>>()
         .len();
     assert!(probes > 0);
-    assert!(svg.contains("like the old end") || svg.contains("like the new end"));
-    // One fitted level per segment, drawn as a band.
+    // Every commit is coloured by the level it sits on, not by the verdict of the sub-search
+    // that tested it: the old end's level before the first change point, the new end's after
+    // the last.
+    assert!(
+        svg.contains("the level a commit sits on, oldest first"),
+        "{svg}"
+    );
+    assert!(!svg.contains("like the old end"));
     let profile = r.profile();
+    let cps = r.change_points().count();
+    assert!(cps > 1);
+    assert_eq!(profile.level_of(0), 0);
+    assert_eq!(profile.level_of(r.commits - 1), cps);
+    for c in r.change_points() {
+        assert_eq!(profile.level_of(c.index) - profile.level_of(c.index - 1), 1);
+    }
+    // One fitted level per segment, drawn as a band.
     assert_eq!(profile.levels.len(), r.segments.len());
     assert_eq!(profile.points.len(), r.grid.len() + probes);
 }

@@ -34,8 +34,8 @@ impl HtmlSections for BisectReport {
             plots.push_str(&html::figure(
                 &svg,
                 &format!(
-                    "{} at {t} thread(s): {u} (95% interval) of every tested commit along {}; dashed red lines are change points, grey dotted ones located changes of unresolved size, shaded stretches were not tested.",
-                    j.tool, j.range, u = j.metric.unit()
+                    "{} at {t} thread(s): {u} (95% interval) of every tested commit along {}, each in the colour of the level it sits on between the change points; dashed red lines are change points, grey dotted ones located changes of unresolved size, shaded stretches were not tested.",
+                    j.tool, j.range, u = j.steps_metric().unit()
                 ),
             ));
         }

@@ -5,7 +5,8 @@ use plotters::style::text_anchor;
 
 use super::axes::{Frame, ValueAxis};
 use super::profile::{
-    drawable, drawn_levels, Drawn, Mark, PointKind, Profile, ProfileChart, ProfilePoint,
+    drawable, drawn_levels, level_color, skipped_color, Drawn, Mark, PointKind, Profile,
+    ProfileChart, ProfilePoint, LABEL_ROW, LABEL_ROWS,
 };
 
 /// About how wide `s` is in pixels at `size` (no font metrics in an SVG
@@ -132,8 +133,9 @@ fn mark_style(c: &Mark) -> (u32, u32, RGBColor) {
     }
 }
 
-/// Change points: a line between parent and culprit, labels stacked at the top, drawn after
-/// every line so no line crosses a label.
+/// Change points: a line between parent and culprit, its label in the rows above the plot
+/// (oldest lowest), drawn after every line so no line crosses a label and no label hides a
+/// point.
 pub(super) fn draw_changes(chart: &mut ProfileChart, p: &Profile, frame: &Frame) -> Drawn {
     let (ybot, ytop) = (frame.y.bottom, frame.y.top);
     let mid = |c: &Mark| (c.parent as f64 + c.culprit as f64) / 2.0;
@@ -150,7 +152,8 @@ pub(super) fn draw_changes(chart: &mut ProfileChart, p: &Profile, frame: &Frame)
         let x = mid(c);
         let right = x > frame.n as f64 * 0.6;
         let style = side_label_style(&mark_style(c).2, right);
-        let dy = 6 + 17 * (i % 8) as i32;
+        let row = (i % LABEL_ROWS) as i32;
+        let dy = -(LABEL_ROW as i32) * (row + 1) - 2;
         chart.draw_series(std::iter::once(
             EmptyElement::at((x, ytop))
                 + label_background(&c.label, right, dy)
@@ -191,8 +194,9 @@ pub(super) fn draw_ends(
     Ok(())
 }
 
-/// The tested commits, coloured by kind, with their intervals; skipped ones as crosses at the
-/// bottom. Returns the kinds drawn, for the legend.
+/// The tested commits, each in the colour of the level it sits on, with their intervals (a
+/// grid point ringed); skipped ones as crosses at the bottom. Returns the kinds drawn besides
+/// tested commits, for the legend.
 pub(super) fn draw_points(
     chart: &mut ProfileChart,
     p: &Profile,
@@ -200,18 +204,11 @@ pub(super) fn draw_points(
     y: &ValueAxis,
 ) -> Drawn<Vec<PointKind>> {
     let mut legend: Vec<PointKind> = Vec::new();
-    for kind in [
-        PointKind::Grid,
-        PointKind::Old,
-        PointKind::New,
-        PointKind::Between,
-        PointKind::Ambiguous,
-    ] {
-        let pts: Vec<&&ProfilePoint> = measured.iter().filter(|q| q.kind == kind).collect();
-        if pts.is_empty() {
-            continue;
-        }
-        let color = kind.color();
+    for level in 0..p.levels_drawn() {
+        let pts: Vec<&&ProfilePoint> = (measured.iter())
+            .filter(|q| p.level_of(q.x) == level)
+            .collect();
+        let color = level_color(level);
         chart.draw_series(pts.iter().map(|q| {
             let x = q.x as f64;
             let (l, h) = (q.ci.0.min(q.mean), q.ci.1.max(q.mean));
@@ -221,16 +218,24 @@ pub(super) fn draw_points(
             pts.iter()
                 .map(|q| Circle::new((q.x as f64, y.at(q.mean)), 4, color.filled())),
         )?;
-        legend.push(kind);
+    }
+    let grid: Vec<&&ProfilePoint> = (measured.iter())
+        .filter(|q| q.kind == PointKind::Grid)
+        .collect();
+    if !grid.is_empty() {
+        chart.draw_series(
+            grid.iter()
+                .map(|q| Circle::new((q.x as f64, y.at(q.mean)), 7, BLACK.stroke_width(1))),
+        )?;
+        legend.push(PointKind::Grid);
     }
     let skipped: Vec<&ProfilePoint> = p.points.iter().filter(|q| !drawable(q.mean)).collect();
     if !skipped.is_empty() {
-        let color = PointKind::Skipped.color();
         let at = y.bottom + y.span * 0.05;
         chart.draw_series(
             skipped
                 .iter()
-                .map(|q| Cross::new((q.x as f64, at), 5, color.stroke_width(2))),
+                .map(|q| Cross::new((q.x as f64, at), 5, skipped_color().stroke_width(2))),
         )?;
         legend.push(PointKind::Skipped);
     }
@@ -246,11 +251,28 @@ pub(super) fn draw_legend(
 ) -> Drawn {
     let mut x = 85;
     let font = ("sans-serif", 13).into_font();
+    let levels = p.levels_drawn();
+    for level in 0..levels {
+        strip.draw(&Circle::new(
+            (x + 10 * level as i32, 12),
+            4,
+            level_color(level).filled(),
+        ))?;
+    }
+    let what = if levels > 1 {
+        "the level a commit sits on, oldest first"
+    } else {
+        "tested commit"
+    };
+    x += 10 * levels as i32;
+    strip.draw(&Text::new(what, (x, 5), font.clone().color(&BLACK)))?;
+    x += 30 + text_width(what, 13);
     for &kind in legend {
-        let color = kind.color();
         let marker: DynElement<_, _> = match kind {
-            PointKind::Skipped => Cross::new((x, 12), 4, color.stroke_width(2)).into_dyn(),
-            _ => Circle::new((x, 12), 4, color.filled()).into_dyn(),
+            PointKind::Skipped => {
+                Cross::new((x, 12), 4, skipped_color().stroke_width(2)).into_dyn()
+            }
+            _ => Circle::new((x, 12), 7, BLACK.stroke_width(1)).into_dyn(),
         };
         strip.draw(&marker)?;
         strip.draw(&Text::new(

@@ -3,6 +3,7 @@
 
 use anyhow::Result;
 use plotters::prelude::*;
+use plotters::style::text_anchor;
 
 use super::axes::{tick_label, Frame, TickedAxis};
 use super::layers::{
@@ -10,40 +11,41 @@ use super::layers::{
 };
 use super::COLORS;
 
-/// How the search classified a tested commit (the profile's colours).
+/// What a commit on the profile is. Its colour is not its kind but the level it sits on
+/// ([`Profile::level_of`]): coloured by the search's verdict in the sub-range that tested it, a
+/// commit read "like the old end" of a sub-range that was on the range's new level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PointKind {
-    /// A scan's grid point (its level, not an end, decides what it is).
+    /// A scan's grid point: ringed.
     Grid,
-    Old,
-    New,
-    Between,
-    Ambiguous,
+    /// A commit a search tested.
+    Tested,
+    /// Not measurable: a grey cross at the bottom.
     Skipped,
 }
 
 impl PointKind {
-    pub(super) fn color(self) -> RGBColor {
-        match self {
-            PointKind::Grid => RGBColor(40, 40, 40),
-            PointKind::Old => COLORS[0],
-            PointKind::New => COLORS[1],
-            PointKind::Between => COLORS[2],
-            PointKind::Ambiguous => COLORS[4],
-            PointKind::Skipped => COLORS[7],
-        }
-    }
-
     pub(super) fn label(self) -> &'static str {
         match self {
             PointKind::Grid => "grid point",
-            PointKind::Old => "like the old end",
-            PointKind::New => "like the new end",
-            PointKind::Between => "between (part of the change)",
-            PointKind::Ambiguous => "ambiguous",
+            PointKind::Tested => "tested commit",
             PointKind::Skipped => "skipped (not measurable)",
         }
     }
+}
+
+/// The colours of the levels, oldest first, then again: the palette without the red of the
+/// change-point lines and the grey of skipped commits.
+const LEVEL_COLORS: [usize; 6] = [0, 1, 2, 4, 5, 6];
+
+/// The colour of the `level`-th level.
+pub(super) fn level_color(level: usize) -> RGBColor {
+    COLORS[LEVEL_COLORS[level % LEVEL_COLORS.len()]]
+}
+
+/// The grey of a skipped commit.
+pub(super) fn skipped_color() -> RGBColor {
+    COLORS[7]
 }
 
 pub struct ProfilePoint {
@@ -80,6 +82,21 @@ pub struct Profile {
     pub levels: Vec<Level>,
 }
 
+impl Profile {
+    /// The level a commit at `x` sits on: how many change points lie at or before it (a
+    /// located one of unresolved size divides no level).
+    pub fn level_of(&self, x: usize) -> usize {
+        (self.changes.iter())
+            .filter(|c| !c.unresolved && c.culprit <= x)
+            .count()
+    }
+
+    /// How many levels the change points divide the range into.
+    pub(super) fn levels_drawn(&self) -> usize {
+        1 + self.changes.iter().filter(|c| !c.unresolved).count()
+    }
+}
+
 /// One fitted level: its value over the positions `first..=last`.
 pub struct Level {
     pub first: usize,
@@ -88,6 +105,17 @@ pub struct Level {
 }
 
 pub(super) const PROFILE_SIZE: (u32, u32) = (1000, 560);
+/// Pixels above the plot for the title.
+pub(super) const TITLE_ROW: u32 = 44;
+/// Pixels per row of change-point labels above the plot.
+pub(super) const LABEL_ROW: u32 = 17;
+/// At most this many rows of labels: more change points share them, left and right.
+pub(super) const LABEL_ROWS: usize = 8;
+
+/// Rows of change-point labels above the plot: one per change point, up to [`LABEL_ROWS`].
+pub(super) fn label_rows(p: &Profile) -> usize {
+    p.changes.len().min(LABEL_ROWS)
+}
 /// Pixels between two date labels on the x axis.
 pub(super) const LABEL_SPACING: f64 = 90.0;
 
@@ -140,9 +168,22 @@ fn profile_chart<'a, 'b>(
 ) -> Drawn<ProfileChart<'a, 'b>> {
     let (n, log) = (frame.n, frame.y.log);
     let pad = (n as f64 * 0.02).max(0.6);
+    area.draw(&Text::new(
+        p.title.clone(),
+        (PROFILE_SIZE.0 as i32 / 2, 12),
+        ("sans-serif", 20)
+            .into_font()
+            .color(&BLACK)
+            .pos(text_anchor::Pos::new(
+                text_anchor::HPos::Center,
+                text_anchor::VPos::Top,
+            )),
+    ))?;
     let mut chart = ChartBuilder::on(area)
-        .caption(&p.title, ("sans-serif", 20))
         .margin(15)
+        // Room above the plot for the title and the change points' labels (over the plot they
+        // hid points): the title is drawn at the top of `area`, the labels under it.
+        .margin_top(TITLE_ROW + LABEL_ROW * label_rows(p) as u32)
         .x_label_area_size(50)
         .y_label_area_size(70)
         .build_cartesian_2d(

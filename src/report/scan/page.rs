@@ -25,7 +25,7 @@ impl HtmlSections for ScanReport {
         let plots = html::figure(
             &r.profile_svg()?,
             &format!(
-                "scan of {} at {} thread(s) over {}: {} (95% interval) of every grid point (dark) and every commit a search tested (coloured by its verdict in its interval); blue bands are the fitted levels, dashed red lines the confirmed change points, grey dotted ones located changes of unresolved size, shaded stretches were not tested.",
+                "scan of {} at {} thread(s) over {}: {} (95% interval) of every grid point (ringed) and every commit a search tested, each in the colour of the level it sits on between the change points; blue bands are the fitted levels, dashed red lines the confirmed change points, grey dotted ones located changes of unresolved size, shaded stretches were not tested.",
                 r.tool, r.threads, r.range, r.grid_metric().unit()
             ),
         );
