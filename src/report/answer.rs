@@ -3,6 +3,8 @@
 //! clause.
 
 use super::bisect::{ChangePointJson, UnexploredJson};
+use super::change_points::{self, Row};
+use super::export::esc;
 use super::export::Links;
 use super::standing::Standing;
 use super::{largest_change, Table};
@@ -129,5 +131,67 @@ pub fn bound_clause(tests: usize, alpha: f64) -> String {
         )
     } else {
         String::new()
+    }
+}
+
+/// A result's answer, built once and written in every format: the head line, its change points
+/// (largest share first), one line each for what was left open, what may hide and what it cost,
+/// the method in one clause, and the command that reproduces it. What the answer does not say
+/// goes one level down: `-v` in text, "method and figures" in Markdown and on the page.
+pub struct Answer<'a> {
+    pub head: String,
+    pub points: Vec<Row<'a>>,
+    /// Change points are said at several thread counts (where each changed).
+    pub several_threads: bool,
+    pub after: Vec<String>,
+    pub method: String,
+    /// What `-v` adds to the text, said after the method.
+    pub more: &'static str,
+    pub reproduce: String,
+    /// The unit of the means in the change-point table.
+    pub unit: &'static str,
+}
+
+impl Answer<'_> {
+    /// Aligned lines, at most a dozen for a handful of change points.
+    pub fn text(&self, links: &Links) -> String {
+        let mut s = format!("{}\n", self.head);
+        let points = self.points.iter().map(|r| r.point);
+        s.push_str(&change_point_rows(points, self.several_threads, links));
+        for line in &self.after {
+            s.push_str(&format!("{line}\n"));
+        }
+        s.push_str(&format!("method: {} ({})\n", self.method, self.more));
+        s.push_str(&format!("reproduce: {}\n", self.reproduce));
+        s
+    }
+
+    /// For a PR comment: the head in bold, the change points as a table, the lines after; the
+    /// caller folds the figures under it.
+    pub fn markdown(&self, links: &Links) -> String {
+        let mut s = format!("**{}**\n\n", self.head);
+        if !self.points.is_empty() {
+            s.push_str(&change_points::markdown(&self.points, self.unit, links));
+            s.push('\n');
+        }
+        for line in &self.after {
+            s.push_str(&format!("{line}  \n"));
+        }
+        s.push_str(&format!("method: {} (details below)\n", self.method));
+        s
+    }
+
+    /// For the page: the same, escaped.
+    pub fn html(&self, links: &Links) -> String {
+        let mut s = format!("<p><strong>{}</strong></p>\n", esc(&self.head));
+        if !self.points.is_empty() {
+            s.push_str(&change_points::html(&self.points, self.unit, links));
+        }
+        let lines: Vec<String> = (self.after.iter())
+            .chain(std::iter::once(&format!("method: {}", self.method)))
+            .map(|l| esc(l))
+            .collect();
+        s.push_str(&format!("<p>{}</p>\n", lines.join("<br>\n")));
+        s
     }
 }

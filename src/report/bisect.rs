@@ -6,7 +6,6 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-use super::change_points;
 use super::export::{formats, Export, Links, Markdown, Text};
 use super::html::{self, esc, HtmlSections, Section};
 use super::plot::{self, Mark, PointKind, Profile, ProfilePoint};
@@ -487,18 +486,6 @@ pub(crate) fn located_note(c: &ChangePointJson, by: &str) -> Option<String> {
 }
 
 impl BisectReport {
-    /// The change points as the change-point table shows them, each with its share of the
-    /// range's change.
-    pub(crate) fn change_rows(&self) -> Vec<change_points::Row<'_>> {
-        (self.change_points())
-            .map(|c| change_points::Row {
-                point: c,
-                share: c.share,
-                note: self.culprit_located(c),
-            })
-            .collect()
-    }
-
     /// What a change point's headline ratio does not say: the tail that made it a change
     /// (`--tail`), or [`located_note`] with this report's locating metric.
     fn culprit_located(&self, c: &ChangePointJson) -> Option<String> {
@@ -729,7 +716,7 @@ mod profile;
 mod saved;
 mod text;
 
-use answer::{answer_lines, answer_text};
+use answer::answer;
 pub use live::{
     auto_locate_line, confirmed_line, forecast_line, located_line, step_line, verdict_word,
     ForecastEvent, AUTO_NOTE,

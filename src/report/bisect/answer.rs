@@ -4,18 +4,11 @@
 //! (`-v`, [`super::text`]).
 
 use super::*;
-use crate::report::answer::{bound_clause, change_point_rows, left_open_line, may_hide_sentence};
+use crate::report::answer::{bound_clause, left_open_line, may_hide_sentence, Answer};
+use crate::report::change_points::Row;
 
-/// The answer's lines but its change points: the head line, and what follows them (what is
-/// unresolved, what may hide, how to continue, the cost and the method), for every format.
-pub(super) struct AnswerLines {
-    pub head: String,
-    pub after: Vec<String>,
-    /// How the change points were found and how far a false one is bounded.
-    pub method: String,
-}
-
-pub(super) fn answer_lines(j: &BisectReport) -> AnswerLines {
+/// The bisect's answer (see [`Answer`]): its change points the largest share first.
+pub(super) fn answer(j: &BisectReport) -> Answer<'_> {
     let mut after: Vec<String> = [unresolved_line(j), may_hide_line(j)]
         .into_iter()
         .flatten()
@@ -24,27 +17,24 @@ pub(super) fn answer_lines(j: &BisectReport) -> AnswerLines {
         after.push(format!("continue: {c}"));
     }
     after.push(format!("cost: {}", cost_clause(j)));
-    AnswerLines {
+    let points = (j.ranked().into_iter())
+        .filter(|c| c.is_change_point())
+        .map(|c| Row {
+            point: c,
+            share: c.share,
+            note: j.culprit_located(c),
+        })
+        .collect();
+    Answer {
         head: head_line(j),
+        points,
+        several_threads: j.thread_counts.len() > 1,
         after,
         method: method_clause(j),
+        more: "-v: the method and each change point's figures",
+        reproduce: j.reproduce.clone(),
+        unit: j.metric.unit(),
     }
-}
-
-/// The answer: at most a dozen lines for a handful of change points.
-pub(super) fn answer_text(j: &BisectReport, links: &Links) -> String {
-    let a = answer_lines(j);
-    let mut s = format!("{}\n", a.head);
-    s.push_str(&change_points_table(j, links));
-    for line in a.after {
-        s.push_str(&format!("{line}\n"));
-    }
-    s.push_str(&format!(
-        "method: {} (-v: the method and each change point's figures)\n",
-        a.method
-    ));
-    s.push_str(&format!("reproduce: {}\n", j.reproduce));
-    s
 }
 
 /// The share of the range's change its change points explain from which nothing is said to be
@@ -90,12 +80,6 @@ fn head_line(j: &BisectReport) -> String {
                 .unwrap_or_default()
         ),
     }
-}
-
-/// The confirmed change points, one aligned line each, the largest share first.
-fn change_points_table(j: &BisectReport, links: &Links) -> String {
-    let points = j.ranked().into_iter().filter(|c| c.is_change_point());
-    change_point_rows(points, j.thread_counts.len() > 1, links)
 }
 
 /// What the search located but could not settle, the parts it left and time the counts do not

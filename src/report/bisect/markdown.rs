@@ -10,15 +10,7 @@ pub(super) fn markdown(j: &BisectReport, links: &Links) -> String {
         j.range
     );
     // The answer first, as in text; the figures and the method under "details".
-    let answer = answer_lines(j);
-    s.push_str(&format!("**{}**\n\n", answer.head));
-    if j.change_points().next().is_some() {
-        s.push_str(&culprits_markdown(j, links));
-    }
-    for line in &answer.after {
-        s.push_str(&format!("{line}  \n"));
-    }
-    s.push_str(&format!("method: {} (details below)\n", answer.method));
+    s.push_str(&answer(j).markdown(links));
     s.push_str("\n<details><summary>method and figures</summary>\n\n");
     s.push_str(&format!(
         "Ends{}: `{}` {} {u} → `{}` {} {u}: **{}** {} (p={:.2e})\n\n",
@@ -53,10 +45,6 @@ pub(super) fn markdown(j: &BisectReport, links: &Links) -> String {
     s.push_str(&steps_markdown(j, links));
     s.push_str(&format!("\n</details>\n\nReproduce: `{}`\n", j.reproduce));
     s
-}
-
-pub(super) fn culprits_markdown(j: &BisectReport, links: &Links) -> String {
-    change_points::markdown(&j.change_rows(), j.metric.unit(), links) + "\n"
 }
 
 pub(super) fn per_threads_markdown(j: &BisectReport, links: &Links) -> String {
@@ -100,11 +88,11 @@ pub(super) fn steps_markdown(j: &BisectReport, links: &Links) -> String {
 
 impl Export<BisectReport> for Text {
     fn export(&self, r: &BisectReport) -> Result<String> {
-        Ok(answer_text(r, &Links::default()))
+        Ok(answer(r).text(&Links::default()))
     }
 
     fn export_linked(&self, r: &BisectReport, links: &Links) -> Result<String> {
-        Ok(answer_text(r, links))
+        Ok(answer(r).text(links))
     }
 }
 

@@ -21,9 +21,6 @@ impl HtmlSections for BisectReport {
             esc(&j.range)
         );
         let mut tables = String::new();
-        if j.change_points().next().is_some() {
-            tables.push_str(&culprits_table_html(j, links));
-        }
         if j.change_points().any(|c| !c.per_threads.is_empty()) {
             tables.push_str(&per_threads_table_html(j, links));
         }
@@ -41,7 +38,11 @@ impl HtmlSections for BisectReport {
         }
         Ok(Section {
             heading,
-            summary: summary_html(j, links),
+            summary: format!(
+                "{}<details><summary>method and figures</summary>\n{}</details>\n",
+                answer(j).html(links),
+                summary_html(j, links)
+            ),
             tables,
             plots,
             reproduce: html::command(&j.reproduce),
@@ -161,13 +162,6 @@ pub(super) fn culprit_badges_html(c: &ChangePointJson) -> String {
         ));
     }
     notes
-}
-
-pub(super) fn culprits_table_html(j: &BisectReport, links: &Links) -> String {
-    format!(
-        "<p>Change points (parent against culprit, on the fresh block that confirmed each):</p>\n{}",
-        change_points::html(&j.change_rows(), j.metric.unit(), links)
-    )
 }
 
 pub(super) fn per_threads_table_html(j: &BisectReport, links: &Links) -> String {

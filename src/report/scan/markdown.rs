@@ -8,16 +8,9 @@ pub(super) fn markdown(r: &ScanReport, links: &Links) -> String {
         r.tool, r.threads, r.range, r.commits
     );
     // The answer first; the method and the figures behind it under "details".
-    s.push_str(&markdown_changes(r, links));
-    if let Some(h) = r.may_hide() {
-        s.push_str(&format!("{h}  \n"));
-    }
-    s.push_str(&format!(
-        "{}  \nmethod: {} (details below)\n\n",
-        r.cost(),
-        r.method()
-    ));
-    s.push_str("<details><summary>method and figures</summary>\n\n");
+    s.push_str(&super::text::answer(r).markdown(links));
+    s.push_str("\n<details><summary>method and figures</summary>\n\n");
+    s.push_str(&r.aside().markdown());
     if let Some(l) = &r.located {
         s.push_str(&format!("Search: {}\n\n", l.sentence()));
     }
@@ -53,15 +46,6 @@ pub(super) fn markdown(r: &ScanReport, links: &Links) -> String {
     s.push_str(&format!("{}.\n\n</details>\n\n", r.error_control()));
     s.push_str(&format!("```\n{}\n```\n", r.reproduce));
     s
-}
-
-/// The change points as a Markdown table (or the sentence that there are none).
-pub(super) fn markdown_changes(r: &ScanReport, links: &Links) -> String {
-    let aside = r.aside().markdown();
-    if r.change_points().next().is_none() {
-        return format!("No change point found.\n\n{aside}");
-    }
-    change_points::markdown(&r.change_rows(), r.metric.unit(), links) + "\n" + &aside
 }
 
 /// The grid and its fitted levels, folded away in a `<details>` block.

@@ -12,9 +12,6 @@ impl HtmlSections for ScanReport {
             esc(&r.range)
         );
         let mut tables = String::new();
-        if r.change_points().next().is_some() {
-            tables.push_str(&r.changes_table_html(links));
-        }
         tables.push_str(&r.grid_table_html(links));
         tables.push_str(&r.intervals_table_html(links));
         tables.push_str(&format!(
@@ -31,7 +28,11 @@ impl HtmlSections for ScanReport {
         );
         Ok(Section {
             heading,
-            summary: r.summary_html(links),
+            summary: format!(
+                "{}<details><summary>method and figures</summary>\n{}</details>\n",
+                super::text::answer(r).html(links),
+                r.summary_html(links)
+            ),
             tables,
             plots,
             reproduce: html::command(&r.reproduce),
@@ -111,13 +112,6 @@ impl ScanReport {
         format!(
             "<p>Change points, lasting effect first:</p>\n{}",
             List::numbered(items).html()
-        )
-    }
-
-    pub(super) fn changes_table_html(&self, links: &Links) -> String {
-        format!(
-            "<p>Change points by position (parent against culprit, on the fresh block that confirmed each):</p>\n{}",
-            change_points::html(&self.change_rows(), self.metric.unit(), links)
         )
     }
 

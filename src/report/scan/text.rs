@@ -1,13 +1,17 @@
 //! The text result of a scan.
 
 use super::*;
-use crate::report::answer::{change_point_rows, left_open_line};
+use crate::report::answer::{left_open_line, Answer};
 
 /// The answer, read in ten seconds: what changed where and by how much, what was left open and
 /// may hide, the cost, the method in one line and the command that reproduces it.
 pub(super) fn text(r: &ScanReport, links: &Links) -> String {
-    let n = r.change_points().count();
-    let found = match n {
+    answer(r).text(links)
+}
+
+/// The scan's answer (see [`Answer`]): its change points by position.
+pub(super) fn answer(r: &ScanReport) -> Answer<'_> {
+    let found = match r.change_points().count() {
         0 => "no change point confirmed".to_string(),
         1 => "1 change point".to_string(),
         n => format!("{n} change points"),
@@ -16,15 +20,6 @@ pub(super) fn text(r: &ScanReport, links: &Links) -> String {
         1 => "1 thread".to_string(),
         t => format!("{t} threads"),
     };
-    let mut s = format!(
-        "{} at {threads}, {} ({} commits): {found}\n",
-        r.tool, r.range, r.commits
-    );
-    s.push_str(&change_point_rows(
-        r.change_points().map(|c| &c.point),
-        false,
-        links,
-    ));
     let unexplained = r.located.as_ref().and_then(|l| l.unexplained);
     let points = r.changes.iter().map(|c| &c.point);
     // The parts each interval's search left, and those the search in time left.
@@ -33,19 +28,24 @@ pub(super) fn text(r: &ScanReport, links: &Links) -> String {
         .chain(&r.left)
         .cloned()
         .collect();
-    if let Some(l) = left_open_line(points, &left, unexplained) {
-        s.push_str(&format!("{l}\n"));
+    let after = [left_open_line(points, &left, unexplained), r.may_hide()]
+        .into_iter()
+        .flatten()
+        .chain(std::iter::once(r.cost()))
+        .collect();
+    Answer {
+        head: format!(
+            "{} at {threads}, {} ({} commits): {found}",
+            r.tool, r.range, r.commits
+        ),
+        points: r.change_rows(),
+        several_threads: false,
+        after,
+        method: r.method(),
+        more: "-v: the method, the grid and its intervals",
+        reproduce: r.reproduce.clone(),
+        unit: r.metric.unit(),
     }
-    if let Some(h) = r.may_hide() {
-        s.push_str(&format!("{h}\n"));
-    }
-    s.push_str(&format!("{}\n", r.cost()));
-    s.push_str(&format!(
-        "method: {} (-v: the method, the grid and its intervals)\n",
-        r.method()
-    ));
-    s.push_str(&format!("reproduce: {}\n", r.reproduce));
-    s
 }
 
 /// The figures behind the answer (`-v`): the grid, its levels and intervals, the search and
