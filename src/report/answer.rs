@@ -171,7 +171,7 @@ impl Answer<'_> {
     pub fn markdown(&self, links: &Links) -> String {
         let mut s = format!("**{}**\n\n", self.head);
         if !self.points.is_empty() {
-            s.push_str(&change_points::markdown(&self.points, self.unit, links));
+            s.push_str(&change_points::table(&self.points, self.unit, links).markdown());
             s.push('\n');
         }
         for line in &self.after {
@@ -185,7 +185,7 @@ impl Answer<'_> {
     pub fn html(&self, links: &Links) -> String {
         let mut s = format!("<p><strong>{}</strong></p>\n", esc(&self.head));
         if !self.points.is_empty() {
-            s.push_str(&change_points::html(&self.points, self.unit, links));
+            s.push_str(&change_points::table(&self.points, self.unit, links).html());
         }
         let lines: Vec<String> = (self.after.iter())
             .chain(std::iter::once(&format!("method: {}", self.method)))

@@ -5,8 +5,8 @@
 //! shown different tests' p-values under one heading).
 
 use super::bisect::ChangePointJson;
-use super::export::{esc, Links};
-use super::{us, Table, CHANGE_COLUMN};
+use super::export::Links;
+use super::{us, Cell, Table, CHANGE_COLUMN};
 
 /// One change point as the table shows it.
 pub struct Row<'a> {
@@ -18,39 +18,8 @@ pub struct Row<'a> {
     pub note: Option<String>,
 }
 
-/// The rows as an HTML table (cells escaped, commits linked).
-pub fn html(rows: &[Row], unit: &str, links: &Links) -> String {
-    table(
-        rows,
-        unit,
-        |c| links.html(&c.info.commit, &c.info.short),
-        esc,
-    )
-    .numeric_from(3)
-    .cells_html()
-    .html()
-}
-
-/// The rows as a GitHub Markdown table (commits linked).
-pub fn markdown(rows: &[Row], unit: &str, links: &Links) -> String {
-    table(
-        rows,
-        unit,
-        |c| links.markdown(&c.info.commit, &c.info.short),
-        |s| s.to_string(),
-    )
-    .right(&[3, 4, 6, 7])
-    .markdown()
-}
-
-/// The table with each row's commit cell from `commit` and every other text through `text`
-/// (escaped for a page, as it is for Markdown).
-fn table(
-    rows: &[Row],
-    unit: &str,
-    commit: impl Fn(&ChangePointJson) -> String,
-    text: impl Fn(&str) -> String,
-) -> Table {
+/// The rows as a table, commits linked by `links` where the format links.
+pub fn table(rows: &[Row], unit: &str, links: &Links) -> Table {
     let cells = rows.iter().map(|r| {
         let c = r.point;
         let range = if c.range { " (range)" } else { "" };
@@ -59,14 +28,14 @@ fn table(
             None => c.comparison.ratio.pct(),
         };
         vec![
-            format!("{}{range}", commit(c)),
-            text(&c.info.dates()),
-            text(&c.info.subject),
-            us(c.parent_mean_us),
-            us(c.culprit_mean_us),
-            text(&change),
-            format!("{:.2e}", c.comparison.p_yuen),
-            format!("{:+.0}%", r.share * 100.0),
+            Cell::commit(&c.info.commit, &format!("{}{range}", c.info.short)),
+            c.info.dates().into(),
+            c.info.subject.clone().into(),
+            us(c.parent_mean_us).into(),
+            us(c.culprit_mean_us).into(),
+            change.into(),
+            format!("{:.2e}", c.comparison.p_yuen).into(),
+            format!("{:+.0}%", r.share * 100.0).into(),
         ]
     });
     Table::new(&[
@@ -79,5 +48,6 @@ fn table(
         "p (Yuen)",
         "share",
     ])
-    .with_rows(cells)
+    .right(&[3, 4, 6, 7])
+    .with_cells(links, cells)
 }

@@ -8,7 +8,7 @@ use super::html::{self, esc, HtmlSections, Section};
 use crate::analysis::stats::{Comparison, Verdict};
 use crate::build::patch::Patch;
 use crate::measure::metric::Metric;
-use crate::report::{pairs_note, us, Table};
+use crate::report::{pairs_note, us, Cell, Table};
 
 formats!(CompareFormat for CompareReport { Text, Markdown, Json, Html });
 
@@ -259,12 +259,12 @@ impl HtmlSections for CompareReport {
         );
         let row = |side: &str, name: &str, commit: &str, n: usize, mean: f64, ci: (f64, f64)| {
             vec![
-                side.to_string(),
-                format!("<code>{}</code>", esc(name)),
-                links.html(commit, short(commit)),
-                n.to_string(),
-                us(mean),
-                format!("{} – {}", us(ci.0), us(ci.1)),
+                side.to_string().into(),
+                name.to_string().into(),
+                Cell::commit(commit, short(commit)),
+                n.to_string().into(),
+                us(mean).into(),
+                format!("{} – {}", us(ci.0), us(ci.1)).into(),
             ]
         };
         let mut tables = Table::new(&[
@@ -276,25 +276,27 @@ impl HtmlSections for CompareReport {
             "95% CI",
         ])
         .numeric_from(3)
-        .cells_html()
-        .with_rows([
-            row(
-                "A",
-                &j.a,
-                &j.a_commit,
-                j.a_n,
-                j.a_mean_us,
-                j.comparison.a.ci95,
-            ),
-            row(
-                "B",
-                &j.b,
-                &j.b_commit,
-                j.b_n,
-                j.b_mean_us,
-                j.comparison.b.ci95,
-            ),
-        ])
+        .with_cells(
+            links,
+            [
+                row(
+                    "A",
+                    &j.a,
+                    &j.a_commit,
+                    j.a_n,
+                    j.a_mean_us,
+                    j.comparison.a.ci95,
+                ),
+                row(
+                    "B",
+                    &j.b,
+                    &j.b_commit,
+                    j.b_n,
+                    j.b_mean_us,
+                    j.comparison.b.ci95,
+                ),
+            ],
+        )
         .html();
         tables.push_str(&format!(
             "<p>B/A {}; p (Welch) {:.2e}, p (Mann-Whitney) {:.2e}; alpha {}, smallest change of interest {:.1}%.</p>\n",

@@ -1,10 +1,11 @@
 //! The one table model every renderer fills (as hyperfine's `export/markup.rs`): headers,
-//! rows and each column's alignment, written once by the renderer as aligned text, a GitHub
+//! rows of plain-text cells (some naming a commit, linked where the format links) and each
+//! column's alignment, written once by the renderer as aligned text, a GitHub
 //! Markdown table, an HTML `<table>` or CSV; and [`List`], its bulleted or numbered kin. Only
 //! the syntax differs between formats, so a result's table is built once and each format is
 //! one call; `--format` itself is chosen in [`super::export`].
 
-use super::export::{esc, Csv, Export, Markdown, Text};
+use super::export::{esc, Csv, Export, Links, Markdown, Text};
 use anyhow::Result;
 
 /// How a column's cells line up: text pads them on that side, Markdown writes `---` or
@@ -20,9 +21,32 @@ pub struct Table {
     pub headers: Vec<String>,
     pub rows: Vec<Vec<String>>,
     pub align: Vec<Align>,
-    /// The cells are HTML already (links, badges) and [`Table::html`] writes them as they
-    /// are; otherwise they are plain text that every format escapes.
-    cells_html: bool,
+    /// Per row, per cell, the full id of the commit the cell names, and how commits are
+    /// linked: Markdown and HTML link such a cell's text, text and CSV show it as it is.
+    commits: Vec<Vec<Option<String>>>,
+    links: Links,
+}
+
+/// A cell as [`Table::with_cells`] takes it: its text, and the commit it names, if any.
+pub struct Cell {
+    pub text: String,
+    pub commit: Option<String>,
+}
+
+impl Cell {
+    /// A cell naming commit `id`, showing `shown` (a short id).
+    pub fn commit(id: &str, shown: &str) -> Cell {
+        Cell {
+            text: shown.to_string(),
+            commit: Some(id.to_string()),
+        }
+    }
+}
+
+impl From<String> for Cell {
+    fn from(text: String) -> Cell {
+        Cell { text, commit: None }
+    }
 }
 
 impl Table {
@@ -31,7 +55,8 @@ impl Table {
             headers: headers.iter().map(|s| s.to_string()).collect(),
             rows: Vec::new(),
             align: vec![Align::Left; headers.len()],
-            cells_html: false,
+            commits: Vec::new(),
+            links: Links::default(),
         }
     }
 
@@ -51,10 +76,22 @@ impl Table {
         self
     }
 
-    /// A table for a page whose cells the caller wrote as HTML (escaped, with links).
-    pub fn cells_html(mut self) -> Table {
-        self.cells_html = true;
+    /// Rows of [`Cell`]s, some naming commits, which `links` links in Markdown and HTML. Every
+    /// cell is plain text, escaped by the format that writes it.
+    pub fn with_cells(mut self, links: &Links, rows: impl IntoIterator<Item = Vec<Cell>>) -> Table {
+        self.links = links.clone();
+        for row in rows {
+            self.commits.resize(self.rows.len(), Vec::new());
+            self.commits
+                .push(row.iter().map(|c| c.commit.clone()).collect());
+            self.rows.push(row.into_iter().map(|c| c.text).collect());
+        }
         self
+    }
+
+    /// The commit row `r`'s cell `i` names, if any.
+    fn commit_of(&self, r: usize, i: usize) -> Option<&str> {
+        self.commits.get(r)?.get(i)?.as_deref()
     }
 
     pub fn push(&mut self, row: Vec<String>) {
@@ -132,8 +169,14 @@ impl Table {
             })
             .collect();
         let mut out = row(&self.headers) + &format!("| {} |\n", rule.join(" | "));
-        for r in &self.rows {
-            out.push_str(&row(r));
+        for (ri, r) in self.rows.iter().enumerate() {
+            let cells: Vec<String> = (r.iter().enumerate())
+                .map(|(i, c)| match self.commit_of(ri, i) {
+                    Some(id) => self.links.markdown(id, c),
+                    None => c.clone(),
+                })
+                .collect();
+            out.push_str(&row(&cells));
         }
         out
     }
@@ -151,10 +194,13 @@ impl Table {
             s.push_str(&cell("th", i, &esc(h)));
         }
         s.push_str("</tr></thead>\n<tbody>\n");
-        for row in &self.rows {
+        for (ri, row) in self.rows.iter().enumerate() {
             s.push_str("<tr>");
             for (i, c) in row.iter().enumerate() {
-                let c = if self.cells_html { c.clone() } else { esc(c) };
+                let c = match self.commit_of(ri, i) {
+                    Some(id) => self.links.html(id, c),
+                    None => esc(c),
+                };
                 s.push_str(&cell("td", i, &c));
             }
             s.push_str("</tr>\n");
@@ -430,6 +476,39 @@ mod tests {
             t.csv(),
             "tool,threads,mean\npkeyread,1,290.1\n\"a,b|c\",32,0.5800\n"
         );
+    }
+
+    /// A cell naming a commit is a link where the format links (escaped like every cell on
+    /// the page) and its text elsewhere; plain rows beside it stay plain.
+    #[test]
+    fn commit_cells_are_links_in_markdown_and_html_only() {
+        let links = Links::new(Some("https://x.test/c/{sha}")).unwrap();
+        let id = "0123456789abcdef0123456789abcdef01234567";
+        let t = Table::new(&["commit", "subject"])
+            .with_rows([vec!["-".to_string(), "plain".to_string()]])
+            .with_cells(
+                &links,
+                [vec![
+                    Cell::commit(id, "0123456789"),
+                    "a<b".to_string().into(),
+                ]],
+            );
+        assert_eq!(
+            t.text(),
+            "commit      subject\n----------  -------\n-           plain\n0123456789  a<b\n"
+        );
+        assert_eq!(t.csv(), "commit,subject\n-,plain\n0123456789,a<b\n");
+        let md = t.markdown();
+        assert!(
+            md.ends_with(&format!(
+                "| [`0123456789`](https://x.test/c/{id}) | a<b |\n"
+            )),
+            "{md}"
+        );
+        assert!(md.contains("| - | plain |\n"), "{md}");
+        let html = t.html();
+        assert!(html.contains(&format!("<tr><td><a href=\"https://x.test/c/{id}\"><code>0123456789</code></a></td><td>a&lt;b</td></tr>")), "{html}");
+        assert!(html.contains("<tr><td>-</td><td>plain</td></tr>"), "{html}");
     }
 
     #[test]

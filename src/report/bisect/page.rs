@@ -1,6 +1,7 @@
 //! The HTML result of a bisect.
 
 use super::*;
+use crate::report::Cell;
 
 pub(super) fn direction_badge(v: Verdict) -> String {
     html::badge(match v {
@@ -165,26 +166,24 @@ pub(super) fn culprit_badges_html(c: &ChangePointJson) -> String {
 }
 
 pub(super) fn per_threads_table_html(j: &BisectReport, links: &Links) -> String {
-    let rows: Vec<Vec<String>> = j
-        .change_points()
-        .flat_map(|c| {
-            c.per_threads.iter().map(move |e| {
-                vec![
-                    links.html(&c.info.commit, &c.info.short),
-                    e.threads.to_string(),
-                    us(e.a_mean_us),
-                    us(e.b_mean_us),
-                    esc(&e.comparison.ratio.pct()),
-                    if e.affected {
-                        "affected"
-                    } else {
-                        "not affected"
-                    }
-                    .to_string(),
-                ]
-            })
+    let rows = j.change_points().flat_map(|c| {
+        c.per_threads.iter().map(move |e| {
+            vec![
+                Cell::commit(&c.info.commit, &c.info.short),
+                e.threads.to_string().into(),
+                us(e.a_mean_us).into(),
+                us(e.b_mean_us).into(),
+                e.comparison.ratio.pct().into(),
+                (if e.affected {
+                    "affected"
+                } else {
+                    "not affected"
+                })
+                .to_string()
+                .into(),
+            ]
         })
-        .collect();
+    });
     let mut s = String::from("<p>Change points per thread count:</p>\n");
     s.push_str(
         &Table::new(&[
@@ -196,8 +195,7 @@ pub(super) fn per_threads_table_html(j: &BisectReport, links: &Links) -> String 
             "",
         ])
         .numeric_from(2)
-        .cells_html()
-        .with_rows(rows)
+        .with_cells(links, rows)
         .html(),
     );
     s
@@ -214,22 +212,19 @@ pub(super) fn steps_table_html(j: &BisectReport, links: &Links) -> String {
             .map(|i| (i + 1).to_string())
             .unwrap_or_default()
     };
-    let rows: Vec<Vec<String>> = tested
-        .iter()
-        .map(|(x, s)| {
-            vec![
-                links.html(&s.info.commit, &s.info.short),
-                esc(&s.info.dates()),
-                esc(&s.info.subject),
-                esc(&s.verdict),
-                x.to_string(),
-                order(&s.info.commit),
-                s.n.to_string(),
-                us(s.mean_us),
-                format!("{} – {}", us(s.ci95_us.0), us(s.ci95_us.1)),
-            ]
-        })
-        .collect();
+    let rows = tested.iter().map(|(x, s)| {
+        vec![
+            Cell::commit(&s.info.commit, &s.info.short),
+            s.info.dates().into(),
+            s.info.subject.clone().into(),
+            s.verdict.clone().into(),
+            x.to_string().into(),
+            order(&s.info.commit).into(),
+            s.n.to_string().into(),
+            us(s.mean_us).into(),
+            format!("{} – {}", us(s.ci95_us.0), us(s.ci95_us.1)).into(),
+        ]
+    });
     let mut s = format!(
         "<p>Tested commits in range order ({} of {commits}):</p>\n",
         tested.len()
@@ -247,8 +242,7 @@ pub(super) fn steps_table_html(j: &BisectReport, links: &Links) -> String {
             "95% CI",
         ])
         .numeric_from(4)
-        .cells_html()
-        .with_rows(rows)
+        .with_cells(links, rows)
         .html(),
     );
     s

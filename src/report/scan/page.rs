@@ -1,6 +1,7 @@
 //! The HTML result of a scan.
 
 use super::*;
+use crate::report::Cell;
 
 impl HtmlSections for ScanReport {
     fn section(&self, links: &Links) -> Result<Section> {
@@ -116,26 +117,26 @@ impl ScanReport {
     }
 
     pub(super) fn grid_table_html(&self, links: &Links) -> String {
-        let rows: Vec<Vec<String>> = self
-            .grid
-            .iter()
-            .map(|g| {
-                vec![
-                    g.index.to_string(),
-                    links.html(&g.info.commit, &g.info.short),
-                    esc(&g.info.dates()),
-                    esc(&g.info.subject),
-                    g.n.to_string(),
-                    g.mean_us.map(us).unwrap_or_else(|| "-".into()),
-                    g.ci95_us
-                        .map(|c| format!("{} – {}", us(c.0), us(c.1)))
-                        .unwrap_or_else(|| {
-                            esc(&(g.skipped.as_ref()).map_or("-".into(), Unavailable::to_string))
-                        }),
-                    g.segment.map(|s| (s + 1).to_string()).unwrap_or_default(),
-                ]
-            })
-            .collect();
+        let rows = self.grid.iter().map(|g| {
+            vec![
+                g.index.to_string().into(),
+                Cell::commit(&g.info.commit, &g.info.short),
+                g.info.dates().into(),
+                g.info.subject.clone().into(),
+                g.n.to_string().into(),
+                g.mean_us.map(us).unwrap_or_else(|| "-".into()).into(),
+                g.ci95_us
+                    .map(|c| format!("{} – {}", us(c.0), us(c.1)))
+                    .unwrap_or_else(|| {
+                        (g.skipped.as_ref()).map_or("-".into(), Unavailable::to_string)
+                    })
+                    .into(),
+                g.segment
+                    .map(|s| (s + 1).to_string())
+                    .unwrap_or_default()
+                    .into(),
+            ]
+        });
         let mut s = String::from("<p>Grid (old end first):</p>\n");
         s.push_str(
             &Table::new(&[
@@ -149,36 +150,27 @@ impl ScanReport {
                 "level",
             ])
             .numeric_from(4)
-            .cells_html()
-            .with_rows(rows)
+            .with_cells(links, rows)
             .html(),
         );
         s
     }
 
     pub(super) fn intervals_table_html(&self, links: &Links) -> String {
-        let rows: Vec<Vec<String>> = self
-            .intervals
-            .iter()
-            .map(|iv| {
-                vec![
-                    format!(
-                        "{}..{}",
-                        links.html(&self.grid_commit(iv.lo), &iv.lo_short),
-                        links.html(&self.grid_commit(iv.hi), &iv.hi_short)
-                    ),
-                    (iv.hi - iv.lo).to_string(),
-                    esc(&ratio_pct(iv.fitted_ratio)),
-                    esc(&iv.outcome),
-                ]
-            })
-            .collect();
+        let rows = self.intervals.iter().map(|iv| {
+            vec![
+                Cell::commit(&self.grid_commit(iv.lo), &iv.lo_short),
+                Cell::commit(&self.grid_commit(iv.hi), &iv.hi_short),
+                (iv.hi - iv.lo).to_string().into(),
+                ratio_pct(iv.fitted_ratio).into(),
+                iv.outcome.clone().into(),
+            ]
+        });
         let mut s = String::from("<p>Grid intervals:</p>\n");
         s.push_str(
-            &Table::new(&["interval", "commits", "fitted", "outcome"])
-                .numeric_from(1)
-                .cells_html()
-                .with_rows(rows)
+            &Table::new(&["from", "to", "commits", "fitted", "outcome"])
+                .numeric_from(2)
+                .with_cells(links, rows)
                 .html(),
         );
         s
